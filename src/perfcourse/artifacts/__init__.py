@@ -1,0 +1,1 @@
+"""lessons -> artifacts: execute (papermill), record (the seed schema), render (matplotlib)."""

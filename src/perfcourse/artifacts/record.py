@@ -1,0 +1,160 @@
+"""The artifact file: the seed schema, its two hashes, and the check that finds stale ones.
+
+contentHash  SHA-256 of the lesson's normalized source: for every cell of
+             source/<lesson>/<lesson>.ipynb in order, its type, its tags and its source text
+             (line endings as \\n, trailing whitespace of each line removed), serialized as
+             canonical JSON. Outputs, execution counts, cell ids and other metadata do not count,
+             so re-saving a notebook in another editor leaves the hash alone.
+rendererHash SHA-256 of the bytes of artifacts/render.py, the code that draws artifacts.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from pathlib import Path
+
+from ..course import CourseError, lessons, read_notebook, source_notebook, write_atomic
+from . import render
+from .execute import ExecutedLesson
+
+SCHEMA_VERSION = 1
+FIELDS = ("schemaVersion", "lessonId", "contentHash", "rendererHash", "kind", "generatedAt",
+          "provenance", "environment", "stdout", "data")
+OPTIONAL_FIELDS = ("diagram",)
+ENVIRONMENT_FIELDS = ("backend", "deviceCount", "jax", "numpy", "matplotlib")
+REQUIRED_BACKEND = "cpu"
+
+
+def content_hash(nb) -> str:
+    cells = [
+        {
+            "cell_type": cell.cell_type,
+            "tags": list(cell.metadata.get("tags", [])),
+            "source": "\n".join(line.rstrip() for line in cell.source.replace("\r\n", "\n").split("\n")),
+        }
+        for cell in nb.cells
+    ]
+    canonical = json.dumps(cells, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def renderer_hash() -> str:
+    return hashlib.sha256(Path(render.__file__).read_bytes()).hexdigest()
+
+
+def build(run: ExecutedLesson) -> dict:
+    backend = run.environment["backend"]
+    artifact = {
+        "schemaVersion": SCHEMA_VERSION,
+        "lessonId": run.lesson,
+        "contentHash": content_hash(run.source),
+        "rendererHash": renderer_hash(),
+        "kind": "executed",
+        "generatedAt": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "provenance": f"recorded_{backend}_computation",
+        "environment": {key: run.environment[key] for key in ENVIRONMENT_FIELDS},
+        "stdout": run.stdout,
+        "data": run.data,
+    }
+    if run.diagram is not None:
+        artifact["diagram"] = run.diagram
+    return artifact
+
+
+def paths(root: Path, backend: str, lesson: str) -> dict[str, Path]:
+    folder = root / "artifacts" / backend
+    return {"json": folder / f"{lesson}.json", "png": folder / f"{lesson}.png",
+            "alt": folder / f"{lesson}.alt.txt"}
+
+
+def write(root: Path, artifact: dict) -> dict[str, Path]:
+    """Render first, then write the image, its alt text and the JSON, each atomically."""
+    validate(artifact, "new artifact")
+    png, alt = render.draw(artifact)
+    where = paths(root, artifact["environment"]["backend"], artifact["lessonId"])
+    write_atomic(where["png"], png)
+    write_atomic(where["alt"], alt)
+    write_atomic(where["json"], json.dumps(artifact, indent=2, ensure_ascii=False) + "\n")
+    return where
+
+
+def validate(artifact, name: str) -> None:
+    """Raise one CourseError naming the first way `artifact` departs from the seed schema."""
+    if not isinstance(artifact, dict):
+        raise CourseError(f"{name}: an artifact is a JSON object")
+    keys = set(artifact)
+    missing = [k for k in FIELDS if k not in keys]
+    extra = sorted(keys - set(FIELDS) - set(OPTIONAL_FIELDS))
+    if missing or extra:
+        raise CourseError(f"{name}: fields differ from the schema (missing {missing}, unexpected {extra})")
+    if artifact["schemaVersion"] != SCHEMA_VERSION or artifact["kind"] != "executed":
+        raise CourseError(f"{name}: expected schemaVersion {SCHEMA_VERSION} and kind 'executed'")
+    environment = artifact["environment"]
+    if not isinstance(environment, dict) or sorted(environment) != sorted(ENVIRONMENT_FIELDS):
+        raise CourseError(f"{name}: environment must have exactly {', '.join(ENVIRONMENT_FIELDS)}")
+    if artifact["provenance"] != f"recorded_{environment['backend']}_computation":
+        raise CourseError(f"{name}: provenance {artifact['provenance']!r} does not name backend "
+                          f"{environment['backend']!r}")
+    render.check_data(artifact["data"], artifact.get("diagram"), name)
+
+
+def check(root: Path) -> list[str]:
+    """Every problem with the committed artifacts: missing, stale, malformed or orphaned."""
+    problems = []
+    current = {lesson: content_hash(read_notebook(source_notebook(root, lesson))) for lesson in lessons(root)}
+    renderer = renderer_hash()
+    base = root / "artifacts"
+    backends = sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+    for lesson in current:
+        if not paths(root, REQUIRED_BACKEND, lesson)["json"].is_file():
+            problems.append(f"artifacts/{REQUIRED_BACKEND}/{lesson}.json: missing "
+                            f"(run 'perfcourse artifacts --lesson {lesson}')")
+    for backend in backends:
+        for json_path in sorted((base / backend).glob("*.json")):
+            lesson = json_path.stem
+            name = str(json_path.relative_to(root))
+            try:
+                artifact = json.loads(json_path.read_text(encoding="utf-8"))
+                validate(artifact, name)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                problems.append(f"{name}: corrupt JSON ({exc})")
+                continue
+            except CourseError as exc:
+                problems.append(str(exc))
+                continue
+            if lesson not in current:
+                problems.append(f"{name}: no lesson {lesson!r} in source/ (orphaned artifact)")
+                continue
+            if artifact["lessonId"] != lesson or artifact["environment"]["backend"] != backend:
+                problems.append(f"{name}: records lesson {artifact['lessonId']!r} on backend "
+                                f"{artifact['environment']['backend']!r}, not what its path says")
+                continue
+            if artifact["contentHash"] != current[lesson]:
+                problems.append(f"{name}: stale, the lesson's source changed since it was executed "
+                                f"(run 'perfcourse artifacts --lesson {lesson} --kernel jax-{backend}')")
+                continue
+            if artifact["rendererHash"] != renderer:
+                problems.append(f"{name}: drawn by an older renderer (run 'perfcourse artifacts --render')")
+                continue
+            png, alt = render.draw(artifact)
+            where = paths(root, backend, lesson)
+            for key, expected in (("png", png), ("alt", alt.encode("utf-8"))):
+                if not where[key].is_file() or where[key].read_bytes() != expected:
+                    problems.append(f"{where[key].relative_to(root)}: missing or not drawn from {name} "
+                                    f"(run 'perfcourse artifacts --render')")
+    return problems
+
+
+def rerender(root: Path) -> list[Path]:
+    """Redraw every artifact's image and alt text from its JSON with the current renderer."""
+    written = []
+    for json_path in sorted((root / "artifacts").glob("*/*.json")):
+        try:
+            artifact = json.loads(json_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise CourseError(f"{json_path}: corrupt JSON ({exc})") from None
+        validate(artifact, str(json_path))
+        artifact["rendererHash"] = renderer_hash()
+        written += write(root, artifact).values()
+    return written

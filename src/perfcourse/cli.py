@@ -1,0 +1,143 @@
+"""`perfcourse`: the course's one command-line tool.
+
+  perfcourse release [--check]     source/ -> release/ (nbgrader generate_assignment)
+  perfcourse grade                 autograde everything in submitted/, print a grade table
+  perfcourse demo                  release, build the sample class, grade it, check the scores
+  perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
+  perfcourse kernel                install the jax-cpu kernelspec into this environment
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import autograde, kernels, release, samples
+from .course import CourseError, find_root, lessons
+
+
+def cmd_release(root: Path, args) -> int:
+    if args.check:
+        problems = release.stale(root)
+        for problem in problems:
+            print(problem)
+        print(f"release: {len(problems)} problem(s)" if problems else "release: up to date")
+        return 1 if problems else 0
+    for path in release.generate(root, args.lesson):
+        print(f"wrote {path.relative_to(root)}")
+    return 0
+
+
+def _grade_and_report(root: Path, pairs, expected=None) -> list:
+    if not pairs:
+        raise CourseError(f"{root / 'submitted'}: no submissions to grade")
+    kernels.require("jax-cpu")
+    outcomes = autograde.autograde(root, pairs)
+    print(autograde.table(outcomes, expected))
+    autograde.write_csv(root / "grades.csv", outcomes)
+    graded = [o for o in outcomes if o.error is None]
+    print(f"\n{len(graded)} of {len(outcomes)} notebooks graded; scores in grades.csv")
+    for o in outcomes:
+        if o.error:
+            print(f"NOT GRADED {o.student}/{o.lesson}: {o.error}")
+    return outcomes
+
+
+def cmd_grade(root: Path, args) -> int:
+    outcomes = _grade_and_report(root, autograde.submissions(root, args.lesson or lessons(root)))
+    return 1 if any(o.error for o in outcomes) else 0
+
+
+def cmd_demo(root: Path, args) -> int:
+    lesson_ids = args.lesson or lessons(root)
+    release.generate(root, lesson_ids)
+    class_samples = samples.discover(root, lesson_ids)
+    samples.write_submissions(root, class_samples)
+    expected = {(s.student, s.lesson): sum(s.expected.values()) for s in class_samples}
+    pairs = sorted(expected)
+    outcomes = _grade_and_report(root, pairs, expected)
+    mismatched = [o for o in outcomes if not o.score or o.score.score != expected[(o.student, o.lesson)]]
+    if mismatched:
+        print("demo: scores differ from the samples' expectations: "
+              + ", ".join(f"{o.student}/{o.lesson}" for o in mismatched))
+        return 1
+    print(f"demo: all {len(outcomes)} sample submissions scored as expected")
+    return 0
+
+
+def cmd_artifacts(root: Path, args) -> int:
+    from .artifacts import execute, record  # papermill and matplotlib load only when needed
+
+    if args.check:
+        problems = record.check(root)
+        for problem in problems:
+            print(problem)
+        print(f"artifacts: {len(problems)} problem(s)" if problems else "artifacts: up to date")
+        return 1 if problems else 0
+    if args.render:
+        for path in record.rerender(root):
+            print(f"redrew {path.relative_to(root)}")
+        return 0
+    for lesson in args.lesson or lessons(root):
+        print(f"executing {lesson} on kernel {args.kernel}", file=sys.stderr, flush=True)
+        run = execute.execute(root, lesson, args.kernel, progress=sys.stderr.isatty())
+        written = record.write(root, record.build(run))
+        print(f"wrote {', '.join(str(p.relative_to(root)) for p in written.values())}")
+    return 0
+
+
+def cmd_kernel(root: Path, args) -> int:
+    print(f"installed {kernels.install(args.name)}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="perfcourse", description=__doc__.split("\n\n")[0])
+    verbs = top.add_subparsers(dest="verb", required=True)
+
+    p = verbs.add_parser("release", help="generate release/ from source/ with nbgrader")
+    p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
+    p.add_argument("--check", action="store_true", help="exit 1 if release/ is stale against source/")
+    p.set_defaults(run=cmd_release)
+
+    p = verbs.add_parser("grade", help="autograde every submission in submitted/")
+    p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
+    p.set_defaults(run=cmd_grade)
+
+    p = verbs.add_parser("demo", help="grade the sample class in samples/ and check its scores")
+    p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
+    p.set_defaults(run=cmd_demo)
+
+    p = verbs.add_parser("artifacts", help="execute lessons and record their artifacts")
+    p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
+    p.add_argument("--kernel", default="jax-cpu", help="Jupyter kernel to execute on (default jax-cpu)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="exit 1 naming each missing or stale artifact")
+    mode.add_argument("--render", action="store_true", help="redraw images from the recorded JSON only")
+    p.set_defaults(run=cmd_artifacts)
+
+    p = verbs.add_parser("kernel", help="install a course kernelspec into this environment")
+    p.add_argument("name", nargs="?", default="jax-cpu", choices=sorted(kernels.KERNELS))
+    p.set_defaults(run=cmd_kernel)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        root = find_root()
+        for lesson in getattr(args, "lesson", None) or []:
+            if lesson not in lessons(root):
+                raise CourseError(f"unknown lesson {lesson!r}: source/ has {', '.join(lessons(root))}")
+        return args.run(root, args)
+    except CourseError as exc:
+        print(f"perfcourse: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("perfcourse: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The course's layout on disk, and the errors and file writes every step shares."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+GRADER_CONFIG = "grader_config.py"
+ASSIGNMENT_PREFIXES = ("performance-",)
+
+
+class CourseError(Exception):
+    """A problem the user can act on; the tool prints it as one line and exits non-zero."""
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The course root: PERFCOURSE_ROOT, or the nearest directory upwards holding grader_config.py."""
+    env = os.environ.get("PERFCOURSE_ROOT")
+    if env:
+        root = Path(env).resolve()
+        if not (root / GRADER_CONFIG).is_file():
+            raise CourseError(f"PERFCOURSE_ROOT={env}: no {GRADER_CONFIG} there")
+        return root
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / GRADER_CONFIG).is_file():
+            return candidate
+    raise CourseError(f"{here}: not inside the course (no {GRADER_CONFIG} here or above)")
+
+
+def lessons(root: Path) -> list[str]:
+    """Assignment ids in source/: each is a folder holding a notebook of the same name."""
+    source = root / "source"
+    return sorted(
+        p.name for p in source.iterdir()
+        if p.is_dir() and (p / f"{p.name}.ipynb").is_file()
+    ) if source.is_dir() else []
+
+
+def source_notebook(root: Path, lesson: str) -> Path:
+    known = lessons(root)
+    if lesson not in known:
+        raise CourseError(
+            f"unknown lesson {lesson!r}: source/ has {', '.join(known) or 'no lessons'}"
+        )
+    return root / "source" / lesson / f"{lesson}.ipynb"
+
+
+def read_notebook(path: Path) -> nbformat.NotebookNode:
+    """Read and validate a notebook, or raise one CourseError naming the file and the fault."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CourseError(f"{path}: notebook not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CourseError(f"{path}: cannot read notebook ({exc})") from None
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except (json.JSONDecodeError, nbformat.reader.NotJSONError) as exc:
+        raise CourseError(f"{path}: not a notebook, the JSON is corrupt ({exc})") from None
+    except Exception as exc:  # nbformat raises several kinds for malformed content
+        raise CourseError(f"{path}: not a notebook ({exc})") from None
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as exc:
+        raise CourseError(f"{path}: invalid notebook ({exc.message})") from None
+    return nb
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write a file so readers see the old content or the new, never half of it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

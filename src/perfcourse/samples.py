@@ -1,0 +1,122 @@
+"""Sample submissions: how the course proves its hidden tests.
+
+Each sample is a small text file, samples/<lesson>/<case>.py, that says how one student's
+notebook differs from the release notebook and what each grade cell must score:
+
+    # A timer that reads the clock before the result is ready.
+    # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+    # %% solutions
+    # %% replace timer
+    def time_completed(fn, *args, warm_calls=7):
+        ...
+
+Directives, applied in order to a copy of release/<lesson>/<lesson>.ipynb:
+  `# %% solutions`          fill every solution cell with the source notebook's solution
+  `# %% replace GRADE_ID`   the lines that follow become that cell's source
+  `# %% delete GRADE_ID`    remove that cell
+An empty file is the untouched release. The student id of a sample is `sample-<case>`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from .course import CourseError, lessons, read_notebook, source_notebook, write_atomic
+
+DIRECTIVE = re.compile(r"^# %% (solutions|replace|delete)(?: (\S+))?\s*$")
+EXPECT = re.compile(r"^# expect:(.*)$")
+SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+@dataclass
+class Sample:
+    lesson: str
+    case: str
+    path: Path
+    description: str
+    expected: dict[str, float]
+    steps: list[tuple[str, str | None, str]] = field(default_factory=list)
+
+    @property
+    def student(self) -> str:
+        return f"sample-{self.case}"
+
+
+def parse(path: Path, lesson: str) -> Sample:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    description, expected, steps = [], {}, []
+    current = None
+    for number, line in enumerate(lines, 1):
+        directive = DIRECTIVE.match(line)
+        if directive:
+            verb, target = directive.groups()
+            if (verb == "solutions") != (target is None):
+                raise CourseError(f"{path}:{number}: '# %% {verb}' " +
+                                  ("takes no grade id" if verb == "solutions" else "needs a grade id"))
+            current = [verb, target, []]
+            steps.append(current)
+        elif current is not None:
+            current[2].append(line)
+        elif (match := EXPECT.match(line)):
+            for item in match.group(1).split():
+                cell, _, points = item.partition("=")
+                try:
+                    expected[cell] = float(points)
+                except ValueError:
+                    raise CourseError(f"{path}:{number}: expected 'grade_id=points', got {item!r}") from None
+        elif line.startswith("#"):
+            description.append(line.lstrip("# ").strip())
+    return Sample(lesson, path.stem, path, " ".join(description).strip(), expected,
+                  [(verb, target, "\n".join(body).strip("\n")) for verb, target, body in steps])
+
+
+def discover(root: Path, lesson_ids: list[str] | None = None) -> list[Sample]:
+    found = []
+    for lesson in lesson_ids or lessons(root):
+        folder = root / "samples" / lesson
+        found += [parse(p, lesson) for p in sorted(folder.glob("*.py"))] if folder.is_dir() else []
+    return found
+
+
+def _strip_solution_markers(source: str) -> str:
+    return "\n".join(line for line in source.splitlines() if not SOLUTION_MARKERS.match(line))
+
+
+def build(root: Path, sample: Sample) -> nbformat.NotebookNode:
+    """The student's notebook: the release with the sample's edits applied."""
+    nb = read_notebook(root / "release" / sample.lesson / f"{sample.lesson}.ipynb")
+    source = read_notebook(source_notebook(root, sample.lesson))
+    solutions = {c.metadata["nbgrader"]["grade_id"]: _strip_solution_markers(c.source)
+                 for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
+
+    def cell_index(grade_id: str) -> int:
+        for i, c in enumerate(nb.cells):
+            if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+                return i
+        raise CourseError(f"{sample.path}: no cell with grade id {grade_id!r} in the release notebook")
+
+    for verb, target, body in sample.steps:
+        if verb == "solutions":
+            for c in nb.cells:
+                grade_id = c.metadata.get("nbgrader", {}).get("grade_id")
+                if grade_id in solutions:
+                    c.source = solutions[grade_id]
+        elif verb == "replace":
+            nb.cells[cell_index(target)].source = body
+        else:
+            del nb.cells[cell_index(target)]
+    return nb
+
+
+def write_submissions(root: Path, samples: list[Sample], submitted: Path | None = None) -> list[Path]:
+    """Put each sample where nbgrader looks: submitted/<student>/<lesson>/<lesson>.ipynb."""
+    submitted = submitted or root / "submitted"
+    paths = []
+    for sample in samples:
+        target = submitted / sample.student / sample.lesson / f"{sample.lesson}.ipynb"
+        write_atomic(target, nbformat.writes(build(root, sample)))
+        paths.append(target)
+    return paths
