@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import autograde, kernels, release, samples
-from .course import CourseError, find_root, lessons
+from .course import CourseError, find_root, lessons, read_notebook, source_notebook
 
 
 def cmd_release(root: Path, args) -> int:
@@ -79,7 +79,11 @@ def cmd_artifacts(root: Path, args) -> int:
         for path in record.rerender(root):
             print(f"redrew {path.relative_to(root)}")
         return 0
-    for lesson in args.lesson or lessons(root):
+    selected = args.lesson or lessons(root)
+    kernels.require(args.kernel)  # bad input is refused before any lesson runs
+    for lesson in selected:
+        read_notebook(source_notebook(root, lesson))
+    for lesson in selected:
         print(f"executing {lesson} on kernel {args.kernel}", file=sys.stderr, flush=True)
         run = execute.execute(root, lesson, args.kernel, progress=sys.stderr.isatty())
         written = record.write(root, record.build(run))

@@ -1,0 +1,46 @@
+# The course's commands. Each target sets up .venv by itself on a fresh clone.
+#   make demo       release the lessons, grade the sample class, print the grade table
+#   make test       the whole test suite
+#   make release    source/ -> release/ (nbgrader generate_assignment)
+#   make grade      autograde everything in submitted/
+#   make artifacts  re-execute every lesson on the jax-cpu kernel and rewrite artifacts/cpu/
+#   make lab        JupyterLab (with nbgrader's extensions) on the course
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test release grade artifacts artifacts-check lab clean
+
+$(STAMP): requirements-cpu.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
+	$(BIN)/python -m pip install --quiet -r requirements-cpu.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/perfcourse kernel jax-cpu
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/perfcourse demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+release: $(STAMP)
+	$(BIN)/perfcourse release
+
+grade: $(STAMP)
+	$(BIN)/perfcourse grade
+
+artifacts: $(STAMP)
+	$(BIN)/perfcourse artifacts
+
+artifacts-check: $(STAMP)
+	$(BIN)/perfcourse artifacts --check
+
+lab: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --notebook-dir=.
+
+clean:
+	rm -rf $(VENV) submitted autograded/*/ feedback gradebook.db grades.csv

@@ -1,0 +1,54 @@
+"""Shared fixtures: the course root, scratch copies of the course, and the tool as a subprocess."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT.parent / "shared" / "seeds"
+COURSE_PARTS = ("grader_config.py", "nbgrader_config.py", "source", "release", "samples", "artifacts")
+
+
+def seed(lesson: str) -> dict:
+    """The seed artifact of a lesson, from ../shared/seeds/."""
+    for path in sorted(SEEDS.glob("*.txt")):
+        text = path.read_text(encoding="utf-8")
+        if text.lstrip().startswith("{") and json.loads(text).get("lessonId") == lesson:
+            return json.loads(text)
+    raise LookupError(f"no seed artifact for {lesson} in {SEEDS}")
+
+
+def copy_course(target: Path) -> Path:
+    """A scratch course with the committed parts only (no gradebook, submissions or outputs)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for part in COURSE_PARTS:
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, target / part)
+    return target
+
+
+def perfcourse(*args: str, cwd: Path, check: bool = False) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "perfcourse.cli", *args], cwd=cwd,
+                          text=True, capture_output=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"perfcourse {' '.join(args)} exited {proc.returncode}:\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    return copy_course(tmp_path / "course")
+
+
+@pytest.fixture(scope="session")
+def graded_demo(tmp_path_factory):
+    """One scratch course on which `perfcourse demo` has run: release, sample class, autograde."""
+    root = copy_course(tmp_path_factory.mktemp("demo") / "course")
+    proc = perfcourse("demo", cwd=root)
+    return root, proc

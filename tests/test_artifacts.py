@@ -1,0 +1,111 @@
+"""artifacts/: the seed schema field for field, reproducible hashes, and a check that finds staleness."""
+import json
+import statistics
+
+import pytest
+
+from conftest import ROOT, perfcourse, seed
+
+from perfcourse.artifacts import record, render
+from perfcourse.course import read_notebook
+
+
+def committed(lesson, backend="cpu"):
+    return json.loads((ROOT / "artifacts" / backend / f"{lesson}.json").read_text())
+
+
+def test_committed_artifacts_are_up_to_date():
+    proc = perfcourse("artifacts", "--check", cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "artifacts: up to date" in proc.stdout
+
+
+def test_performance_01_has_the_seed_layout():
+    ours, theirs = committed("performance-01"), seed("performance-01")
+    assert list(ours) == list(theirs)
+    assert list(ours["environment"]) == list(theirs["environment"])
+    assert ours["environment"] == {**theirs["environment"], "deviceCount": ours["environment"]["deviceCount"]}
+    assert ours["provenance"] == "recorded_cpu_computation" and ours["kind"] == "executed"
+    assert ours["diagram"] == theirs["diagram"]
+    for mine, seeded in zip(ours["data"]["panels"], theirs["data"]["panels"], strict=True):
+        assert {k: v for k, v in mine.items() if k != "series"} == {
+            k: v for k, v in seeded.items() if k != "series"}
+        assert [s["label"] for s in mine["series"]] == [s["label"] for s in seeded["series"]]
+
+
+def test_performance_01_report_has_the_seed_fields_and_honest_numbers():
+    ours, theirs = committed("performance-01"), seed("performance-01")
+    report, seeded = json.loads(ours["stdout"]), json.loads(theirs["stdout"])
+    assert list(report) == list(seeded)
+    for key in ("backend", "jax", "numpy", "input_shape", "weight_shape", "dtype", "boundary"):
+        assert report[key] == seeded[key], key
+    assert len(report["warm_samples_seconds"]) == 7
+    assert report["warm_median_seconds"] == statistics.median(report["warm_samples_seconds"])
+    assert report["first_call_seconds"] > report["warm_median_seconds"]  # it traced and compiled
+    assert 0 < report["max_abs_error"] < 1e-5  # a few float32 ulps, as in the seed
+    panels = ours["data"]["panels"]
+    assert panels[0]["series"][0]["y"] == [report["first_call_seconds"]]
+    assert panels[1]["series"][0]["y"] == report["warm_samples_seconds"]
+
+
+def test_content_hash_ignores_outputs_and_ids_but_not_source():
+    nb = read_notebook(ROOT / "source" / "performance-01" / "performance-01.ipynb")
+    before = record.content_hash(nb)
+    nb.cells[1].outputs = [{"output_type": "stream", "name": "stdout", "text": "noise"}]
+    nb.cells[1].id = "another-id"
+    nb.cells[1].execution_count = 3
+    assert record.content_hash(nb) == before
+    nb.cells[1].source += "\nprint('changed')"
+    assert record.content_hash(nb) != before
+
+
+def test_rendering_is_reproducible_and_keeps_alt_text():
+    artifact = committed("performance-01")
+    png, alt = render.draw(artifact)
+    assert png == render.draw(artifact)[0] and png.startswith(b"\x89PNG")
+    assert artifact["diagram"]["alt"] in alt and "First call" in alt and "Warm calls" in alt
+    assert (ROOT / "artifacts" / "cpu" / "performance-01.png").read_bytes() == png
+
+
+def test_regenerating_records_the_backend_that_ran(course):
+    proc = perfcourse("artifacts", "--lesson", "performance-01", cwd=course)
+    assert proc.returncode == 0, proc.stderr
+    fresh = json.loads((course / "artifacts" / "cpu" / "performance-01.json").read_text())
+    assert fresh["provenance"] == f"recorded_{fresh['environment']['backend']}_computation" == "recorded_cpu_computation"
+    assert fresh["contentHash"] == committed("performance-01")["contentHash"]
+    assert fresh["generatedAt"] != committed("performance-01")["generatedAt"]
+    assert perfcourse("artifacts", "--check", cwd=course).returncode == 0
+
+
+def test_check_names_stale_missing_and_corrupt_artifacts(course):
+    source = course / "source" / "performance-01" / "performance-01.ipynb"
+    nb = json.loads(source.read_text())
+    nb["cells"][0]["source"] = ["# performance-01, rewritten\n"]
+    source.write_text(json.dumps(nb))
+    (course / "artifacts" / "tpu").mkdir()
+    (course / "artifacts" / "tpu" / "performance-01.json").write_text("{ not json")
+    proc = perfcourse("artifacts", "--check", cwd=course)
+    assert proc.returncode == 1
+    assert "artifacts/cpu/performance-01.json: stale, the lesson's source changed" in proc.stdout
+    assert "artifacts/tpu/performance-01.json: corrupt JSON" in proc.stdout
+    (course / "artifacts" / "cpu" / "performance-01.json").unlink()
+    proc = perfcourse("artifacts", "--check", cwd=course)
+    assert "artifacts/cpu/performance-01.json: missing" in proc.stdout
+
+
+def test_check_names_an_image_that_does_not_match_its_json(course):
+    (course / "artifacts" / "cpu" / "performance-01.png").write_bytes(b"not the drawing")
+    proc = perfcourse("artifacts", "--check", cwd=course)
+    assert proc.returncode == 1 and "artifacts/cpu/performance-01.png: missing or not drawn" in proc.stdout
+    assert perfcourse("artifacts", "--render", cwd=course).returncode == 0
+    assert perfcourse("artifacts", "--check", cwd=course).returncode == 0
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("provenance", "recorded_tpu_computation", "does not name backend"),
+    ("extra", 1, "fields differ from the schema"),
+])
+def test_validation_rejects_departures_from_the_schema(field, value, message):
+    artifact = {**committed("performance-01"), field: value}
+    with pytest.raises(Exception, match=message):
+        record.validate(artifact, "artifact")

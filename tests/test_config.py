@@ -1,0 +1,33 @@
+"""grader_config.py is the nbgrader configuration that a plain `nbgrader` run uses."""
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, copy_course
+
+from perfcourse.gradebook import course_config
+from perfcourse.nbgrader_runner import nbgrader_env
+
+
+def test_a_plain_nbgrader_run_reads_grader_config(tmp_path):
+    root = copy_course(tmp_path / "course")
+    with open(root / "grader_config.py", "a") as config:
+        config.write('\nc.CourseDirectory.release_directory = "release-from-grader-config"\n')
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "performance-01", "--force"],
+                   cwd=root, env=nbgrader_env(), check=True, capture_output=True)
+    assert (root / "release-from-grader-config" / "performance-01" / "performance-01.ipynb").is_file()
+
+
+def test_grader_config_sets_the_course_settings():
+    config = course_config(ROOT)
+    assert config.CourseDirectory.course_id == "jax-performance"
+    assert config.Execute.kernel_name == "jax-cpu"
+    assert 0 < config.Execute.timeout <= 600
+    assert config.OverwriteCells.add_missing_cells is True
+    assert "nbgrader.preprocessors.ClearHiddenTests" in config.GenerateFeedback.preprocessors
+
+
+def test_the_jax_cpu_kernel_is_installed_in_this_environment():
+    spec = json.loads((ROOT / ".venv" / "share" / "jupyter" / "kernels" / "jax-cpu" / "kernel.json").read_text())
+    assert spec["env"]["JAX_PLATFORMS"] == "cpu"
+    assert spec["argv"][0] == sys.executable

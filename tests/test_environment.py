@@ -1,0 +1,60 @@
+"""requirements-cpu.txt pins the seeds' environment; environment.yml describes the same one."""
+import re
+import sys
+from importlib.metadata import version
+
+import yaml
+from conftest import ROOT
+
+PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)$")
+SEED_ENVIRONMENT = {"jax": "0.9.2", "jaxlib": "0.9.2", "numpy": "2.4.4", "matplotlib": "3.10.8",
+                    "nbgrader": "0.9.6", "papermill": "2.7.0"}
+
+
+def requirement_lines():
+    lines = (ROOT / "requirements-cpu.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def pins():
+    return {PIN.match(line).group(1).lower().replace("_", "-"): PIN.match(line).group(2)
+            for line in requirement_lines()}
+
+
+def test_every_requirement_is_pinned_exactly():
+    loose = [line for line in requirement_lines() if not PIN.match(line)]
+    assert not loose, f"requirements-cpu.txt lines without an exact == pin: {loose}"
+
+
+def test_seed_versions_are_pinned():
+    found = pins()
+    for name, wanted in SEED_ENVIRONMENT.items():
+        assert found.get(name) == wanted, f"{name} should be pinned to {wanted}, found {found.get(name)}"
+    assert found["jupyterlab"].startswith("4."), "the course runs on JupyterLab 4"
+
+
+def test_this_environment_has_the_pinned_versions():
+    wrong = {name: (want, version(name)) for name, want in pins().items() if version(name) != want}
+    assert not wrong, f"installed versions differ from requirements-cpu.txt: {wrong}"
+
+
+def parse_environment_yml():
+    """environment.yml's conda dependencies and its pip list."""
+    spec = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda = [d for d in spec["dependencies"] if isinstance(d, str)]
+    pip = [item for d in spec["dependencies"] if isinstance(d, dict) for item in d.get("pip", [])]
+    return conda, pip
+
+
+def test_environment_yml_agrees_with_requirements():
+    conda, pip = parse_environment_yml()
+    assert pip == ["-r requirements-cpu.txt"], f"environment.yml's pip part must take requirements-cpu.txt only: {pip}"
+    assert "pip" in conda
+    python = [d for d in conda if d.startswith("python")]
+    assert python == [f"python={sys.version_info.major}.{sys.version_info.minor}"], (
+        f"environment.yml asks for {python}; requirements-cpu.txt was resolved for "
+        f"Python {sys.version_info.major}.{sys.version_info.minor}")
+    # Nothing is pinned twice: conda's list names no package that requirements-cpu.txt pins.
+    pinned = pins()
+    doubled = [d for d in conda if re.split(r"[=<>]", d)[0].lower() in pinned]
+    assert not doubled, f"pinned both in environment.yml and requirements-cpu.txt: {doubled}"

@@ -1,0 +1,78 @@
+"""`make demo`: nbgrader autogrades the sample class through grader_config.py with the scores intended."""
+import csv
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+
+from perfcourse.gradebook import notebook_score
+from perfcourse.samples import discover
+
+SAMPLES = discover(ROOT)
+
+
+def test_demo_succeeds_and_prints_the_grade_table(graded_demo):
+    root, proc = graded_demo
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "student" in proc.stdout and "score" in proc.stdout
+    assert f"demo: all {len(SAMPLES)} sample submissions scored as expected" in proc.stdout
+    with open(root / "grades.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(SAMPLES) and all(not row["error"] for row in rows)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: f"{s.lesson}/{s.case}")
+def test_every_grade_cell_scores_as_the_sample_says(graded_demo, sample):
+    root, _ = graded_demo
+    score = notebook_score(root, sample.lesson, sample.student)
+    assert score is not None, f"{sample.student} was not graded"
+    assert score.cells == sample.expected, f"{sample.path.name}: {score.cells} != {sample.expected}"
+
+
+def cells(graded_demo, case):
+    root, _ = graded_demo
+    return notebook_score(root, "performance-01", f"sample-{case}")
+
+
+def test_solution_and_alternative_get_full_marks(graded_demo):
+    for case in ("solution", "alternative"):
+        score = cells(graded_demo, case)
+        assert score.score == score.max_score == 8
+
+
+def test_release_scores_zero(graded_demo):
+    assert cells(graded_demo, "release").score == 0
+
+
+def test_unsynchronized_timer_loses_the_timing_points_only(graded_demo):
+    score = cells(graded_demo, "unsynchronized")
+    assert score.cells == {"test_workload": 3, "test_timer_first_call_apart": 2, "test_timer_synchronized": 0}
+
+
+def test_an_edited_test_cell_is_restored_before_grading(graded_demo):
+    root, _ = graded_demo
+    submitted = nbformat.read(root / "submitted" / "sample-edited-test-cell" / "performance-01" / "performance-01.ipynb", 4)
+    autograded = nbformat.read(root / "autograded" / "sample-edited-test-cell" / "performance-01" / "performance-01.ipynb", 4)
+    source = nbformat.read(root / "source" / "performance-01" / "performance-01.ipynb", 4)
+
+    def test_cell(nb):
+        return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_workload")
+
+    assert test_cell(submitted).source == "assert True"
+    assert test_cell(autograded).source == test_cell(source).source
+    assert cells(graded_demo, "edited-test-cell").score == 0
+
+
+def test_feedback_shows_no_hidden_tests(graded_demo):
+    import subprocess
+    import sys
+    from perfcourse.nbgrader_runner import nbgrader_env
+    root, _ = graded_demo
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01",
+                    "--student", "sample-solution", "--force"], cwd=root, env=nbgrader_env(),
+                   check=True, capture_output=True)
+    html = (root / "feedback" / "sample-solution" / "performance-01" / "performance-01.html").read_text()
+    assert "workload agrees with NumPy" in html  # the public tests are there
+    for hidden in ("BEGIN HIDDEN TESTS", "run_timer", "perfcourse.checks"):
+        assert hidden not in html
