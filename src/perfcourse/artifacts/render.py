@@ -16,7 +16,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 from ..course import CourseError  # noqa: E402
 
 PANEL_KINDS = ("bar", "line")
-DIAGRAM_KINDS = ("timeline",)
+DIAGRAM_KINDS = ("timeline", "flow")
 DIAGRAM_FIELDS = ("title", "prediction", "reading", "alt", "scope", "height", "panel")
 
 
@@ -44,6 +44,13 @@ def check_data(data, diagram, name: str) -> None:
             raise CourseError(f"{name}: diagram is missing {', '.join(missing)}")
         if diagram["panel"].get("kind") not in DIAGRAM_KINDS:
             raise CourseError(f"{name}: diagram kind must be one of {', '.join(DIAGRAM_KINDS)}")
+        if diagram["panel"]["kind"] == "flow":
+            steps = diagram["panel"].get("steps")
+            if not isinstance(steps, list) or not steps or not all(isinstance(s, str) for s in steps):
+                raise CourseError(f"{name}: a flow diagram needs 'steps', a list of labels")
+            notes = diagram["panel"].get("notes", [])
+            if not isinstance(notes, list) or len(notes) not in (0, len(steps)):
+                raise CourseError(f"{name}: a flow diagram's 'notes' has one label per step")
 
 
 def _draw_panel(ax, panel: dict) -> None:
@@ -85,6 +92,22 @@ def _draw_timeline(ax) -> None:
     ax.set_xlabel("order of events (not measured durations)")
 
 
+def _draw_flow(ax, panel: dict) -> None:
+    """Boxes left to right joined by arrows: the stages a program passes through, in order."""
+    steps, notes = panel["steps"], panel.get("notes") or [""] * len(panel["steps"])
+    for i, (step, note) in enumerate(zip(steps, notes)):
+        ax.add_patch(Rectangle((i * 2.0, 0.0), 1.5, 1.0, facecolor="#c4d3ea", edgecolor="black"))
+        ax.text(i * 2.0 + 0.75, 0.5, step, ha="center", va="center", fontsize=9)
+        if note:
+            ax.text(i * 2.0 + 0.75, -0.25, note, ha="center", va="top", fontsize=7, wrap=True)
+        if i:
+            ax.add_patch(FancyArrowPatch((i * 2.0 - 0.5, 0.5), (i * 2.0, 0.5),
+                                         arrowstyle="->", mutation_scale=12))
+    ax.set_xlim(-0.3, len(steps) * 2.0 - 0.2)
+    ax.set_ylim(-1.0, 1.3)
+    ax.axis("off")
+
+
 def draw(artifact: dict) -> tuple[bytes, str]:
     """PNG bytes and the alt text that goes beside them."""
     panels = artifact["data"]["panels"]
@@ -97,8 +120,11 @@ def draw(artifact: dict) -> tuple[bytes, str]:
         _draw_panel(fig.add_subplot(grid[0, i]), panel)
     if diagram:
         ax = fig.add_subplot(grid[1, :])
-        _draw_timeline(ax)
-        ax.set_title(diagram["title"])
+        if diagram["panel"]["kind"] == "flow":
+            _draw_flow(ax, diagram["panel"])
+        else:
+            _draw_timeline(ax)
+        ax.set_title(f"{diagram['title']}\nPredict first: {diagram['prediction']}", fontsize=10)
     fig.suptitle(f"{artifact['lessonId']} ({artifact['provenance']})", fontsize=10)
     fig.tight_layout()
     buffer = io.BytesIO()
