@@ -5,13 +5,15 @@
 #   make grade      autograde everything in submitted/
 #   make artifacts  re-execute every lesson on the jax-cpu kernel and rewrite artifacts/cpu/
 #   make lab        JupyterLab (with nbgrader's extensions) on the course
+#   make test-newest-jax  the test suite on the newest jax/jaxlib that install for this Python
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NEWEST := .venv-newest-jax
 
-.PHONY: demo test release grade artifacts artifacts-check lab clean
+.PHONY: demo test test-newest-jax release grade artifacts artifacts-check lab clean
 
 $(STAMP): requirements-cpu.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,11 +23,24 @@ $(STAMP): requirements-cpu.txt pyproject.toml
 	$(BIN)/perfcourse kernel jax-cpu
 	touch $(STAMP)
 
+# The same environment with jax and jaxlib upgraded to the newest release (not pinned on purpose).
+$(NEWEST)/.installed: requirements-cpu.txt pyproject.toml
+	test -x $(NEWEST)/bin/python || $(PYTHON) -m venv $(NEWEST)
+	$(NEWEST)/bin/python -m pip install --quiet --upgrade pip==26.3
+	$(NEWEST)/bin/python -m pip install --quiet -r requirements-cpu.txt
+	$(NEWEST)/bin/python -m pip install --quiet --upgrade jax jaxlib
+	$(NEWEST)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(NEWEST)/bin/perfcourse kernel jax-cpu
+	touch $@
+
 demo: $(STAMP)
 	$(BIN)/perfcourse demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+test-newest-jax: $(NEWEST)/.installed
+	PERFCOURSE_NEWEST_JAX=1 $(NEWEST)/bin/python -m pytest
 
 release: $(STAMP)
 	$(BIN)/perfcourse release
@@ -43,4 +58,4 @@ lab: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --notebook-dir=.
 
 clean:
-	rm -rf $(VENV) submitted autograded/*/ feedback gradebook.db grades.csv
+	rm -rf $(VENV) $(NEWEST) submitted autograded/*/ feedback gradebook.db grades.csv
