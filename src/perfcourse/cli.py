@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import autograde, kernels, release, samples
+from . import kernels, release, samples
 from .course import CourseError, find_root, lessons, read_notebook, source_notebook
 
 
@@ -29,23 +29,32 @@ def cmd_release(root: Path, args) -> int:
     return 0
 
 
-def _grade_and_report(root: Path, pairs, expected=None) -> list:
-    if not pairs:
-        raise CourseError(f"{root / 'submitted'}: no submissions to grade")
+def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) -> list:
+    from .grading import report, run, sandbox
+
     kernels.require("jax-cpu")
-    outcomes = autograde.autograde(root, pairs)
-    print(autograde.table(outcomes, expected))
-    autograde.write_csv(root / "grades.csv", outcomes)
-    graded = [o for o in outcomes if o.error is None]
-    print(f"\n{len(graded)} of {len(outcomes)} notebooks graded; scores in grades.csv")
-    for o in outcomes:
-        if o.error:
-            print(f"NOT GRADED {o.student}/{o.lesson}: {o.error}")
+    mode = "bwrap"
+    if args.unsandboxed:
+        mode = "none"
+        print("WARNING: grading WITHOUT a sandbox: student code runs with your rights and can read "
+              "source/, the gradebook and other students' work.", file=sys.stderr)
+    elif not sandbox.bubblewrap():
+        raise CourseError("bubblewrap (bwrap) is not installed, so student code cannot be sandboxed: "
+                          "install it (apt-get install bubblewrap) or pass --unsandboxed")
+    outcomes = run.grade_class(root, lesson_ids, workers=args.workers, sandbox=mode,
+                               cell_timeout=args.cell_timeout)
+    print(report.table(outcomes, expected))
+    report.write_csv(root / "grades.csv", outcomes)
+    failed = [o for o in outcomes if o.error]
+    print(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} notebooks graded; scores in the gradebook "
+          f"and grades.csv")
+    for o in failed:
+        print(f"NOT GRADED {o.student}/{o.lesson}: {o.error}")
     return outcomes
 
 
 def cmd_grade(root: Path, args) -> int:
-    outcomes = _grade_and_report(root, autograde.submissions(root, args.lesson or lessons(root)))
+    outcomes = _grade_and_report(root, args.lesson or lessons(root), args)
     return 1 if any(o.error for o in outcomes) else 0
 
 
@@ -55,14 +64,14 @@ def cmd_demo(root: Path, args) -> int:
     class_samples = samples.discover(root, lesson_ids)
     samples.write_submissions(root, class_samples)
     expected = {(s.student, s.lesson): sum(s.expected.values()) for s in class_samples}
-    pairs = sorted(expected)
-    outcomes = _grade_and_report(root, pairs, expected)
-    mismatched = [o for o in outcomes if not o.score or o.score.score != expected[(o.student, o.lesson)]]
+    outcomes = _grade_and_report(root, lesson_ids, args, expected)
+    mismatched = [o for o in outcomes if (o.student, o.lesson) in expected
+                  and (not o.score or o.score.score != expected[(o.student, o.lesson)])]
     if mismatched:
         print("demo: scores differ from the samples' expectations: "
               + ", ".join(f"{o.student}/{o.lesson}" for o in mismatched))
         return 1
-    print(f"demo: all {len(outcomes)} sample submissions scored as expected")
+    print(f"demo: all {len(expected)} sample submissions scored as expected")
     return 0
 
 
@@ -105,13 +114,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="exit 1 if release/ is stale against source/")
     p.set_defaults(run=cmd_release)
 
-    p = verbs.add_parser("grade", help="autograde every submission in submitted/")
-    p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-    p.set_defaults(run=cmd_grade)
-
-    p = verbs.add_parser("demo", help="grade the sample class in samples/ and check its scores")
-    p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-    p.set_defaults(run=cmd_demo)
+    for verb, about, run in (("grade", "autograde every submission in submitted/", cmd_grade),
+                             ("demo", "grade the sample class in samples/ and check its scores", cmd_demo)):
+        p = verbs.add_parser(verb, help=about)
+        p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
+        p.add_argument("--workers", type=int, help="parallel workers (default: one per core)")
+        p.add_argument("--cell-timeout", type=int, help="seconds per cell (default: grader_config.py)")
+        p.add_argument("--unsandboxed", action="store_true",
+                       help="grade without bubblewrap (student code runs with your rights)")
+        p.set_defaults(run=run)
 
     p = verbs.add_parser("artifacts", help="execute lessons and record their artifacts")
     p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")

@@ -14,10 +14,18 @@ Directives, applied in order to a copy of release/<lesson>/<lesson>.ipynb:
   `# %% solutions`          fill every solution cell with the source notebook's solution
   `# %% replace GRADE_ID`   the lines that follow become that cell's source
   `# %% delete GRADE_ID`    remove that cell
-An empty file is the untouched release. The student id of a sample is `sample-<case>`.
+  `# %% metadata GRADE_ID`  the JSON object that follows is merged into the cell's nbgrader metadata
+  `# %% file corrupt`       hand in a file that is not JSON instead of the notebook
+  `# %% file rename NAME`   hand the notebook in under another file name
+  `# %% file empty`         hand in an empty folder
+An empty file is the untouched release. The student id of a sample is `<prefix>-<case>`, with
+prefix `sample` for samples/ and `hostile` for the adversarial catalogue in adversarial/.
+`# expect: not-graded` says the submission must be refused, and `# reason: TEXT` gives text
+that the grade report must show for it.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +34,9 @@ import nbformat
 
 from .course import CourseError, lessons, read_notebook, source_notebook, write_atomic
 
-DIRECTIVE = re.compile(r"^# %% (solutions|replace|delete)(?: (\S+))?\s*$")
+DIRECTIVE = re.compile(r"^# %% (solutions|replace|delete|metadata|file)(?: (\S+(?: \S+)?))?\s*$")
 EXPECT = re.compile(r"^# expect:(.*)$")
+REASON = re.compile(r"^# reason:(.*)$")
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
 
@@ -37,17 +46,19 @@ class Sample:
     case: str
     path: Path
     description: str
-    expected: dict[str, float]
+    expected: dict[str, float] | None  # None: the submission must be refused
     steps: list[tuple[str, str | None, str]] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    prefix: str = "sample"
 
     @property
     def student(self) -> str:
-        return f"sample-{self.case}"
+        return f"{self.prefix}-{self.case}"
 
 
-def parse(path: Path, lesson: str) -> Sample:
+def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
     lines = path.read_text(encoding="utf-8").splitlines()
-    description, expected, steps = [], {}, []
+    description, expected, steps, reasons = [], {}, [], []
     current = None
     for number, line in enumerate(lines, 1):
         directive = DIRECTIVE.match(line)
@@ -60,6 +71,10 @@ def parse(path: Path, lesson: str) -> Sample:
             steps.append(current)
         elif current is not None:
             current[2].append(line)
+        elif (match := REASON.match(line)):
+            reasons.append(match.group(1).strip())
+        elif (match := EXPECT.match(line)) and match.group(1).split() == ["not-graded"]:
+            expected = None
         elif (match := EXPECT.match(line)):
             for item in match.group(1).split():
                 cell, _, points = item.partition("=")
@@ -70,14 +85,16 @@ def parse(path: Path, lesson: str) -> Sample:
         elif line.startswith("#"):
             description.append(line.lstrip("# ").strip())
     return Sample(lesson, path.stem, path, " ".join(description).strip(), expected,
-                  [(verb, target, "\n".join(body).strip("\n")) for verb, target, body in steps])
+                  [(verb, target, "\n".join(body).strip("\n")) for verb, target, body in steps],
+                  reasons, prefix)
 
 
-def discover(root: Path, lesson_ids: list[str] | None = None) -> list[Sample]:
+def discover(root: Path, lesson_ids: list[str] | None = None, folder: str = "samples",
+             prefix: str = "sample") -> list[Sample]:
     found = []
     for lesson in lesson_ids or lessons(root):
-        folder = root / "samples" / lesson
-        found += [parse(p, lesson) for p in sorted(folder.glob("*.py"))] if folder.is_dir() else []
+        where = root / folder / lesson
+        found += [parse(p, lesson, prefix) for p in sorted(where.glob("*.py"))] if where.is_dir() else []
     return found
 
 
@@ -106,7 +123,12 @@ def build(root: Path, sample: Sample) -> nbformat.NotebookNode:
                     c.source = solutions[grade_id]
         elif verb == "replace":
             nb.cells[cell_index(target)].source = body
-        else:
+        elif verb == "metadata":
+            try:
+                nb.cells[cell_index(target)].metadata["nbgrader"].update(json.loads(body))
+            except json.JSONDecodeError as exc:
+                raise CourseError(f"{sample.path}: '# %% metadata {target}' needs a JSON object ({exc})") from None
+        elif verb == "delete":
             del nb.cells[cell_index(target)]
     return nb
 
@@ -116,7 +138,13 @@ def write_submissions(root: Path, samples: list[Sample], submitted: Path | None 
     submitted = submitted or root / "submitted"
     paths = []
     for sample in samples:
-        target = submitted / sample.student / sample.lesson / f"{sample.lesson}.ipynb"
-        write_atomic(target, nbformat.writes(build(root, sample)))
+        folder = submitted / sample.student / sample.lesson
+        files = dict((target.split(" ", 1) + [""])[:2] for verb, target, _ in sample.steps if verb == "file")
+        folder.mkdir(parents=True, exist_ok=True)
+        if "empty" in files:
+            paths.append(folder)
+            continue
+        target = folder / (files.get("rename") or f"{sample.lesson}.ipynb")
+        write_atomic(target, "{ this is not a notebook" if "corrupt" in files else nbformat.writes(build(root, sample)))
         paths.append(target)
     return paths

@@ -1,0 +1,214 @@
+"""submitted/ -> autograded/ + gradebook, for a whole class: parallel, sandboxed, reported.
+
+`grade_class` checks every submission folder first (a missing, renamed or corrupt notebook is
+reported, never handed to nbgrader), then keeps `workers` worker processes busy, one student
+each at a time. A worker that crashes or outlives its time limit is killed; its student's
+unfinished lessons are reported as not graded, with the reason, and a fresh worker carries on
+with the next student, so no other student's grade is lost.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from ..course import CourseError, read_notebook
+from ..gradebook import NotebookScore, db_url, notebook_score
+
+WORKER = [sys.executable, "-m", "perfcourse.grading.worker"]
+
+
+@dataclass
+class Outcome:
+    student: str
+    lesson: str
+    seconds: float = 0.0
+    error: str | None = None
+    score: NotebookScore | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def survey(root: Path, lessons: list[str]) -> tuple[dict[str, list[str]], list[Outcome]]:
+    """Students' gradable lessons, and the submissions that cannot be graded, with why."""
+    gradable, refused = {}, []
+    folder = root / "submitted"
+    for student in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+        for lesson in lessons:
+            where = student / lesson
+            if not where.is_dir():
+                continue
+            notebook = where / f"{lesson}.ipynb"
+            if not notebook.is_file():
+                found = sorted(p.name for p in where.glob("*.ipynb"))
+                reason = (f"no {lesson}.ipynb in submitted/{student.name}/{lesson}/"
+                          + (f" (found {', '.join(found)}: a renamed notebook?)" if found else " (empty)"))
+                refused.append(Outcome(student.name, lesson, error=reason))
+                continue
+            try:
+                read_notebook(notebook)
+            except CourseError as exc:
+                refused.append(Outcome(student.name, lesson, error=str(exc).replace(str(root) + "/", "")))
+                continue
+            gradable.setdefault(student.name, []).append(lesson)
+    return gradable, refused
+
+
+class Progress:
+    def __init__(self, total: int, stream=sys.stderr):
+        self.total, self.done, self.stream = total, 0, stream
+        self.started = time.monotonic()
+        self.lock = threading.Lock()
+
+    def advance(self, label: str) -> None:
+        with self.lock:
+            self.done += 1
+            width = 30
+            filled = int(width * self.done / max(self.total, 1))
+            print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} notebooks "
+                  f"{time.monotonic() - self.started:5.0f} s  {label[:40]:40}",
+                  end="" if self.done < self.total else "\n", file=self.stream, flush=True)
+
+
+class WorkerSlot:
+    """One worker process; restarted after a crash or a time-out."""
+
+    def __init__(self, root: Path, options: list[str]):
+        self.root, self.options, self.process = root, options, None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            WORKER + self.options, cwd=self.root, text=True, bufsize=1,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, args=(self.process, self.lines), daemon=True).start()
+        if self._next(120) != {"ready": True}:
+            raise CourseError("a grading worker did not start")
+
+    @staticmethod
+    def _read(process, lines):
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def _next(self, timeout: float):
+        try:
+            line = self.lines.get(timeout=max(timeout, 0.01))
+        except queue.Empty:
+            return "timeout"
+        return json.loads(line) if line is not None else None
+
+    def kill(self):
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, 9)
+        self.process = None
+
+    def grade(self, student: str, lessons: list[str], limit: float, progress: Progress) -> list[Outcome]:
+        if self.process is None or self.process.poll() is not None:
+            self.start()
+        self.process.stdin.write(json.dumps({"student": student, "lessons": lessons}) + "\n")
+        self.process.stdin.flush()
+        outcomes, deadline = {}, time.monotonic() + limit
+        while True:
+            message = self._next(deadline - time.monotonic())
+            if isinstance(message, dict) and message.get("done") == student:
+                break
+            if isinstance(message, dict) and "lesson" in message:
+                outcomes[message["lesson"]] = Outcome(student, message["lesson"], message["seconds"],
+                                                      message["error"])
+                progress.advance(f"{student}/{message['lesson']}")
+                continue
+            why = ("its worker ran past the time limit of the student's notebooks"
+                   if message == "timeout" else "its grading worker crashed")
+            self.kill()
+            for lesson in lessons:
+                if lesson not in outcomes:
+                    outcomes[lesson] = Outcome(student, lesson, error=f"not graded: {why}")
+                    progress.advance(f"{student}/{lesson}")
+            break
+        return [outcomes[lesson] for lesson in lessons]
+
+
+def grade_class(root: Path, lessons: list[str], workers: int | None = None, sandbox: str = "bwrap",
+                cell_timeout: int | None = None, notebook_limit: float = 700.0) -> list[Outcome]:
+    gradable, refused = survey(root, lessons)
+    if not gradable and not refused:
+        raise CourseError(f"{root / 'submitted'}: no submissions to grade")
+    _require_assignments(root, sorted({l for ls in gradable.values() for l in ls}))
+    options = ["--sandbox", sandbox] + (["--cell-timeout", str(cell_timeout)] if cell_timeout else [])
+    tasks = queue.Queue()
+    for student, student_lessons in gradable.items():
+        tasks.put((student, student_lessons))
+    progress = Progress(sum(len(v) for v in gradable.values()))
+    results, lock = list(refused), threading.Lock()
+
+    def serve():
+        slot = WorkerSlot(root, options)
+        try:
+            while True:
+                try:
+                    student, student_lessons = tasks.get_nowait()
+                except queue.Empty:
+                    return
+                outcomes = slot.grade(student, student_lessons, notebook_limit * len(student_lessons), progress)
+                with lock:
+                    results.extend(outcomes)
+        finally:
+            slot.kill()
+
+    threads = [threading.Thread(target=serve) for _ in range(min(workers or default_workers(), len(gradable)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for outcome in results:
+        if outcome.error is None:
+            outcome.score = notebook_score(root, outcome.lesson, outcome.student)
+            outcome.notes = notes(root, outcome.student, outcome.lesson)
+            if outcome.score is None:
+                outcome.error = "nbgrader recorded no score"
+    return sorted(results, key=lambda o: (o.student, o.lesson))
+
+
+def _require_assignments(root: Path, lessons: list[str]) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(db_url(root)) as gb:
+        for lesson in lessons:
+            try:
+                gb.find_assignment(lesson)
+            except MissingEntry:
+                raise CourseError(f"{lesson} is not in the gradebook: run 'perfcourse release' first") from None
+
+
+GRADER_ERRORS = ("IntegrityError", "NotRun", "KernelDied", "CellTimeoutError")
+
+
+def notes(root: Path, student: str, lesson: str) -> list[str]:
+    """Why grade cells failed, where the grader (not the test) decided it."""
+    path = root / "autograded" / student / lesson / f"{lesson}.ipynb"
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:
+        return []
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error" and out.get("ename") in GRADER_ERRORS:
+                text = f"{out['ename']}: {out.get('evalue') or 'cell timed out'}"
+                if text not in found:
+                    found.append(text)
+    return found
