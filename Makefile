@@ -21,6 +21,10 @@ $(STAMP): requirements-cpu.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements-cpu.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/perfcourse kernel jax-cpu
+	@# Grading sandboxes student code with bubblewrap: install it where we may, else say how.
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } || \
+	  echo "NOTE: bubblewrap is missing; 'perfcourse grade' needs it (apt-get install bubblewrap)"
 	touch $(STAMP)
 
 # The same environment with jax and jaxlib upgraded to the newest release (not pinned on purpose).

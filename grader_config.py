@@ -12,13 +12,45 @@ c.Execute.kernel_name = "jax-cpu"
 # Per cell, in seconds. The lessons' cells take well under a second on a laptop CPU.
 c.Execute.timeout = 60
 
+# Cells tagged "report" only record the lesson's artifact (perfcourse artifacts); grading skips them.
+c.Execute.skip_cells_with_tag = "report"
+
+# Kernels run sandboxed (bubblewrap: no network, read-only files, no view of the course) under a
+# guard that vouches for every test cell; see src/perfcourse/grading/. `perfcourse grade
+# --unsandboxed` sets GuardedExecute.sandbox = "none" where bubblewrap is missing.
+c.Autograde.autograde_preprocessors = [
+    "perfcourse.grading.execute.GuardedExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "perfcourse.grading.sanitize.RestoreCellRoles",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.GuardedExecute.notebook_timeout = 600   # seconds for a whole notebook
+c.GuardedExecute.interrupt_grace = 5      # seconds to stop after an interrupt before the kernel is killed
+c.GuardedExecute.memory_bytes = 2 << 30   # address space of one kernel
+c.GuardedExecute.cpu_seconds = 900
+c.GuardedExecute.max_output_bytes = 1_000_000  # per cell
+c.LimitOutput.max_lines = 1000
+
 # A grade cell a student deleted is put back from the gradebook (and then fails or passes on
 # its own merits) instead of being skipped.
 c.OverwriteCells.add_missing_cells = True
 
-# Feedback shows the public tests only: hidden test source is removed before rendering.
+# Feedback shows the public tests only: the outputs of cells with hidden tests become one line
+# (passed, or failed and the error's type), then the hidden tests' source is removed.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "perfcourse.grading.feedback.HideHiddenTestOutputs",
     "nbgrader.preprocessors.ClearHiddenTests",
 ]

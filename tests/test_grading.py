@@ -64,7 +64,7 @@ def test_an_edited_test_cell_is_restored_before_grading(graded_demo):
     assert cells(graded_demo, "edited-test-cell").score == 0
 
 
-def test_feedback_shows_no_hidden_tests(graded_demo):
+def test_feedback_shows_public_tests_without_hidden_ones(graded_demo):
     import subprocess
     import sys
     from perfcourse.nbgrader_runner import nbgrader_env
@@ -73,6 +73,6 @@ def test_feedback_shows_no_hidden_tests(graded_demo):
                     "--student", "sample-solution", "--force"], cwd=root, env=nbgrader_env(),
                    check=True, capture_output=True)
     html = (root / "feedback" / "sample-solution" / "performance-01" / "performance-01.html").read_text()
-    assert "workload agrees with NumPy" in html  # the public tests are there
+    assert "Public checks: shape, dtype" in html  # the public tests are there
     for hidden in ("BEGIN HIDDEN TESTS", "run_timer", "perfcourse.checks"):
         assert hidden not in html

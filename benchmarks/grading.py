@@ -1,0 +1,109 @@
+"""Benchmark: `perfcourse grade` against plain serial `nbgrader autograde`, on one generated class.
+
+    .venv/bin/python benchmarks/grading.py [--students 20] [--workers N]
+
+Builds a class of N students (each hands in one of the samples of every lesson, in turn), copies
+it into two scratch courses, and in one run measures:
+  - the floor: starting a jax-cpu kernel and importing jax in it (median of 5);
+  - plain nbgrader: `nbgrader autograde LESSON` per lesson, serially, as an instructor runs it;
+  - `perfcourse grade`: parallel workers, sandboxed and guarded.
+Both runs use the course's grader_config.py, so each notebook gets the same kernel, sandbox and
+guard; what differs is how the class is scheduled. It prints the times, their ratio, and the
+cost per notebook beside the floor, then checks that both runs gave every notebook the same score.
+These are one machine's seconds; the ratio is what carries over.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from conftest import copy_course  # noqa: E402
+
+from perfcourse import release, samples  # noqa: E402
+from perfcourse.course import lessons  # noqa: E402
+from perfcourse.gradebook import notebook_score  # noqa: E402
+from perfcourse.nbgrader_runner import nbgrader_env  # noqa: E402
+
+
+def build_class(root: Path, students: int) -> list[tuple[str, str]]:
+    by_lesson = {lesson: samples.discover(root, [lesson]) for lesson in lessons(root)}
+    pairs = []
+    for i in range(students):
+        for lesson, options in by_lesson.items():
+            if not options:
+                continue
+            sample = options[i % len(options)]
+            sample.case = f"{i:03d}"  # the student id becomes sample-000, sample-001, ...
+            samples.write_submissions(root, [sample])
+            pairs.append((sample.student, lesson))
+    return pairs
+
+
+def kernel_floor(repeats: int = 5) -> float:
+    from jupyter_client.manager import start_new_kernel
+
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        km, kc = start_new_kernel(kernel_name="jax-cpu")
+        kc.execute_interactive("import jax, jax.numpy as jnp; jnp.zeros(1).block_until_ready()", timeout=60)
+        times.append(time.perf_counter() - started)
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    return statistics.median(times)
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--workers", type=int)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="perfcourse-bench-") as scratch:
+        serial_root = copy_course(Path(scratch) / "serial")
+        release.generate(serial_root)
+        pairs = build_class(serial_root, args.students)
+        parallel_root = Path(scratch) / "parallel"
+        shutil.copytree(serial_root, parallel_root)
+        print(f"class: {args.students} students, {len(pairs)} notebooks, {len(lessons(serial_root))} lessons",
+              flush=True)
+
+        floor = kernel_floor()
+        print(f"floor (start a jax-cpu kernel, import jax): {floor:.2f} s median of 5", flush=True)
+
+        serial = sum(timed([sys.executable, "-m", "nbgrader", "autograde", lesson, "--force"], serial_root)
+                     for lesson in lessons(serial_root))
+        print(f"plain nbgrader autograde, serial:  {serial:7.1f} s  {serial / len(pairs):5.2f} s per notebook",
+              flush=True)
+
+        command = [sys.executable, "-m", "perfcourse.cli", "grade"]
+        command += ["--workers", str(args.workers)] if args.workers else []
+        parallel = timed(command, parallel_root)
+        print(f"perfcourse grade, parallel:        {parallel:7.1f} s  {parallel / len(pairs):5.2f} s per notebook")
+        print(f"speed-up: {serial / parallel:.2f}x; per-notebook cost {parallel / len(pairs) / floor:.2f}x the floor "
+              f"(serial: {serial / len(pairs) / floor:.2f}x)")
+
+        differ = [(s, l) for s, l in pairs
+                  if getattr(notebook_score(serial_root, l, s), "cells", None)
+                  != getattr(notebook_score(parallel_root, l, s), "cells", None)]
+        print("scores: identical in both runs" if not differ else f"scores DIFFER for {differ}")
+        return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

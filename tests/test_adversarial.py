@@ -1,0 +1,101 @@
+"""The adversarial catalogue: hostile submissions graded in one class beside honest ones.
+
+Each file in adversarial/<lesson>/ says what its submission deserves (`# expect:`) and what the
+report must say about it (`# reason:`). Honest samples graded in the same class must score
+exactly what they score alone (tests/test_grading.py), and the gradebook must stay intact.
+"""
+import csv
+import sqlite3
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from conftest import ROOT, copy_course, perfcourse
+
+from perfcourse import samples
+from perfcourse.gradebook import notebook_score
+from perfcourse.nbgrader_runner import nbgrader_env
+
+HOSTILE = samples.discover(ROOT, folder="adversarial", prefix="hostile")
+HONEST = samples.discover(ROOT)
+
+
+@pytest.fixture(scope="module")
+def hostile_class(tmp_path_factory):
+    root = copy_course(tmp_path_factory.mktemp("hostile") / "course")
+    lessons = sorted({s.lesson for s in HOSTILE})
+    perfcourse("release", *[a for lesson in lessons for a in ("--lesson", lesson)], cwd=root, check=True)
+    samples.write_submissions(root, HOSTILE + [s for s in HONEST if s.lesson in lessons])
+    proc = perfcourse("grade", "--cell-timeout", "10", "--workers", "2", cwd=root)
+    with open(root / "grades.csv") as handle:
+        rows = {(r["student"], r["lesson"]): r for r in csv.DictReader(handle)}
+    return root, proc, rows
+
+
+def test_the_class_is_graded_and_the_refused_submissions_are_named(hostile_class):
+    _, proc, rows = hostile_class
+    refused = [s for s in HOSTILE if s.expected is None]
+    assert proc.returncode == 1, "grading must fail loudly when a submission cannot be graded"
+    for sample in refused:
+        assert f"NOT GRADED {sample.student}/{sample.lesson}:" in proc.stdout
+    assert len(rows) == len(HOSTILE) + len([s for s in HONEST if s.lesson in {h.lesson for h in HOSTILE}])
+
+
+@pytest.mark.parametrize("sample", HOSTILE, ids=lambda s: f"{s.lesson}/{s.case}")
+def test_each_hostile_submission_gets_what_it_deserves(hostile_class, sample):
+    root, _, rows = hostile_class
+    row = rows[(sample.student, sample.lesson)]
+    score = notebook_score(root, sample.lesson, sample.student)
+    if sample.expected is None:
+        assert score is None and row["error"], f"{sample.case} should have been refused"
+    else:
+        assert score is not None, f"{sample.case} was not graded: {row['error']}"
+        assert score.cells == sample.expected, f"{sample.case}: {score.cells}"
+        assert score.max_score == sum(cell_max for cell_max in _max_points(root, sample.lesson).values())
+    for reason in sample.reasons:
+        assert reason in row["error"] + row["notes"], f"{sample.case}: report says {row['error']!r} {row['notes']!r}"
+
+
+@pytest.mark.parametrize("sample", [s for s in HONEST if s.lesson in {h.lesson for h in HOSTILE}],
+                         ids=lambda s: f"{s.lesson}/{s.case}")
+def test_honest_students_in_the_same_class_are_unaffected(hostile_class, sample):
+    root, _, _ = hostile_class
+    assert notebook_score(root, sample.lesson, sample.student).cells == sample.expected
+
+
+def _max_points(root, lesson):
+    source = nbformat.read(root / "source" / lesson / f"{lesson}.ipynb", 4)
+    return {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
+            for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")}
+
+
+def test_the_gradebook_stays_intact(hostile_class):
+    root, _, _ = hostile_class
+    with sqlite3.connect(root / "gradebook.db") as db:
+        assert db.execute("pragma integrity_check").fetchone() == ("ok",)
+        students = {row[0] for row in db.execute("select id from student")}
+    graded = {s.student for s in HOSTILE if s.expected is not None}
+    assert graded <= students
+
+
+def test_nothing_outside_the_submission_was_visible(hostile_class):
+    root, _, _ = hostile_class
+    notebook = (root / "autograded" / "hostile-reads-source" / "performance-01" / "performance-01.ipynb").read_text()
+    assert "BEGIN HIDDEN TESTS" not in notebook and "found nothing to print" in notebook
+    network = (root / "autograded" / "hostile-network" / "performance-01" / "performance-01.ipynb").read_text()
+    assert "connected to" not in network
+    assert (root / "autograded" / "hostile-output-flood" / "performance-01" / "performance-01.ipynb").stat().st_size < 3_000_000
+
+
+def test_feedback_shows_no_hidden_tests_or_their_outputs(hostile_class):
+    root, _, _ = hostile_class
+    for student in ("hostile-patched-during-test", "sample-unsynchronized"):
+        subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01",
+                        "--student", student, "--force"], cwd=root, env=nbgrader_env(),
+                       check=True, capture_output=True)
+        html = (root / "feedback" / student / "performance-01" / "performance-01.html").read_text()
+        for hidden in ("BEGIN HIDDEN TESTS", "run_timer", "perfcourse.checks", "_late", "Traceback"):
+            assert hidden not in html, f"{student}: feedback shows {hidden!r}"
+        assert "This cell&#39;s checks" in html or "This cell's checks" in html
