@@ -11,7 +11,7 @@ sets the limits, then replaces itself with bubblewrap running the kernel:
   there at all;
 - read-write: only the scratch directory and the kernel's private runtime directory
   (connection file and IPC sockets: the kernel talks to the grader over Unix sockets,
-  since it has no network), plus an empty private /tmp;
+  since it has no network), which is also the kernel's TMPDIR;
 - limits: address space, CPU seconds, size of any file written, open files.
 """
 from __future__ import annotations
@@ -48,11 +48,12 @@ def bwrap_command(kernel_argv: list[str], scratch: Path, runtime: Path, python_p
     command += [
         "--dev", "/dev",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
         "--bind", str(scratch), str(scratch),
         "--bind", str(runtime), str(runtime),
+        "--remount-ro", "/",  # after the binds: everything but those two folders takes no writes
         "--chdir", str(scratch),
         "--setenv", "HOME", str(scratch),
+        "--setenv", "TMPDIR", str(runtime),
         "--setenv", "MPLCONFIGDIR", str(runtime / "matplotlib"),
         # ipykernel watches JPY_PARENT_PID, a process it cannot see from its own PID namespace;
         # --die-with-parent ends the kernel with its grader instead.
