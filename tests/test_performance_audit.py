@@ -1,0 +1,448 @@
+"""The performance-audit project: check.py as students run it, its robustness, and the shared checks.
+
+check.py runs as a subprocess, as the README's commands do: from the repository root, from another
+directory, and from a copy of the repository where the course's package is not importable. The
+checks in perfcourse.checks.audit are also exercised directly with right and wrong implementations:
+each wrong one fails with a message that names the fault, and no timing decides anything.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import nbformat
+import numpy as np
+import pytest
+
+from conftest import ROOT, SEEDS
+
+from perfcourse.checks import audit
+
+PROJECT = ROOT / "projects" / "performance-audit"
+CHECK = PROJECT / "tests" / "check.py"
+SOLUTION = (PROJECT / "solution" / "model.py").read_text()
+
+
+def check(*args, cwd=ROOT, python=(sys.executable,), env=None):
+    proc = subprocess.run([*python, str(CHECK), *args], cwd=cwd, text=True, capture_output=True, env=env)
+    proc.lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    return proc
+
+
+def passed(proc, *stages):
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [line.split(":")[0] for line in proc.lines] == [f"PASS performance-audit stage {s}" for s in stages]
+
+
+def one_line(proc, status):
+    assert proc.returncode == status, proc.stdout + proc.stderr
+    assert len(proc.lines) == 1, proc.lines
+    assert "Traceback" not in proc.stderr
+    return proc.lines[0]
+
+
+def scratch_repository(tmp_path, **implementations) -> Path:
+    """The project and the course's checks in a fresh folder, plus extra implementations by name."""
+    repo = tmp_path / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(PROJECT, repo / "projects" / "performance-audit", ignore=ignore)
+    shutil.copytree(ROOT / "src" / "perfcourse", repo / "src" / "perfcourse", ignore=ignore)
+    for name, source in implementations.items():
+        (repo / "projects" / "performance-audit" / name).mkdir()
+        (repo / "projects" / "performance-audit" / name / "model.py").write_text(source)
+    return repo
+
+
+def variant(old: str, new: str) -> str:
+    assert old in SOLUTION, old
+    return SOLUTION.replace(old, new)
+
+
+# ------------------------------------------------------------------------------------------------
+# The seed's commands
+
+
+@pytest.mark.parametrize("stage", [1, 2, 3, 4])
+def test_solution_passes_every_stage_from_the_root(stage, tmp_path):
+    extra = ["--evidence-dir", str(tmp_path / "evidence")] if stage >= 3 else []
+    proc = check("--implementation", "solution", "--stage", str(stage), *extra)
+    passed(proc, *([1, 2, 3, 4] if stage == 4 else [stage]))
+    if stage >= 3:
+        assert sorted(p.name for p in (tmp_path / "evidence").iterdir()) == ["report.json", "workload.jaxpr.txt"]
+
+
+@pytest.mark.parametrize("stage", [1, 2, 3, 4])
+def test_starter_fails_each_stage_saying_what_to_write(stage, tmp_path):
+    proc = check("--implementation", "starter", "--stage", str(stage), "--evidence-dir", str(tmp_path / "ev"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.lines[-1].startswith(f"FAIL performance-audit stage {stage}: ")
+    if stage < 4:
+        assert len(proc.lines) == 1
+    else:
+        assert [line.split(":")[0] for line in proc.lines] == [
+            f"FAIL performance-audit stage {s}" for s in (1, 2, 3, 4)]
+    first = proc.lines[0]
+    assert "not written yet" in first and "starter/model.py" in first
+    assert re.search(r"write (workload|time_first_and_steady)\(", first)
+
+
+def test_starter_stage_1_names_the_workload_and_its_counter():
+    line = one_line(check("--implementation", "starter", "--stage", "1"), 1)
+    assert line.startswith("FAIL performance-audit stage 1: workload(I, I) raised NotImplementedError")
+    assert "TRACE_COUNT" in line and "jnp.tanh(a @ b)" in line
+
+
+def test_from_another_directory_evidence_is_relative_to_it(tmp_path):
+    passed(check("--implementation", "solution", "--stage", "1", cwd=tmp_path), 1)
+    proc = check("--implementation", "solution", "--stage", "3", "--evidence-dir", "evidence/run-1", cwd=tmp_path)
+    passed(proc, 3)
+    assert "evidence/run-1/report.json" in proc.lines[0].replace(os.sep, "/")
+    assert (tmp_path / "evidence" / "run-1" / "report.json").is_file()
+
+
+def test_without_the_course_package_and_with_the_default_evidence_dir(tmp_path):
+    """A fresh clone: only the requirements installed, check.py finds the checks in src/ itself."""
+    repo = scratch_repository(tmp_path)
+    site = sysconfig.get_paths()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys([site["purelib"], site["platlib"]]))}
+    python = (sys.executable, "-S")  # no site: the editable install's .pth file is not read
+    probe = subprocess.run([*python, "-c", "import jax, numpy; import perfcourse"], cwd=tmp_path, env=env,
+                           text=True, capture_output=True)
+    assert probe.returncode != 0 and "No module named 'perfcourse'" in probe.stderr, probe.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.run([*python, str(repo / "projects" / "performance-audit" / "tests" / "check.py"),
+                           "--implementation", "solution", "--stage", "4"],
+                          cwd=elsewhere, env=env, text=True, capture_output=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("PASS performance-audit stage 4")
+    evidence = repo / "runs" / "performance-audit"
+    assert sorted(p.name for p in evidence.iterdir()) == ["report.json", "workload.jaxpr.txt"]
+    assert not list(elsewhere.iterdir())
+
+
+def test_the_evidence_says_what_was_and_was_not_measured(tmp_path):
+    passed(check("--implementation", "solution", "--stage", "3", "--evidence-dir", str(tmp_path)), 3)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["memory_measured"] is False
+    assert report["trace_count"] == 2 and report["traced_shapes"] == [[16, 16], [32, 32]]
+    assert report["timed_shapes"] == [[64, 64], [64, 64]] and report["dtype"] == "float32"
+    assert len(report["steady_seconds"]) == 7
+    assert report["steady_median_seconds"] == statistics.median(report["steady_seconds"])
+    assert isinstance(report["first_call_seconds"], float)
+    assert report["backend"] == jax.default_backend() and report["jax"] == jax.__version__
+    assert report["numpy"] == np.__version__ and {"jaxlib", "python"} <= set(report)
+    assert report["jaxpr_file"] == "workload.jaxpr.txt"
+    jaxpr = (tmp_path / "workload.jaxpr.txt").read_text()
+    assert "dot_general" in jaxpr and "tanh" in jaxpr and "f32[64,64]" in jaxpr
+    assert "\x1b" not in jaxpr  # plain text, no terminal colours
+
+
+def test_the_readme_has_the_seed_steps_verbatim():
+    seed = next(p for p in SEEDS.glob("*.txt") if "performance-audit" in p.read_text())
+    readme = (PROJECT / "README.md").read_text()
+    commands = [line for line in seed.read_text().splitlines()
+                if line.startswith(("python", "source "))]
+    assert len(commands) == 7
+    for line in commands:
+        assert line in readme, line
+    assert ".venv\\Scripts\\Activate.ps1" in readme
+    reference = "python3 projects/performance-audit/tests/check.py --implementation solution --stage 4"
+    assert reference in seed.read_text() and reference in readme
+    assert "runs/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+# ------------------------------------------------------------------------------------------------
+# Robustness: one line and a non-zero exit
+
+
+def test_a_missing_evidence_directory_is_created(tmp_path):
+    target = tmp_path / "a" / "b" / "c"
+    passed(check("--implementation", "solution", "--stage", "3", "--evidence-dir", str(target)), 3)
+    assert (target / "report.json").is_file()
+
+
+@pytest.mark.parametrize("where", ["a-file", "a-file/below"])
+def test_an_unwritable_evidence_directory_is_named_and_nothing_runs(tmp_path, where):
+    (tmp_path / "a-file").write_text("not a directory")
+    for stage in ("3", "4"):
+        line = one_line(check("--implementation", "solution", "--stage", stage,
+                              "--evidence-dir", str(tmp_path / where)), 1)
+        assert line.startswith(f"FAIL performance-audit stage {stage}: cannot write evidence to ")
+        assert str(tmp_path / where) in line
+    assert (tmp_path / "a-file").read_text() == "not a directory"
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes anywhere")
+def test_a_read_only_evidence_directory_is_named(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        line = one_line(check("--implementation", "solution", "--stage", "3", "--evidence-dir", str(locked)), 1)
+        assert "cannot write evidence to" in line and "ermission denied" in line
+    finally:
+        locked.chmod(0o700)
+
+
+@pytest.mark.parametrize("name", ["nosuch", "../solution", "tests", "solution/"])
+def test_an_unknown_implementation_is_named(name):
+    line = one_line(check("--implementation", name, "--stage", "1"), 2)
+    assert line.startswith("performance-audit: error: no implementation named ")
+    assert repr(name) in line and "solution, starter" in line
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--implementation", "solution", "--stage", "5"], "invalid choice"),
+    (["--implementation", "solution"], "--stage"),
+    (["--stage", "1"], "--implementation"),
+])
+def test_a_wrong_command_line_is_one_line(args, fragment):
+    line = one_line(check(*args), 2)
+    assert line.startswith("performance-audit: error: ") and fragment in line
+
+
+def subprocess_check(repo: Path, implementation: str, stage: int, *extra):
+    """check.py of a scratch repository, run from its root."""
+    proc = subprocess.run([sys.executable, str(repo / "projects" / "performance-audit" / "tests" / "check.py"),
+                           "--implementation", implementation, "--stage", str(stage), *extra],
+                          cwd=repo, text=True, capture_output=True)
+    proc.lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    return proc
+
+
+def test_a_model_that_does_not_import_is_one_line(tmp_path):
+    repo = scratch_repository(tmp_path, broken="def workload(a, b:\n")
+    line = one_line(subprocess_check(repo, "broken", 1), 1)
+    assert line.startswith("FAIL performance-audit stage 1: cannot import broken/model.py: SyntaxError")
+
+
+# ------------------------------------------------------------------------------------------------
+# Wrong implementations fail the stage they should, through check.py
+
+
+UNSYNCHRONIZED = variant("""    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    first_call_seconds = time.perf_counter() - start
+""", """    start = time.perf_counter()
+    fn(*args)
+    first_call_seconds = time.perf_counter() - start
+""").replace("""        jax.block_until_ready(fn(*args))
+        steady_seconds""", """        fn(*args)
+        steady_seconds""")
+COUNTS_CALLS = variant("""@jax.jit
+def workload(a, b):
+    \"\"\"tanh of the matrix product a @ b, for any compatible shapes, compiled with jax.jit.\"\"\"
+    global TRACE_COUNT
+    TRACE_COUNT += 1  # plain Python: runs while JAX traces, never when the compiled program runs
+    return jnp.tanh(a @ b)
+""", """def _count():
+    global TRACE_COUNT
+    TRACE_COUNT += 1
+
+
+@jax.jit
+def workload(a, b):
+    jax.debug.callback(_count)
+    return jnp.tanh(a @ b)
+""")
+NO_MEMORY_FLAG = variant('    report["memory_measured"] = False\n', "")
+WARM_UP = variant("""    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    first_call_seconds""", """    jax.block_until_ready(fn(*args))  # warm-up
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    first_call_seconds""")
+
+
+@pytest.mark.parametrize("name,source,stage,message", [
+    ("unsynchronized", UNSYNCHRONIZED, 1, "the clock was read before the result of call(s) [1, 2, 3, 4, 5, 6] was ready"),
+    ("warmup", WARM_UP, 1, "the timer called fn 6 times"),
+    ("counts_calls", COUNTS_CALLS, 2, "it counts calls, not traces"),
+    ("no_memory_flag", NO_MEMORY_FLAG, 3, 'the report must say "memory_measured": false explicitly'),
+])
+def test_check_py_fails_wrong_implementations_at_their_stage(tmp_path, name, source, stage, message):
+    repo = scratch_repository(tmp_path, **{name: source})
+    line = one_line(subprocess_check(repo, name, stage), 1)
+    assert line.startswith(f"FAIL performance-audit stage {stage}: ") and message in line
+    proc = subprocess_check(repo, name, 4)
+    assert proc.returncode == 1
+    assert [line.split(":")[0] for line in proc.lines] == [
+        f"{'FAIL' if s in (stage, 4) else 'PASS'} performance-audit stage {s}" for s in (1, 2, 3, 4)], proc.lines
+    assert proc.lines[-1] == "FAIL performance-audit stage 4: 1 of 3 stages did not pass (see above)"
+
+
+def test_no_evidence_is_written_for_a_report_that_fails(tmp_path):
+    repo = scratch_repository(tmp_path, no_memory_flag=NO_MEMORY_FLAG)
+    assert subprocess_check(repo, "no_memory_flag", 3).returncode == 1
+    assert not list((repo / "runs" / "performance-audit").iterdir())
+
+
+# ------------------------------------------------------------------------------------------------
+# The shared checks, called directly
+
+
+def solution_module():
+    namespace = {"__name__": "performance_audit_solution_test"}
+    exec(compile(SOLUTION, str(PROJECT / "solution" / "model.py"), "exec"), namespace)
+    return namespace
+
+
+def implementation(**replace):
+    namespace = solution_module()
+    namespace.update(replace)
+    return audit.Implementation.from_namespace(namespace, "test")
+
+
+def test_starter_and_solution_define_the_same_functions():
+    def signatures(path):
+        tree = ast.parse(path.read_text())
+        return {node.name: ast.dump(node.args) for node in tree.body if isinstance(node, ast.FunctionDef)}
+    starter, solution = signatures(PROJECT / "starter" / "model.py"), signatures(PROJECT / "solution" / "model.py")
+    assert starter == solution and set(audit.Implementation.PARTS) <= set(solution)
+
+
+@pytest.mark.parametrize("workload,message", [
+    (lambda a, b: jnp.tanh(a @ b), "must be compiled with jax.jit"),
+    (jax.jit(lambda a, b: a @ b), "diagonal runs from 1.000000 to 1.000000 (expected 0.761594)"),
+    (jax.jit(lambda a, b: jnp.tanh(a) @ jnp.tanh(b)), "differs from NumPy"),
+    (jax.jit(lambda a, b: jnp.tanh(a @ b).astype(jnp.bfloat16)), "float32 array"),
+])
+def test_wrong_workloads_fail_stage_1(workload, message):
+    with pytest.raises(audit.AuditFailure, match=re.escape(message)):
+        audit.check_workload(workload)
+
+
+def test_the_workload_check_reports_the_identity():
+    found = audit.check_workload(solution_module()["workload"])
+    assert math.isclose(found["diagonal"], 0.761594, abs_tol=1e-6) and found["off_diagonal"] == 0
+
+
+def test_timings_never_decide():
+    """A synchronized timer on a machine so slow that every measurement takes an extra 20 ms passes."""
+    def slow_but_synchronized(fn, *args, steady_calls=7):
+        def once():
+            start = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            time.sleep(0.02)
+            return time.perf_counter() - start
+        return once(), [once() for _ in range(steady_calls)]
+    impl = implementation(time_first_and_steady=slow_but_synchronized)
+    assert audit.stage1(impl).startswith("tanh(I @ I) matches NumPy")
+
+
+def test_trace_counts_do_not_depend_on_what_ran_before():
+    namespace = solution_module()
+    for _ in range(2):
+        counted = audit.check_trace_count(namespace["workload"], namespace["trace_count"])
+        assert counted["trace_count"] == counted["after_repeat"] == 2
+
+
+def test_a_counter_that_never_moves_is_named():
+    with pytest.raises(audit.AuditFailure, match="the trace counter did not move"):
+        audit.check_trace_count(jax.jit(lambda a, b: jnp.tanh(a @ b)), lambda: 0)
+
+
+def test_a_counter_around_the_call_counts_calls():
+    compiled = jax.jit(lambda a, b: jnp.tanh(a @ b))
+    calls = []
+
+    def counted(a, b):
+        calls.append(1)
+        return compiled(a, b)
+    with pytest.raises(audit.AuditFailure, match="it counts calls, not traces"):
+        audit.check_trace_count(counted, lambda: len(calls))
+
+
+def test_a_counter_that_is_not_an_int_is_named():
+    namespace = solution_module()
+    with pytest.raises(audit.AuditFailure, match="should return an int"):
+        audit.check_trace_count(namespace["workload"], lambda: "2")
+
+
+MEASURED = {"workload": "w", "dtype": "float32", "first_call_seconds": 0.5,
+            "steady_seconds": [0.004, 0.001, 0.003, 0.002], "trace_count": 2, "traced_shapes": [[16, 16]]}
+
+
+def good_report():
+    return solution_module()["build_report"](dict(MEASURED))
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda r: r.pop("memory_measured"), 'must say "memory_measured": false explicitly'),
+    (lambda r: r.update(memory_measured=None), "(it says null)"),
+    (lambda r: r.update(memory_measured="false"), '(it says "false")'),
+    (lambda r: r.update(steady_median_seconds=statistics.mean(MEASURED["steady_seconds"]) + 1e-3),
+     "should be the median of steady_seconds"),
+    (lambda r: r.update(first_call_seconds=0.25), "changes the measurement 'first_call_seconds'"),
+    (lambda r: r.pop("trace_count"), "leaves out the measurement 'trace_count'"),
+    (lambda r: r.pop("backend"), "should record 'backend'"),
+    (lambda r: r.update(jax="0.0.1"), "should record 'jax'"),
+    (lambda r: r.update(first_call_seconds=np.float32(0.5)), "not plain JSON"),
+    (lambda r: r.update(first_call_seconds=math.nan), "not plain JSON"),
+])
+def test_wrong_reports_fail_stage_3(change, message):
+    report = good_report()
+    audit.check_report(report, MEASURED)
+    change(report)
+    with pytest.raises(audit.AuditFailure, match=re.escape(message)):
+        audit.check_report(report, MEASURED)
+
+
+def test_the_jaxpr_is_plain_text_with_the_workload():
+    text = audit.capture_jaxpr(solution_module()["workload"])
+    assert "\x1b" not in text and "dot_general" in text and "tanh" in text
+    with pytest.raises(audit.AuditFailure, match="no tanh"):
+        audit.capture_jaxpr(jax.jit(lambda a, b: a @ b))
+
+
+def test_a_missing_piece_is_named():
+    namespace = solution_module()
+    del namespace["build_report"]
+    with pytest.raises(audit.AuditFailure, match="does not define build_report"):
+        audit.Implementation.from_namespace(namespace, "test")
+
+
+def test_stage_4_names_every_failing_stage(tmp_path):
+    impl = implementation(build_report=lambda m: dict(m))
+    lines = []
+    assert not audit.run_stage(4, impl, tmp_path, emit=lines.append)
+    assert [line.split(":")[0] for line in lines] == [
+        "PASS performance-audit stage 1", "PASS performance-audit stage 2",
+        "FAIL performance-audit stage 3", "FAIL performance-audit stage 4"]
+
+
+# ------------------------------------------------------------------------------------------------
+# The notebook twin calls the same checks, and keeps its evidence out of the repository
+
+
+def test_the_notebook_grades_with_the_same_checks_as_check_py():
+    nb = nbformat.read(ROOT / "source" / "performance-audit" / "performance-audit.ipynb", as_version=4)
+    hidden = {c.metadata["nbgrader"]["grade_id"]: c.source.split("### BEGIN HIDDEN TESTS")[1]
+              for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    assert hidden.keys() == {"test_workload", "test_timer_first_call", "test_timer_synchronized",
+                             "test_trace_count", "test_evidence", "test_audit"}
+    for grade_id, call in [("test_workload", "audit.check_workload("),
+                           ("test_timer_first_call", "audit.check_first_call_apart("),
+                           ("test_timer_synchronized", "audit.check_synchronized("),
+                           ("test_trace_count", "audit.check_trace_count("),
+                           ("test_evidence", "audit.stage3("), ("test_audit", "audit.stage4(")]:
+        assert call in hidden[grade_id], grade_id
+        assert "TemporaryDirectory" in hidden[grade_id] or grade_id not in ("test_evidence", "test_audit")
+    assert "audit.run_stage(" in CHECK.read_text()
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "EVIDENCE_DIR = Path(_evidence.name)" in code and "runs/" not in code
+    assert '_evidence = tempfile.TemporaryDirectory(prefix="performance-audit-")' in code
