@@ -12,9 +12,6 @@ c.Execute.kernel_name = "jax-cpu"
 # Per cell, in seconds. The lessons' cells take well under a second on a laptop CPU.
 c.Execute.timeout = 60
 
-# Cells tagged "report" only record the lesson's artifact (perfcourse artifacts); grading skips them.
-c.Execute.skip_cells_with_tag = "report"
-
 # Kernels run sandboxed (bubblewrap: no network, read-only files, no view of the course) under a
 # guard that vouches for every test cell; see src/perfcourse/grading/. `perfcourse grade
 # --unsandboxed` sets GuardedExecute.sandbox = "none" where bubblewrap is missing.
