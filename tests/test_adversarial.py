@@ -90,7 +90,8 @@ def test_nothing_outside_the_submission_was_visible(hostile_class):
     root, _, _ = hostile_class
     assert printed(root, "hostile-reads-source", "workload") == "found nothing to print\n"
     assert "connected to" not in printed(root, "hostile-network", "workload")
-    assert printed(root, "hostile-gradebook-write", "workload").count("OSError") == 3
+    attempts = printed(root, "hostile-gradebook-write", "workload")
+    assert attempts.count("refused") == 3 and "WRITTEN" not in attempts
     assert (root / "autograded" / "hostile-output-flood" / "performance-01" / "performance-01.ipynb").stat().st_size < 3_000_000
 
 
@@ -101,7 +102,8 @@ def test_feedback_shows_no_hidden_tests_or_their_outputs(hostile_class):
                         "--student", student, "--force"], cwd=root, env=nbgrader_env(),
                        check=True, capture_output=True)
         html = (root / "feedback" / student / "performance-01" / "performance-01.html").read_text()
-        for hidden in ("BEGIN HIDDEN TESTS", "run_timer", "perfcourse.checks", "_late", "most recent call last",
-                       "the kernel was tampered", "was read before the result"):
+        # Student cells keep their own tracebacks; nothing from a hidden test may show.
+        for hidden in ("BEGIN HIDDEN TESTS", "run_timer", "perfcourse.checks", "_late", "trusted.array",
+                       "the kernel was tampered", "was read before the result", "must be compiled with jax.jit"):
             assert hidden not in html, f"{student}: feedback shows {hidden!r}"
         assert "This cell&#39;s checks" in html or "This cell's checks" in html

@@ -1,4 +1,5 @@
 """requirements-cpu.txt pins the seeds' environment; environment.yml describes the same one."""
+import os
 import re
 import sys
 from importlib.metadata import version
@@ -33,9 +34,19 @@ def test_seed_versions_are_pinned():
     assert found["jupyterlab"].startswith("4."), "the course runs on JupyterLab 4"
 
 
+# `make test-newest-jax` runs this suite with jax and jaxlib upgraded past their pins.
+NEWEST_JAX = os.environ.get("PERFCOURSE_NEWEST_JAX") == "1"
+UPGRADED = {"jax", "jaxlib"} if NEWEST_JAX else set()
+
+
 def test_this_environment_has_the_pinned_versions():
-    wrong = {name: (want, version(name)) for name, want in pins().items() if version(name) != want}
+    wrong = {name: (want, version(name)) for name, want in pins().items()
+             if name not in UPGRADED and version(name) != want}
     assert not wrong, f"installed versions differ from requirements-cpu.txt: {wrong}"
+    for name in UPGRADED:
+        installed = tuple(int(p) for p in version(name).split(".")[:3])
+        pinned = tuple(int(p) for p in pins()[name].split(".")[:3])
+        assert installed > pinned, f"the newest-JAX run should have {name} newer than {pins()[name]}"
 
 
 def parse_environment_yml():

@@ -10,5 +10,6 @@ for path in ("../../../gradebook.db", "../../gradebook.db", "/work/main/gradeboo
     try:
         with open(path, "w") as handle:
             handle.write("overwritten")
+        print(path, "WRITTEN")
     except OSError as exc:
-        print(path, type(exc).__name__)
+        print(path, "refused:", type(exc).__name__)
