@@ -12,6 +12,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NEWEST := .venv-newest-jax
+COLAB := .venv-colab
 
 .PHONY: demo test test-newest-jax release grade artifacts artifacts-check lab clean
 
@@ -37,13 +38,20 @@ $(NEWEST)/.installed: requirements-cpu.txt pyproject.toml
 	$(NEWEST)/bin/perfcourse kernel jax-cpu
 	touch $@
 
+# What Colab offers a student: jax, numpy and matplotlib (at the course's pins) and ipykernel, nothing
+# of the course's. tests/test_colab.py runs every release notebook, solved, on this environment.
+$(COLAB)/.installed: requirements-cpu.txt
+	test -x $(COLAB)/bin/python || $(PYTHON) -m venv $(COLAB)
+	$(COLAB)/bin/python -m pip install --quiet -c requirements-cpu.txt jax jaxlib numpy matplotlib ipykernel
+	touch $@
+
 demo: $(STAMP)
 	$(BIN)/perfcourse demo
 
-test: $(STAMP)
+test: $(STAMP) $(COLAB)/.installed
 	$(BIN)/python -m pytest
 
-test-newest-jax: $(NEWEST)/.installed
+test-newest-jax: $(NEWEST)/.installed $(COLAB)/.installed
 	PERFCOURSE_NEWEST_JAX=1 $(NEWEST)/bin/python -m pytest
 
 release: $(STAMP)
@@ -62,4 +70,4 @@ lab: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --notebook-dir=.
 
 clean:
-	rm -rf $(VENV) $(NEWEST) submitted autograded/*/ feedback gradebook.db grades.csv
+	rm -rf $(VENV) $(NEWEST) $(COLAB) submitted autograded/*/ feedback gradebook.db grades.csv

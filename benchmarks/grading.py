@@ -54,8 +54,9 @@ def kernel_floor(repeats: int = 5) -> float:
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
-        km, kc = start_new_kernel(kernel_name="jax-cpu")
-        kc.execute_interactive("import jax, jax.numpy as jnp; jnp.zeros(1).block_until_ready()", timeout=60)
+        km, kc = start_new_kernel(kernel_name="jax-cpu", stderr=subprocess.DEVNULL)
+        kc.execute_interactive("import jax, jax.numpy as jnp; jnp.zeros(1).block_until_ready()", timeout=60,
+                               output_hook=lambda msg: None)
         times.append(time.perf_counter() - started)
         kc.stop_channels()
         km.shutdown_kernel(now=True)

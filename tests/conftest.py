@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"
-COURSE_PARTS = ("grader_config.py", "nbgrader_config.py", "source", "release", "samples", "artifacts")
+COURSE_PARTS = ("grader_config.py", "nbgrader_config.py", "course.toml", "source", "release", "samples", "artifacts")
 
 
 def seed(lesson: str) -> dict:
@@ -52,3 +52,14 @@ def graded_demo(tmp_path_factory):
     root = copy_course(tmp_path_factory.mktemp("demo") / "course")
     proc = perfcourse("demo", cwd=root)
     return root, proc
+
+
+def kernelspec_dir(base: Path, name: str, python: str, env: dict) -> Path:
+    """A Jupyter data directory holding one kernelspec; put it on JUPYTER_PATH to use the kernel."""
+    folder = base / "kernels" / name
+    folder.mkdir(parents=True)
+    (folder / "kernel.json").write_text(json.dumps({
+        "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": name, "language": "python", "env": env,
+    }))
+    return base

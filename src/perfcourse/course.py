@@ -9,6 +9,7 @@ from pathlib import Path
 import nbformat
 
 GRADER_CONFIG = "grader_config.py"
+COURSE_SETTINGS = "course.toml"
 ASSIGNMENT_PREFIXES = ("performance-",)
 
 
@@ -29,6 +30,19 @@ def find_root(start: Path | None = None) -> Path:
         if (candidate / GRADER_CONFIG).is_file():
             return candidate
     raise CourseError(f"{here}: not inside the course (no {GRADER_CONFIG} here or above)")
+
+
+def settings(root: Path) -> dict:
+    """course.toml, the course's own settings (an absent file means the defaults)."""
+    import tomllib
+
+    path = root / COURSE_SETTINGS
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CourseError(f"{path}: not valid TOML ({exc})") from None
 
 
 def lessons(root: Path) -> list[str]:

@@ -2,7 +2,9 @@
 
 `jax-cpu` is this virtual environment's Python with JAX held to the CPU backend; autograde
 and papermill run on it, so grades and CPU artifacts never depend on what accelerator a
-machine happens to have.
+machine happens to have. `jax-tpu` and `jax-gpu` are the same Python held to a TPU or a CUDA
+GPU, for recording those backends' artifacts (`perfcourse artifacts --kernel jax-tpu`) on a
+machine that has one; JAX then fails loudly instead of quietly falling back to the CPU.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from .course import CourseError, write_atomic
 
 KERNELS = {
     "jax-cpu": {"display_name": "Python (JAX, CPU)", "env": {"JAX_PLATFORMS": "cpu"}},
+    "jax-tpu": {"display_name": "Python (JAX, TPU)", "env": {"JAX_PLATFORMS": "tpu"}},
+    "jax-gpu": {"display_name": "Python (JAX, GPU)", "env": {"JAX_PLATFORMS": "cuda"}},
 }
 
 
@@ -48,5 +52,5 @@ def require(name: str) -> None:
         known = sorted(KernelSpecManager().find_kernel_specs())
         raise CourseError(
             f"unknown kernel {name!r}: installed kernels are {', '.join(known) or 'none'}"
-            + (" (run 'make .venv' to install jax-cpu)" if name in KERNELS else "")
+            + (f" (install it with 'perfcourse kernel {name}')" if name in KERNELS else "")
         ) from None

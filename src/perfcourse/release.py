@@ -9,12 +9,42 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import re
+
 import nbformat
 
-from .course import lessons, read_notebook, source_notebook
+from .course import CourseError, lessons, read_notebook, settings, source_notebook, write_atomic
 from .nbgrader_runner import run_nbgrader
 
-CONFIG_FILES = ("grader_config.py", "nbgrader_config.py")
+CONFIG_FILES = ("grader_config.py", "nbgrader_config.py", "course.toml")
+REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+COLAB_CELL_ID = "open-in-colab"
+
+
+def colab_link(root: Path, lesson: str) -> str | None:
+    """The "Open in Colab" address of a release notebook, from course.toml's [colab] setting only."""
+    colab = settings(root).get("colab", {})
+    repository, branch = colab.get("repository", ""), colab.get("branch", "main")
+    if not repository:
+        return None
+    if not isinstance(repository, str) or not REPOSITORY.match(repository):
+        raise CourseError(f"{root / 'course.toml'}: [colab] repository must be 'owner/name', got {repository!r}")
+    if not isinstance(branch, str) or not branch or any(ch.isspace() for ch in branch):
+        raise CourseError(f"{root / 'course.toml'}: [colab] branch must be a branch name, got {branch!r}")
+    return (f"https://colab.research.google.com/github/{repository}/blob/{branch}/"
+            f"release/{lesson}/{lesson}.ipynb")
+
+
+def _add_colab_link(root: Path, lesson: str, path: Path) -> None:
+    link = colab_link(root, lesson)
+    if link is None:
+        return
+    nb = read_notebook(path)
+    cell = nbformat.v4.new_markdown_cell(
+        f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})")
+    cell.id = COLAB_CELL_ID
+    nb.cells.insert(0, cell)
+    write_atomic(path, nbformat.writes(nb))
 
 
 def generate(root: Path, lesson_ids: list[str] | None = None) -> list[Path]:
@@ -22,8 +52,11 @@ def generate(root: Path, lesson_ids: list[str] | None = None) -> list[Path]:
     written = []
     for lesson in lesson_ids or lessons(root):
         read_notebook(source_notebook(root, lesson))  # a corrupt source fails here, by name
+        colab_link(root, lesson)  # so does a bad [colab] setting, before nbgrader writes anything
         run_nbgrader(root, "generate_assignment", lesson, "--force")
-        written.append(root / "release" / lesson / f"{lesson}.ipynb")
+        path = root / "release" / lesson / f"{lesson}.ipynb"
+        _add_colab_link(root, lesson, path)
+        written.append(path)
     return written
 
 
@@ -37,7 +70,8 @@ def stale(root: Path) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="perfcourse-release-") as scratch:
         scratch = Path(scratch)
         for name in CONFIG_FILES:
-            shutil.copy2(root / name, scratch / name)
+            if (root / name).is_file():
+                shutil.copy2(root / name, scratch / name)
         shutil.copytree(root / "source", scratch / "source")
         for lesson in lessons(root):
             generate(scratch, [lesson])

@@ -17,6 +17,7 @@ from ..course import CourseError  # noqa: E402
 
 PANEL_KINDS = ("bar", "line")
 DIAGRAM_KINDS = ("timeline", "flow")
+MAX_COLUMNS = 3  # panels per row; more wrap onto further rows
 DIAGRAM_FIELDS = ("title", "prediction", "reading", "alt", "scope", "height", "panel")
 
 
@@ -67,7 +68,10 @@ def _draw_panel(ax, panel: dict) -> None:
         ax.set_xlabel(panel.get("xlabel", ""))
     ax.set_title(panel["title"])
     ax.set_ylabel(panel["ylabel"])
-    ax.legend(fontsize="small")
+    values = [y for series in panel["series"] for y in series["y"] if y is not None]
+    if values and min(values) >= 0:
+        ax.set_ylim(0, max(values) * 1.3 or 1)  # headroom, so the legend never covers the data
+    ax.legend(fontsize="small", loc="upper left")
 
 
 def _draw_timeline(ax) -> None:
@@ -112,14 +116,15 @@ def draw(artifact: dict) -> tuple[bytes, str]:
     """PNG bytes and the alt text that goes beside them."""
     panels = artifact["data"]["panels"]
     diagram = artifact.get("diagram")
-    rows = 2 if diagram else 1
-    heights = [3.2] + ([float(diagram["height"])] if diagram else [])
-    fig = plt.figure(figsize=(4.2 * max(len(panels), 2), sum(heights)))
-    grid = fig.add_gridspec(rows, len(panels), height_ratios=heights)
+    columns = min(max(len(panels), 2), MAX_COLUMNS)
+    panel_rows = -(-len(panels) // columns)
+    heights = [3.2] * panel_rows + ([float(diagram["height"])] if diagram else [])
+    fig = plt.figure(figsize=(4.6 * columns, sum(heights)))
+    grid = fig.add_gridspec(len(heights), columns, height_ratios=heights)
     for i, panel in enumerate(panels):
-        _draw_panel(fig.add_subplot(grid[0, i]), panel)
+        _draw_panel(fig.add_subplot(grid[i // columns, i % columns]), panel)
     if diagram:
-        ax = fig.add_subplot(grid[1, :])
+        ax = fig.add_subplot(grid[-1, :])
         if diagram["panel"]["kind"] == "flow":
             _draw_flow(ax, diagram["panel"])
         else:
@@ -139,7 +144,7 @@ def alt_text(artifact: dict) -> str:
     for panel in artifact["data"]["panels"]:
         axis = panel["labels"] if panel["kind"] == "bar" else panel["x"]
         for series in panel["series"]:
-            values = ", ".join(f"{a}: {y:.3g}" for a, y in zip(axis, series["y"]))
+            values = ", ".join(f"{' '.join(str(a).split())}: {y:.3g}" for a, y in zip(axis, series["y"]))
             lines.append(f"{panel['kind'].capitalize()} chart '{panel['title']}', {series['label']} "
                          f"({panel['ylabel']}): {values}.")
     if artifact.get("diagram"):
