@@ -3,7 +3,6 @@
 .venv-colab (made by `make test`) holds jax, jaxlib, numpy and matplotlib at the course's pins and
 ipykernel, and nothing of the course: no perfcourse, no nbgrader, no papermill.
 """
-import os
 import subprocess
 
 import nbclient

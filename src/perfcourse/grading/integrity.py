@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import importlib
 import json
-import os
 import pkgutil
 import sys
 
