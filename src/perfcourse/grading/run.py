@@ -163,7 +163,13 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                     student, student_lessons = tasks.get_nowait()
                 except queue.Empty:
                     return
-                outcomes = slot.grade(student, student_lessons, notebook_limit * len(student_lessons), progress)
+                try:
+                    outcomes = slot.grade(student, student_lessons, notebook_limit * len(student_lessons), progress)
+                except Exception as exc:  # a worker that cannot start: this student is reported, not lost
+                    slot.kill()
+                    outcomes = [Outcome(student, lesson, error=f"not graded: {exc}") for lesson in student_lessons]
+                    for lesson in student_lessons:
+                        progress.advance(f"{student}/{lesson}")
                 with lock:
                     results.extend(outcomes)
         finally:
