@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from conftest import ROOT, seed
+from conftest import ROOT
 
 from perfcourse.checks import tracing
 from perfcourse.checks.tracing import (Sequence, audit_count_traces, audit_counted_jit, audit_isolation,
@@ -361,14 +361,9 @@ def committed():
     return json.loads((ROOT / "artifacts" / "cpu" / f"{LESSON}.json").read_text())
 
 
-def test_artifact_has_the_seed_layout_and_a_flow_diagram():
-    ours, theirs = committed(), seed("performance-01")
-    assert list(ours) == list(theirs)
-    assert list(ours["environment"]) == list(theirs["environment"])
-    assert ours["provenance"] == "recorded_cpu_computation" and ours["kind"] == "executed"
-    assert ours["environment"]["jax"] == "0.9.2"
-    diagram = ours["diagram"]
-    assert list(diagram) == list(theirs["diagram"])
+def test_artifact_has_a_flow_diagram():
+    # The seed layout itself: tests/test_artifacts.py, for every lesson.
+    diagram = committed()["diagram"]
     assert diagram["panel"]["kind"] == "flow"
     assert diagram["panel"]["steps"] == ["call", "build key", "look up", "miss: trace", "lower, compile", "run"]
     assert len(diagram["panel"]["notes"]) == len(diagram["panel"]["steps"])
