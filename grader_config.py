@@ -34,7 +34,7 @@ c.Autograde.sanitize_preprocessors = [
 ]
 c.GuardedExecute.notebook_timeout = 600   # seconds for a whole notebook
 c.GuardedExecute.interrupt_grace = 5      # seconds to stop after an interrupt before the kernel is killed
-c.GuardedExecute.memory_bytes = 2 << 30   # address space of one kernel
+c.GuardedExecute.memory_bytes = 2 << 30   # resident memory of the student kernel and everything it starts
 c.GuardedExecute.cpu_seconds = 900
 c.GuardedExecute.max_output_bytes = 1_000_000  # per cell
 c.LimitOutput.max_lines = 1000

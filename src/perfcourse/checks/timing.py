@@ -1,127 +1,84 @@
-"""Grade a timer by the order of its clock reads, on a scripted clock.
+"""Grade a timer by what it reports for work whose length is known here, whatever clock it reads.
 
-A student's timer is handed a function whose results behave like JAX arrays that are
-still being computed: dispatch returns at once, and the work is only finished (and the
-clock only advances by it) when the result is synchronized, by `jax.block_until_ready`,
-`.block_until_ready()`, or conversion to a NumPy array. While the check runs, every
-clock the timer can reach reads the scripted time instead of the machine's, so the
-durations the timer reports are exact and say which method it used:
+The student's timer is handed a real jitted function (`perfcourse.kernel.probes.timing`): each
+call dispatches a device loop whose trip count this side picks, so the result is ready only
+after that much work, and the call returns before it is. Before each call the function asks this
+side's `Schedule` for its trip count, so the calls are counted here, not by the student's process.
+The trip counts turn into seconds through a calibration run in this kernel on the same machine
+(the fastest of a few runs), so a slow machine only lengthens everything alike:
 
-    synchronized timer:    first = compile + dispatch + work,  warm = dispatch + work
-    unsynchronized timer:  first = compile + dispatch,         warm = dispatch
+    a synchronized measurement of a call   >= SYNC_FRACTION * that call's calibrated work
+    an unsynchronized one                   ~  dispatch, far below it
+
+The first call's work is FIRST_FACTOR times the longest warm call's, so a warm sample that
+contains the first call stands out against the first call itself. Warm calls get different
+amounts of work (short and long, shuffled), so averaged or reused samples do not follow them.
+Whatever clock the timer reads (perf_counter, monotonic, time_ns, a clock bound as a default
+argument) and however it synchronizes (jax.block_until_ready, .block_until_ready(), converting
+to NumPy), an honest timer passes on any machine speed.
+
+What a forger would need: a probe that calls the schedule exactly once per call it claims and
+reports, for each call, a duration at least SYNC_FRACTION of work it cannot see in seconds, long
+calls longer than short ones: in practice, running the work and waiting for it, which is the task.
 """
 from __future__ import annotations
 
-import contextlib
 import math
+import random
+import statistics
 import time
-import timeit
 from dataclasses import dataclass, field
 
-import numpy as np
+from . import remote
 
-COMPILE_SECONDS = 5.0     # only the first call pays tracing and compilation
-DISPATCH_SECONDS = 0.001  # the host's share of every call
-WORK_SECONDS = 0.010      # device work, paid when the result is synchronized
-START_SECONDS = 1000.0
+SHORT_SECONDS = 0.012        # calibrated work of a short warm call
+LONG_SECONDS = 0.048         # of a long one (4x: averaging or reusing samples cannot match both)
+FIRST_FACTOR = 6             # the first call's work, in long warm calls
+SYNC_FRACTION = 0.6          # a synchronized measurement spans at least this much of its work
 
-# Every clock a timer is likely to read, and how each reports the scripted time.
-_CLOCKS = {
-    "perf_counter": lambda s: s,
-    "monotonic": lambda s: s,
-    "time": lambda s: s,
-    "perf_counter_ns": lambda s: int(round(s * 1e9)),
-    "monotonic_ns": lambda s: int(round(s * 1e9)),
-    "time_ns": lambda s: int(round(s * 1e9)),
-}
+
+class Schedule:
+    """The trip count of every call, in order; counts the calls the student's timer makes."""
+
+    def __init__(self, iterations: list[int]):
+        self.iterations = list(iterations)
+        self.calls = 0
+        self.dispatched: list[float] = []
+
+    def next_call(self) -> int:
+        self.dispatched.append(time.monotonic())
+        index = min(self.calls, len(self.iterations) - 1)
+        self.calls += 1
+        return self.iterations[index]
 
 
 @dataclass
-class ScriptedDevice:
-    """The clock, and the log of what happened in which order."""
-    now: float = START_SECONDS
-    events: list = field(default_factory=list)
-    calls: int = 0
+class Calibration:
+    seconds_per_iteration: float
 
-    def read(self, convert):
-        self.events.append(("clock", self.now))
-        return convert(self.now)
-
-    def __call__(self, *args, **kwargs):
-        self.calls += 1
-        self.now += (COMPILE_SECONDS if self.calls == 1 else 0.0) + DISPATCH_SECONDS
-        self.events.append(("call", self.calls))
-        return PendingResult(self, self.calls)
+    def iterations(self, seconds: float) -> int:
+        return max(1, int(seconds / self.seconds_per_iteration))
 
 
-class PendingResult:
-    """A result whose device work finishes only when someone waits for it."""
-
-    def __init__(self, device: ScriptedDevice, call: int):
-        self._device, self._call, self._ready = device, call, False
-        self.shape, self.dtype = (2, 2), np.dtype(np.float32)
-
-    def block_until_ready(self):
-        if not self._ready:
-            self._ready = True
-            self._device.now += WORK_SECONDS
-            self._device.events.append(("sync", self._call))
-        return self
-
-    def __array__(self, dtype=None, copy=None):
-        self.block_until_ready()
-        return np.zeros(self.shape, dtype or self.dtype)
-
-    def copy_to_host_async(self):
-        pass
+_calibration: Calibration | None = None
 
 
-def _scripted_clocks(device: ScriptedDevice) -> dict:
-    return {
-        getattr(time, name): (lambda convert=convert: device.read(convert))
-        for name, convert in _CLOCKS.items()
-    }
+def calibrate() -> Calibration:
+    """Seconds per loop iteration on this machine: the fastest of a few synchronized runs here."""
+    global _calibration
+    if _calibration is None:
+        from ..kernel.probes import timing as instrument  # the same program, run in this process
 
+        import jax
 
-@contextlib.contextmanager
-def scripted_time(device: ScriptedDevice, *namespaces: dict):
-    """Point every reachable clock at the scripted one, and put them all back after.
-
-    Reachable: the `time` module's clocks, `timeit`'s default timer (also the default
-    argument of `timeit.Timer`, `timeit.timeit` and `timeit.repeat`), and any name in the
-    given namespaces (the student's globals) bound to a real clock by `from time import ...`.
-    """
-    replacements = _scripted_clocks(device)
-    undo = []
-
-    def swap_attr(owner, name, value):
-        undo.append((setattr, owner, name, getattr(owner, name)))
-        setattr(owner, name, value)
-
-    def swap_item(mapping, key, value):
-        undo.append((dict.__setitem__, mapping, key, mapping[key]))
-        mapping[key] = value
-
-    try:
-        for name in _CLOCKS:
-            swap_attr(time, name, replacements[getattr(time, name)])
-        if timeit.default_timer in replacements:
-            swap_attr(timeit, "default_timer", replacements[timeit.default_timer])
-        for func in (timeit.Timer.__init__, timeit.timeit, timeit.repeat):
-            defaults = func.__defaults__ or ()
-            if any(d in replacements for d in defaults):
-                swap_attr(func, "__defaults__", tuple(replacements.get(d, d) for d in defaults))
-        for namespace in namespaces:
-            for key, value in list(namespace.items()):
-                try:
-                    if value in replacements:
-                        swap_item(namespace, key, replacements[value])
-                except TypeError:  # unhashable values cannot be clocks
-                    pass
-        yield device
-    finally:
-        for restore, owner, key, value in reversed(undo):
-            restore(owner, key, value)
+        jax.block_until_ready(instrument.spin(10))  # compile outside the measurement
+        iterations, best = 2_000_000, math.inf
+        for _ in range(5):
+            start = time.perf_counter()
+            jax.block_until_ready(instrument.spin(iterations))
+            best = min(best, time.perf_counter() - start)
+        _calibration = Calibration(best / iterations)
+    return _calibration
 
 
 @dataclass
@@ -129,33 +86,73 @@ class TimerRun:
     first: float
     warm: list
     calls: int
-    events: list
-
-    def unsynchronized_measurements(self) -> list[int]:
-        """Calls whose measurement ended (the next clock read) before their result was ready."""
-        late = []
-        ready = set()
-        pending = None
-        for kind, value in self.events:
-            if kind == "call":
-                pending = value
-            elif kind == "sync":
-                ready.add(value)
-            elif kind == "clock" and pending is not None:
-                if pending not in ready:
-                    late.append(pending)
-                pending = None
-        return late
+    work: list            # calibrated seconds of each call's work, in call order
+    problems: list = field(default_factory=list)
 
 
-def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls") -> TimerRun:
-    """Run a student's `timer(fn, *args, warm_calls=N)` on the scripted device."""
-    device = ScriptedDevice()
-    namespace = getattr(timer, "__globals__", {})
-    with scripted_time(device, namespace):
-        first, warm = timer(device, "x", "w", **{keyword: warm_calls})
-    return TimerRun(float(first), [float(s) for s in warm], device.calls, list(device.events))
+def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) -> TimerRun:
+    """Run the student's `timer(fn, *args, keyword=warm_calls)` on the instrument; judge nothing yet."""
+    rng = rng or random.Random()
+    calibration = calibrate()
+    warm_work = [SHORT_SECONDS if i % 2 else LONG_SECONDS for i in range(warm_calls)]
+    rng.shuffle(warm_work)
+    work = [FIRST_FACTOR * LONG_SECONDS] + warm_work
+    schedule = Schedule([calibration.iterations(seconds) for seconds in work])
+    value = remote.probe("timing.run_timer", timer, schedule, keyword, warm_calls)
+    first, warm = _pair(value)
+    return TimerRun(first, warm, schedule.calls, work)
 
 
-def close(value: float, expected: float) -> bool:
-    return math.isclose(value, expected, rel_tol=0, abs_tol=1e-6)
+def _pair(value) -> tuple[float, list[float]]:
+    """(first_call_seconds, [warm seconds, ...]) as plain floats, or a clear AssertionError."""
+    try:
+        first, warm = value
+        first, warm = float(first), [float(s) for s in warm]
+    except (TypeError, ValueError):
+        raise AssertionError("the timer should return (first_call_seconds, [warm seconds, ...]), "
+                             f"got {type(value).__name__}") from None
+    if not all(math.isfinite(s) for s in (first, *warm)):
+        raise AssertionError("timings should be finite numbers of seconds")
+    return first, warm
+
+
+def first_call_problems(run: TimerRun, warm_calls: int, keyword: str = "warm_calls") -> list[str]:
+    """One first call timed on its own, then exactly `warm_calls` warm calls, none of them the first."""
+    if run.calls != warm_calls + 1:
+        return [f"with {keyword}={warm_calls} the timer called fn {run.calls} time(s); expected 1 first call "
+                f"and {warm_calls} warm calls ({warm_calls + 1}), with no untimed warm-up call"]
+    if len(run.warm) != warm_calls:
+        return [f"with {keyword}={warm_calls} the timer returned {len(run.warm)} warm samples"]
+    # Whether a sample contains the first call shows in its length only when the timer waits
+    # for results; an unsynchronized timer loses the synchronization cell, not this one.
+    if run.first >= SYNC_FRACTION * run.work[0] and any(sample >= run.first for sample in run.warm):
+        return ["a warm sample is as long as the first call: keep the first call out of the warm samples"]
+    return []
+
+
+def synchronization_problems(run: TimerRun) -> list[str]:
+    """Every measurement ends after its call's result is ready, and each sample is its own call's."""
+    if run.calls != len(run.warm) + 1:
+        return [f"the timer made {run.calls} calls for 1 first call and {len(run.warm)} warm samples"]
+    late = [index + 1 for index, (sample, work) in enumerate(zip([run.first, *run.warm], run.work))
+            if sample < SYNC_FRACTION * work]
+    if late:
+        return [f"the clock was read before the result of call(s) {late} was ready (call 1 is the first call): "
+                "wait for the result (jax.block_until_ready) before reading the clock"]
+    long = [s for s, w in zip(run.warm, run.work[1:]) if w == LONG_SECONDS]
+    short = [s for s, w in zip(run.warm, run.work[1:]) if w == SHORT_SECONDS]
+    if long and short and not statistics.median(long) > statistics.median(short):
+        return ["the warm samples do not follow their own calls (calls with 4x the work took no longer): "
+                "time each call on its own, do not average or reuse samples"]
+    return []
+
+
+def check_first_call_apart(timer, warm_counts=(4, 9), keyword: str = "warm_calls") -> None:
+    for warm_calls in warm_counts:
+        problems = first_call_problems(run_timer(timer, warm_calls, keyword=keyword), warm_calls, keyword)
+        assert not problems, problems[0]
+
+
+def check_synchronized(timer, warm_calls: int = 6, keyword: str = "warm_calls") -> None:
+    problems = synchronization_problems(run_timer(timer, warm_calls, keyword=keyword))
+    assert not problems, problems[0]

@@ -1,106 +1,180 @@
-"""nbgrader's Execute, made safe for a class: sandboxed kernels, hard limits, trusted verdicts.
+"""nbgrader's Execute, with a trust boundary: grade cells run where student code cannot reach.
 
-`GuardedExecute` replaces nbgrader's Execute in autograde (see grader_config.py):
-- the kernel starts through `grading.sandbox` (bubblewrap, limits) and talks over Unix sockets;
-- the kernel runs `grading.integrity` before any student cell; every grade cell must come back
-  with a record signed by that guard, saying it ran as written, raised only if an error shows,
-  and found nothing tampered with; otherwise the cell gets an error output and scores zero;
-- a cell that outlives the per-cell timeout is interrupted; a kernel that ignores the
-  interrupt, dies, or exceeds the notebook's wall-clock limit is killed, and every cell not yet
-  run gets an error output naming why, so the notebook is still scored, never left for manual
-  grading;
-- each cell keeps at most `max_output_bytes` of output.
+`GuardedExecute` replaces nbgrader's Execute in autograde (see grader_config.py). Each notebook
+runs on two sandboxed kernels:
+
+- the **student's kernel** runs every cell that is not a grade cell: solution cells, cells the
+  student added, the instructor's lesson and report cells. Its first act (before any student
+  code) is to install the evidence hook and listen on the channel (`perfcourse.kernel.agent`);
+- the **trusted kernel** runs every grade cell, public and hidden checks alike, and nothing
+  else. A grade cell reads the student's definitions through the channel (`perfcourse.checks.
+  remote`): values in, values out, checked; never the student's code in this process. The hidden
+  tests' source never enters the student's kernel, so no history, hook or patch there can see or
+  change it, and its verdict is this kernel's alone.
+
+While a grade cell runs, the student's kernel runs one line, `serve()`, answering the trusted
+kernel's requests on its main thread; what the student's code prints meanwhile is appended to
+the grade cell's output. A cell past the per-cell limit is interrupted in both kernels; a kernel
+that ignores the interrupt, dies, or outlives the notebook's limit is killed, and every cell not
+yet run gets an error output saying why, so the notebook is still scored. Each cell keeps at most
+`max_output_bytes` of output. The notebook nbgrader writes is the one built here from the kernel
+protocol's messages: nothing the student's kernel writes to disk reaches autograded/.
 """
 from __future__ import annotations
 
-import hmac
+import asyncio
 import json
 import os
-import secrets
 import shutil
+import socket
+import struct
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.utils import ensure_async, run_sync
 from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
+from nbgrader.preprocessors import Execute
+from nbgrader.utils import is_grade
 from traitlets import Integer, Unicode
 
-from nbgrader.preprocessors import Execute
+from . import sandbox
 
-from . import integrity
-from .sandbox import ENV_SETTINGS, bubblewrap
+# Errors the grader itself writes into a notebook (the grade report names them).
+GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "SubmissionRefused")
+EVIDENCE_KEY = "perfcourse_evidence"
+SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 
 
 def _error(name: str, message: str):
     return new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
 
 
+def _exec_lines(*lines: str) -> str:
+    return "--IPKernelApp.exec_lines=" + json.dumps(list(lines))
+
+
 class GuardedExecute(Execute):
     sandbox = Unicode("bwrap", help="'bwrap' to sandbox kernels, 'none' to run them unsandboxed").tag(config=True)
-    notebook_timeout = Integer(900, help="Wall-clock seconds for the whole notebook").tag(config=True)
+    notebook_timeout = Integer(600, help="Wall-clock seconds for the whole notebook").tag(config=True)
     interrupt_grace = Integer(5, help="Seconds a kernel has to stop after an interrupt").tag(config=True)
     max_output_bytes = Integer(1_000_000, help="Output bytes kept per cell").tag(config=True)
-    memory_bytes = Integer(2 << 30, help="Address-space limit of the kernel").tag(config=True)
-    cpu_seconds = Integer(1800, help="CPU-time limit of the kernel").tag(config=True)
-    file_bytes = Integer(64 << 20, help="Largest file the kernel may write").tag(config=True)
+    memory_bytes = Integer(2 << 30, help="Resident memory of the student's kernel and its processes").tag(config=True)
+    pids = Integer(256, help="Processes and threads of the student's kernel, all together").tag(config=True)
+    disk_bytes = Integer(256 << 20, help="Size of the student's scratch folder").tag(config=True)
+    cpu_seconds = Integer(900, help="CPU seconds of each kernel process").tag(config=True)
+    file_bytes = Integer(64 << 20, help="Largest file a kernel may write").tag(config=True)
 
     # --- one notebook ------------------------------------------------------------------------
     def preprocess(self, nb, resources=None, km=None):
-        if self.sandbox == "bwrap" and not bubblewrap():
+        if self.sandbox == "bwrap" and not sandbox.bubblewrap():
             raise RuntimeError("bubblewrap (bwrap) is not installed: refusing to grade unsandboxed")
         self._lost = None
+        self._trusted_lost = None
         self._deadline = time.monotonic() + self.notebook_timeout
-        self._runtime = Path(tempfile.mkdtemp(prefix="perfcourse-kernel-"))
-        self._secret = secrets.token_bytes(32)
-        secret_file = self._runtime / "secret"
-        secret_file.write_bytes(self._secret)
-        secret_file.chmod(0o600)
+        self._base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
+        self._student_runtime = self._base / "student"
+        self._trusted_runtime = self._base / "trusted"
+        self._channel_dir = self._base / "channel"
+        for folder in (self._student_runtime, self._trusted_runtime, self._channel_dir):
+            folder.mkdir()
+        self._socket = str(self._channel_dir / "student.sock")
+        self._evidence = self._base / "evidence.log"
+        self._submission = self._submission_folder(resources)
+        self.trusted_km = self.trusted_kc = None
         self.extra_arguments = [
             "--HistoryManager.hist_file=:memory:",
-            f"--IPKernelApp.exec_lines=[\"__import__('perfcourse.grading.integrity').grading.integrity"
-            f".install({str(secret_file)!r})\"]",
+            _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",
+                        f"__import__('perfcourse.kernel.agent').kernel.agent.install({self._socket!r})"),
         ]
         try:
             nb, resources = super().preprocess(nb, resources, km)
         finally:
-            shutil.rmtree(self._runtime, ignore_errors=True)
-        self._judge(nb)
+            self._stop_trusted()
+            for runtime in (self._student_runtime, self._trusted_runtime):
+                getattr(sandbox, "cleanup", lambda _: None)(runtime)  # TODO helper
+            flags = _read_evidence(self._evidence)
+            shutil.rmtree(self._base, ignore_errors=True)
+        nb.metadata[EVIDENCE_KEY] = flags
         return nb, resources
 
-    def create_kernel_manager(self):
-        km = super().create_kernel_manager()
+    def _sandbox_settings(self, role: str, runtime: Path) -> str:
+        student = role == "student"
+        return json.dumps({
+            "mode": self.sandbox,
+            "role": role,
+            "runtime": str(runtime),
+            "scratch_source": str(self._submission) if student and self._submission else None,
+            "binds": [str(self._channel_dir)],
+            "evidence": str(self._evidence) if student else None,
+            "limits": {"memory_bytes": self.memory_bytes, "pids": self.pids, "disk_bytes": self.disk_bytes,
+                       "cpu_seconds": self.cpu_seconds, "file_bytes": self.file_bytes, "open_files": 1024},
+        })
+
+    def _prepare(self, km, runtime: Path) -> None:
         km.transport = "ipc"
-        km.ip = str(self._runtime / "ipc")
-        km.connection_file = str(self._runtime / "connection.json")
+        km.ip = str(runtime / "ipc")
+        km.connection_file = str(runtime / "connection.json")
         spec = km.kernel_spec
         spec.argv = [sys.executable, "-m", "perfcourse.grading.sandbox", *spec.argv]
         # Signals do not cross into the sandbox's PID namespace: interrupt over the control channel.
         spec.interrupt_mode = "message"
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        self._prepare(km, self._student_runtime)
         return km
 
     async def async_start_new_kernel(self, **kwargs):
         env = dict(os.environ)
-        env[ENV_SETTINGS] = json.dumps({
-            "mode": self.sandbox,
-            "runtime": str(self._runtime),
-            "limits": {"memory_bytes": self.memory_bytes, "cpu_seconds": self.cpu_seconds,
-                       "file_bytes": self.file_bytes, "open_files": 1024},
-        })
+        env[sandbox.ENV_SETTINGS] = self._sandbox_settings("student", self._student_runtime)
         kwargs["env"] = env
-        return await super().async_start_new_kernel(**kwargs)
+        # Both kernels start at once: the trusted one costs no wall-clock time of its own.
+        await asyncio.gather(super().async_start_new_kernel(**kwargs), self._start_trusted())
+
+    async def _start_trusted(self):
+        km = AsyncKernelManager(kernel_name=self.kernel_name)
+        self._prepare(km, self._trusted_runtime)
+        env = dict(os.environ)
+        env[sandbox.ENV_SETTINGS] = self._sandbox_settings("trusted", self._trusted_runtime)
+        await km.start_kernel(
+            extra_arguments=["--HistoryManager.hist_file=:memory:",
+                             _exec_lines(f"__import__('perfcourse.checks.remote').checks.remote.install({self._socket!r})")],
+            env=env, cwd=str(self._trusted_runtime))
+        self.trusted_km = km
 
     async def async_start_new_kernel_client(self):
         result = await super().async_start_new_kernel_client()
-        # The kernel is up, so the guard has read its secret: student code will not find it on disk.
-        (self._runtime / "secret").unlink(missing_ok=True)
+        self.student_kc, self.student_km = self.kc, self.km
+        self.trusted_kc = self.trusted_km.client()
+        self.trusted_kc.start_channels()
+        await ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout))
         return result
 
-    # nbclient binds its synchronous wrappers to its own methods; point them at these.
     start_new_kernel = run_sync(async_start_new_kernel)
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+    def _stop_trusted(self):
+        if self.trusted_kc is not None:
+            self.trusted_kc.stop_channels()
+        if self.trusted_km is not None:
+            try:
+                run_sync(self.trusted_km.shutdown_kernel)(now=True)
+            except Exception:  # already gone
+                pass
+
+    def _submission_folder(self, resources) -> Path | None:
+        """submitted/<student>/<assignment>/ of the notebook being graded, through nbgrader's layout."""
+        info = (resources or {}).get("nbgrader", {})
+        if not info.get("student") or not info.get("assignment"):
+            return None
+        from nbgrader.coursedir import CourseDirectory
+
+        coursedir = CourseDirectory(config=self.config)
+        return Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
 
     # --- each cell ---------------------------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
@@ -108,11 +182,14 @@ class GuardedExecute(Execute):
             return cell, resources
         if self._lost is None and time.monotonic() > self._deadline:
             self._lost = f"the notebook ran past its {self.notebook_timeout} s limit"
-            self._kill()
-        if self._lost is not None:
-            cell.outputs = [_error("NotRun", f"not run: {self._lost}")]
+            self._kill(self.student_km)
+        grade = is_grade(cell)
+        if self._lost is not None or (grade and self._trusted_lost is not None):
+            cell.outputs = [_error("NotRun", f"not run: {self._lost or self._trusted_lost}")]
             return cell, resources
         self._output_bytes = 0
+        if grade:
+            return self._grade_cell(cell, resources, index)
         try:
             return super().preprocess_cell(cell, resources, index)
         except Exception as exc:
@@ -122,29 +199,104 @@ class GuardedExecute(Execute):
             cell.outputs.append(_error("KernelDied", self._lost))
             return cell, resources
 
+    def _grade_cell(self, cell, resources, index):
+        """Run a grade cell on the trusted kernel while the student's kernel answers its requests."""
+        serving = self.student_kc.execute(SERVE_LINE, silent=False, store_history=False, allow_stdin=False)
+        self._in_grade_cell = True
+        self.kc, self.km = self.trusted_kc, self.trusted_km
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        except Exception as exc:
+            if not isinstance(exc, DeadKernelError):
+                raise
+            self._trusted_lost = f"the grading kernel died in cell {index}"
+            cell.outputs.append(_error("KernelDied", self._trusted_lost))
+        finally:
+            self.kc, self.km = self.student_kc, self.student_km
+            self._in_grade_cell = False
+        printed = self._end_serving(serving)
+        if printed:
+            cell.outputs.append(new_output("stream", name="stdout", text=printed))
+        return cell, resources
+
+    def _end_serving(self, serving: str) -> str:
+        """Tell the student's kernel the grade cell is over; return what its code printed meanwhile."""
+        reply = run_sync(self._wait_reply)(self.student_kc, serving, 0.05)  # already over (interrupted)?
+        if reply is None:
+            self._send_end()
+            reply = run_sync(self._wait_reply)(self.student_kc, serving, self.interrupt_grace)
+        if reply is None:
+            run_sync(self.student_km.interrupt_kernel)()
+            reply = run_sync(self._wait_reply)(self.student_kc, serving, self.interrupt_grace)
+        if reply is None:
+            self._lost = "the student's kernel did not stop after a grade cell and was killed"
+            self._kill(self.student_km)
+            return ""
+        return self._drain_stream(serving)
+
+    def _send_end(self) -> None:
+        message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(self.interrupt_grace)
+                sock.connect(self._socket)
+                sock.sendall(struct.pack(">I", len(message)) + message)
+                sock.recv(64)
+        except OSError:  # the student's kernel is not listening: the interrupt below ends `serve()`
+            pass
+
+    @staticmethod
+    async def _wait_reply(kc, msg_id: str, grace: float):
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            try:
+                msg = await ensure_async(kc.get_shell_msg(timeout=max(0.05, deadline - time.monotonic())))
+            except Exception:  # queue.Empty, or the kernel is gone
+                continue
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return msg
+        return None
+
+    def _drain_stream(self, msg_id: str) -> str:
+        """Stream text of `msg_id` from the student's kernel, up to its idle status (capped)."""
+        text, size = [], 0
+        deadline = time.monotonic() + self.interrupt_grace
+        while time.monotonic() < deadline:
+            try:
+                msg = run_sync(self.student_kc.get_iopub_msg)(timeout=max(0.05, deadline - time.monotonic()))
+            except Exception:
+                break
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg.get("msg_type"), msg.get("content", {})
+            if kind == "status" and content.get("execution_state") == "idle":
+                break
+            if kind == "stream" and size < self.max_output_bytes:
+                piece = str(content.get("text", ""))[: self.max_output_bytes - size]
+                text.append(piece)
+                size += len(piece)
+        return "".join(text)
+
     async def _async_handle_timeout(self, timeout, cell=None):
-        reply = await super()._async_handle_timeout(timeout, cell)  # interrupts the kernel
+        reply = await super()._async_handle_timeout(timeout, cell)  # interrupts self.km
+        if getattr(self, "_in_grade_cell", False):
+            # The student's code the check called is most likely what is stuck.
+            await ensure_async(self.student_km.interrupt_kernel())
+            return reply
         if not await self._responds(self.interrupt_grace):
             self._lost = f"a cell ran past the {timeout} s cell limit and ignored the interrupt; the kernel was killed"
-            self._kill()
+            self._kill(self.km)
         return reply
 
     async def _responds(self, grace: float) -> bool:
         """Does the kernel answer a trivial request within `grace` seconds of an interrupt?"""
         probe = self.kc.execute("", silent=True, store_history=False)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            try:
-                msg = await ensure_async(self.kc.get_shell_msg(timeout=max(0.1, deadline - time.monotonic())))
-            except Exception:  # queue.Empty, or the kernel is gone
-                continue
-            if msg.get("parent_header", {}).get("msg_id") == probe:
-                return True
-        return False
+        return await self._wait_reply(self.kc, probe, grace) is not None
 
-    def _kill(self):
-        """Kill the sandbox process; bubblewrap takes the kernel with it (--die-with-parent)."""
-        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+    @staticmethod
+    def _kill(km):
+        """Kill a kernel's sandbox process; bubblewrap takes the kernel with it (--die-with-parent)."""
+        process = getattr(getattr(km, "provisioner", None), "process", None)
         if process is not None and process.poll() is None:
             process.kill()
 
@@ -159,35 +311,10 @@ class GuardedExecute(Execute):
             return None
         return super().output(outs, msg, display_id, cell_index)
 
-    # --- the verdict -------------------------------------------------------------------------
-    def _judge(self, nb) -> None:
-        """Fail every grade cell the guard did not vouch for; drop the guard's records."""
-        for cell in nb.cells:
-            if cell.cell_type != "code":
-                continue
-            records = [out for out in cell.get("outputs", []) if integrity.MIME in out.get("data", {})]
-            cell.outputs = [out for out in cell.get("outputs", []) if integrity.MIME not in out.get("data", {})]
-            if not cell.metadata.get("nbgrader", {}).get("grade"):
-                continue
-            if any(out.output_type == "error" and out.ename in ("NotRun", "KernelDied") for out in cell.outputs):
-                continue
-            problem = self._problem(cell, records)
-            if problem:
-                cell.outputs.append(_error("IntegrityError", problem))
 
-    def _problem(self, cell, records) -> str | None:
-        if len(records) != 1:
-            return ("this test cell left no record from the grading guard: the kernel was tampered "
-                    "with (the guard was removed or execution was redirected)")
-        record = records[0]["data"][integrity.MIME]
-        expected = integrity.signature(self._secret, record.get("cell", ""), record.get("tampered", []),
-                                       record.get("raised", False))
-        if not hmac.compare_digest(expected, str(record.get("signature", ""))):
-            return "this test cell's guard record is forged"
-        if record["cell"] != integrity.cell_hash(cell.source):
-            return "this test cell did not run as written"
-        if record["tampered"]:
-            return "the kernel was tampered with: " + "; ".join(record["tampered"])
-        if record["raised"] and not any(out.output_type == "error" for out in cell.outputs):
-            return "this test cell raised an error that was hidden from its output"
-        return None
+def _read_evidence(path: Path) -> list[str]:
+    try:
+        from ..kernel.evidence import read_evidence
+    except ImportError:
+        return []
+    return read_evidence(path) if path.exists() else []

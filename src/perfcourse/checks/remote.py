@@ -1,0 +1,336 @@
+"""The trusted end of the channel, inside the trusted kernel that runs every grade cell.
+
+`install(path)` (run by the grader when the trusted kernel starts) hooks the kernel so that,
+before each grade cell, every name the cell reads but does not define itself is looked up in the
+student's kernel: values (numbers, strings, arrays, tuples, lists and dicts of those) arrive as
+plain copies checked by `channel.codec`; modules by name, as this kernel's own copy; everything
+else as a `Remote`, a stand-in whose calls, attributes, items and operators are requests to the
+student's kernel. So a public check such as `out = workload(x, w)` runs here unchanged, and what
+comes back is data, judged here, where student code cannot reach.
+
+Lists and dicts that live in the student's kernel (a counter the student's function updates)
+arrive as `RemoteList` / `RemoteDict`: real lists and dicts that fetch a fresh copy when student
+code has run since they were last read.
+
+`probe(name, ...)` asks course code in the student's kernel (`perfcourse.kernel.probes`) for
+structured data that only that process has (a jaxpr, residuals, compiler estimates, timings
+against an instrument). Student code can replace that code too, so checks judge what comes back
+for inputs picked here at grading time: see each checks module for what a forger would need.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import socket
+
+from ..channel.codec import MODULE_ROOTS, ChannelError, Codec
+from ..channel.endpoint import Endpoint, PeerError
+
+_channel: "Channel | None" = None
+
+
+class StudentError(RuntimeError):
+    """An exception of a type this kernel does not have, raised by the student's code."""
+
+
+# Exceptions raised by the student's code come back as the same builtin type where there is one,
+# so a grade cell's `except ValueError` and its error output read as they would in one kernel.
+_BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
+                   if isinstance(value, type) and issubclass(value, Exception)}
+
+
+def _reraise(error: PeerError):
+    kind = _BUILTIN_ERRORS.get(error.kind)
+    if kind is not None and kind not in (KeyboardInterrupt, SystemExit):
+        try:
+            exc = kind(error.message)
+        except Exception:
+            exc = StudentError(str(error))
+    else:
+        exc = StudentError(str(error))
+    exc.student_traceback = error.where
+    return exc
+
+
+class Channel:
+    def __init__(self, path: str):
+        self.path = path
+        self.endpoint: Endpoint | None = None
+        self.generation = 0
+        self.codec = Codec(make_proxy=lambda handle, info: Remote(handle, info), wrap_container=self._container)
+        self.codec.peer_handle = _peer_handle
+        self.fetched: set[str] = set()
+
+    # --- connection ------------------------------------------------------------------------
+    def connect(self) -> None:
+        if self.endpoint is not None:
+            try:
+                self.endpoint.sock.close()
+            except OSError:
+                pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(self.path)
+        self.endpoint = Endpoint(sock, self.codec, self.handle)
+
+    def request(self, op: str, *args, **kwargs):
+        if self.endpoint is None or self.endpoint.broken:
+            self.connect()
+        self.generation += 1
+        try:
+            return self.endpoint.request(op, *args, **kwargs)
+        except PeerError as error:
+            raise _reraise(error) from None
+        finally:
+            self.generation += 1
+
+    def handle(self, op: str, args: list, kwargs: dict):
+        """The student's requests: only calls and public attributes of objects this side lent it."""
+        if op not in ("call", "getattr") or not args:
+            raise ChannelError(f"the student's kernel may not ask for {op[:40]!r}")
+        target = args[0]
+        if self.codec._handle_of.get(id(target)) not in self.codec.referenced:
+            raise ChannelError("that object was not handed to the student's code")
+        if op == "call":
+            return target(*args[1:], **kwargs)
+        name = args[1] if len(args) == 2 else None
+        if type(name) is not str or name.startswith("_"):
+            raise AttributeError(f"{name!r} is not available to student code")
+        return getattr(target, name)
+
+    def _container(self, value, handle: int):
+        kind = RemoteDict if type(value) is dict else RemoteList
+        return kind(value, handle, self.generation)
+
+    # --- names -----------------------------------------------------------------------------
+    def before_cell(self, info) -> None:
+        """Bind the names this cell reads from the student's kernel (fresh for every cell)."""
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        try:
+            source = shell.transform_cell(info.raw_cell or "")
+            wanted = free_names(source)
+        except SyntaxError:
+            return
+        namespace = shell.user_ns
+        wanted = sorted(name for name in wanted if name not in namespace or name in self.fetched)
+        if not wanted:
+            return
+        try:
+            self.connect()
+            found = self.request("names", wanted)
+        except Exception as exc:
+            print(f"grading: the student's kernel did not answer ({type(exc).__name__}: {exc})")
+            return
+        for name in wanted:
+            if name in found:
+                namespace[name] = found[name]
+                self.fetched.add(name)
+            elif name in self.fetched:
+                namespace.pop(name, None)
+                self.fetched.discard(name)
+
+
+def _peer_handle(value):
+    kind = type(value)
+    if kind is Remote or kind is RemoteDict or kind is RemoteList:
+        return object.__getattribute__(value, "_handle")
+    return None
+
+
+def free_names(source: str) -> set[str]:
+    """Names a cell reads that it never binds itself, builtins left out."""
+    tree = ast.parse(source)
+    loaded, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return {name for name in loaded - bound if not hasattr(builtins, name)}
+
+
+def _request(op: str, *args, **kwargs):
+    return _channel.request(op, *args, **kwargs)
+
+
+def probe(name: str, *args, **kwargs):
+    """Run course code `perfcourse.kernel.probes.<name>` in the student's kernel; untrusted data back.
+
+    Without a channel (unit tests, the project's command-line checker, where student and checks
+    share one process by design) the probe runs in this process.
+    """
+    if _channel is None:
+        from ..kernel import probes
+
+        return probes.run(name, *args, **kwargs)
+    return _request("probe", name, *args, **kwargs)
+
+
+# --- stand-ins --------------------------------------------------------------------------------
+def _operator(name: str, reflected: bool = False):
+    def apply(self, other):
+        return _request("op", name, other, self) if reflected else _request("op", name, self, other)
+    return apply
+
+
+def _unary(name: str):
+    def apply(self):
+        return _request("op", name, self)
+    return apply
+
+
+class Remote:
+    """An object in the student's kernel. Using it asks that kernel; what comes back is data."""
+
+    __slots__ = ("_handle", "_info", "__weakref__")
+
+    def __init__(self, handle: int, info: dict):
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_info", info)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):  # IPython's display probes, pickling, copy: none of them cross
+            raise AttributeError(name)
+        return _request("getattr", self, name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("grade cells do not change the student's objects")
+
+    def __call__(self, *args, **kwargs):
+        return _request("call", self, *args, **kwargs)
+
+    def __getitem__(self, key):
+        return _request("op", "getitem", self, key)
+
+    def __contains__(self, item):
+        return bool(_request("op", "contains", self, item))
+
+    def __len__(self):
+        return _request("len", self)
+
+    def __iter__(self):
+        return iter(_request("iter", self))
+
+    def __bool__(self):
+        return _request("bool", self)
+
+    def __float__(self):
+        return _request("float", self)
+
+    def __int__(self):
+        return _request("int", self)
+
+    def __index__(self):
+        return _request("index", self)
+
+    def __str__(self):
+        return _request("str", self)
+
+    def __repr__(self):
+        return _request("repr", self)
+
+    def __format__(self, spec):
+        return format(_request("str", self), spec) if spec else _request("str", self)
+
+    __hash__ = object.__hash__
+
+    @property
+    def __class__(self):
+        """The student's object's class, where this kernel has the same one (so isinstance works)."""
+        return _trusted_class(self._info.get("type", "")) or Remote
+
+    for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor"):
+        _dunder = _name.rstrip("_")
+        locals()[f"__{_dunder}__"] = _operator(_name)
+        locals()[f"__r{_dunder}__"] = _operator(_name, reflected=True)
+    for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        locals()[f"__{_name}__"] = _operator(_name)
+    for _name in ("neg", "pos", "abs", "invert"):
+        locals()[f"__{_name}__"] = _unary(_name)
+    del _name
+
+
+_CLASSES: dict[str, type | None] = {}
+
+
+def _trusted_class(name: str):
+    if name not in _CLASSES:
+        found = None
+        module, _, qualname = name.rpartition(".")
+        if module.split(".")[0] in MODULE_ROOTS and module.split(".")[0] != "perfcourse":
+            try:
+                found = importlib.import_module(module)
+                for part in qualname.split("."):
+                    found = getattr(found, part)
+            except Exception:
+                found = None
+        _CLASSES[name] = found if isinstance(found, type) else None
+    return _CLASSES[name]
+
+
+class _Mirror:
+    """A copy of a student's list or dict that fetches itself again once student code has run."""
+
+    def _sync(self):
+        if _channel is not None and self._generation != _channel.generation:
+            fresh = _request("refresh", self)
+            self._replace(fresh)
+            self._generation = _channel.generation
+
+
+def _synced(base, name):
+    method = getattr(base, name)
+
+    def read(self, *args, **kwargs):
+        self._sync()
+        return method(self, *args, **kwargs)
+    read.__name__ = name
+    return read
+
+
+class RemoteDict(_Mirror, dict):
+    def __init__(self, value: dict, handle: int, generation: int):
+        dict.__init__(self, value)
+        self._handle, self._generation = handle, generation
+
+    def _replace(self, fresh):
+        dict.clear(self)
+        dict.update(self, dict.items(fresh) if isinstance(fresh, dict) else {})
+
+    for _name in ("__getitem__", "get", "__contains__", "__iter__", "keys", "values", "items", "__len__",
+                  "__eq__", "__ne__", "__repr__", "copy"):
+        locals()[_name] = _synced(dict, _name)
+    del _name
+    __hash__ = None
+
+
+class RemoteList(_Mirror, list):
+    def __init__(self, value: list, handle: int, generation: int):
+        list.__init__(self, value)
+        self._handle, self._generation = handle, generation
+
+    def _replace(self, fresh):
+        list.__init__(self, list.__iter__(fresh) if isinstance(fresh, list) else [])
+
+    for _name in ("__getitem__", "__contains__", "__iter__", "__len__", "__eq__", "__ne__", "__repr__",
+                  "index", "count", "copy"):
+        locals()[_name] = _synced(list, _name)
+    del _name
+    __hash__ = None
+
+
+def install(path: str) -> None:
+    """Hook this (trusted) kernel to the student's kernel listening at `path`."""
+    global _channel
+    from IPython import get_ipython
+
+    _channel = Channel(path)
+    get_ipython().events.register("pre_run_cell", _channel.before_cell)

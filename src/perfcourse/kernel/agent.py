@@ -1,0 +1,136 @@
+"""The student's end of the channel, inside the student's kernel.
+
+`install(path)` (run by the grader before any student cell) listens on a Unix socket. For each
+grade cell the grader runs one line in this kernel, `serve()`, which answers the trusted kernel's
+requests on the kernel's main thread, as the student's own cells run, until the grader says
+`end`: look up names in the student's namespace, get attributes, call, apply an operator, and
+run a course probe (`perfcourse.kernel.probes`). Whatever the student's code prints meanwhile
+is the output of that line.
+
+Nothing here is trusted: student code can replace any of it. The trusted side treats every
+answer as untrusted data (values only, checked) and judges it itself.
+"""
+from __future__ import annotations
+
+import operator
+import os
+import selectors
+import socket
+
+from ..channel.codec import ChannelError, Codec
+from ..channel.endpoint import Endpoint
+
+# The operators a grade cell may apply to a student's object (a == b, a / b, a[i], -a, ...).
+OPERATORS = {name: getattr(operator, name) for name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "neg", "pos", "abs",
+    "eq", "ne", "lt", "le", "gt", "ge", "getitem", "contains", "and_", "or_", "xor", "invert",
+)}
+MAX_ITERATION = 100_000
+
+
+class Lent:
+    """The student's stand-in for an object the trusted side handed over: calls go back to it."""
+
+    def __init__(self, agent: "Agent", handle: int, info: dict):
+        self._agent, self._handle, self._info = agent, handle, info
+
+    def __call__(self, *args, **kwargs):
+        return self._agent.current.request("call", self, *args, **kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._agent.current.request("getattr", self, name)
+
+    def __repr__(self) -> str:
+        return self._info.get("repr") or f"<{self._info.get('type')}>"
+
+
+class Agent:
+    def __init__(self, path: str, namespace: dict):
+        self.path, self.namespace = path, namespace
+        self.codec = Codec(make_proxy=lambda handle, info: Lent(self, handle, info))
+        self.codec.peer_handle = lambda value: value._handle if type(value) is Lent else None
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if os.path.exists(path):
+            os.unlink(path)
+        self.listener.bind(path)
+        self.listener.listen(8)
+        self.current: Endpoint | None = None
+
+    def serve(self) -> None:
+        """Answer requests until a connection says `end` (the grader, after the grade cell)."""
+        selector = selectors.DefaultSelector()
+        selector.register(self.listener, selectors.EVENT_READ)
+        connections = []
+        try:
+            while True:
+                for key, _ in selector.select():
+                    if key.fileobj is self.listener:
+                        conn, _ = self.listener.accept()
+                        endpoint = Endpoint(conn, self.codec, self.handle)
+                        connections.append(endpoint)
+                        selector.register(conn, selectors.EVENT_READ, endpoint)
+                        continue
+                    endpoint = key.data
+                    try:
+                        message = endpoint.receive()
+                    except (ChannelError, OSError):
+                        selector.unregister(endpoint.sock)
+                        endpoint.sock.close()
+                        continue
+                    if message.get("op") == "end":
+                        endpoint.send({"re": message.get("id"), "ok": None})
+                        return
+                    self.current = endpoint
+                    try:
+                        endpoint.answer(message)
+                    except (ChannelError, OSError):
+                        selector.unregister(endpoint.sock)
+                        endpoint.sock.close()
+        finally:
+            selector.close()
+
+    def handle(self, op: str, args: list, kwargs: dict):
+        if op == "names":
+            return {name: self.namespace[name] for name in args[0] if type(name) is str and name in self.namespace}
+        if op == "getattr":
+            return getattr(args[0], args[1])
+        if op == "call":
+            return args[0](*args[1:], **kwargs)
+        if op == "op":
+            return OPERATORS[args[0]](*args[1:])
+        if op == "len":
+            return len(args[0])
+        if op == "iter":
+            items = []
+            for item in args[0]:
+                items.append(item)
+                if len(items) > MAX_ITERATION:
+                    raise ValueError(f"more than {MAX_ITERATION} items")
+            return tuple(items)
+        if op in ("str", "repr", "bool", "float", "int", "index", "hash"):
+            return {"str": str, "repr": repr, "bool": bool, "float": float, "int": int,
+                    "index": operator.index, "hash": hash}[op](args[0])
+        if op == "refresh":
+            return args[0]
+        if op == "probe":
+            from . import probes
+
+            return probes.run(args[0], *args[1:], **kwargs)
+        raise ChannelError(f"unknown request {op[:40]!r}")
+
+
+_agent: Agent | None = None
+
+
+def install(path: str) -> None:
+    """Listen for the trusted kernel (called by the grader before any student cell runs)."""
+    global _agent
+    from IPython import get_ipython
+
+    _agent = Agent(path, get_ipython().user_ns)
+
+
+def serve() -> None:
+    _agent.serve()

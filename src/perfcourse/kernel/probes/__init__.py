@@ -1,0 +1,25 @@
+"""Course code that runs in the student's process and reports plain data to the trusted side.
+
+A probe is `perfcourse.kernel.probes.<module>.<function>`, listed in that module's `PROBES`.
+It builds what only the student's process can build (real jitted functions and arrays, a jaxpr,
+compiled estimates, measurements against an instrument) for inputs the trusted side chose, and
+returns values: numbers, strings, arrays, lists and dicts. Student code can replace a probe like
+anything else in its interpreter, so the trusted side judges what comes back and never takes a
+probe's word for a verdict (each checks module says what a forger would have to produce).
+
+`run` is also called in-process by `perfcourse.checks.remote.probe` when no channel is
+installed (unit tests, the project's command-line checker).
+"""
+from __future__ import annotations
+
+import importlib
+
+
+def run(name: str, *args, **kwargs):
+    module_name, _, function = str(name).partition(".")
+    if not module_name.isidentifier() or not function.isidentifier():
+        raise ValueError(f"no probe named {str(name)[:60]!r}")
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    if function not in getattr(module, "PROBES", ()):
+        raise ValueError(f"no probe named {name!r}")
+    return getattr(module, function)(*args, **kwargs)
