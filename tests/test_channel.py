@@ -1,0 +1,176 @@
+"""The value channel between the trusted kernel and the student's: what crosses, what is refused.
+
+The two ends run here in one process on two threads over a real Unix socket: the student's
+`Agent` serving a plain namespace, the trusted `Channel` asking it. No kernel is started.
+"""
+import functools
+import json
+import os
+import socket
+import struct
+import tempfile
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from perfcourse.channel.codec import ChannelError, Codec
+from perfcourse.checks import remote
+from perfcourse.kernel.agent import Agent
+
+
+def plain_codec():
+    return Codec(make_proxy=lambda handle, info: ("proxy", handle, info["type"]))
+
+
+def roundtrip(value):
+    codec = plain_codec()
+    return codec.decode(json.loads(json.dumps(codec.encode(value))))
+
+
+def test_values_cross_by_value_with_their_kind():
+    value = {"n": 3, "x": 1.5, "s": "text", "none": None, "flag": True, "big": 2 ** 80,
+             "nan": float("nan"), "t": (1, [2, 3]), "np": np.arange(6, dtype=np.float32).reshape(2, 3),
+             "scalar": np.float32(2.5), "jax": jnp.ones((2, 2), jnp.bfloat16), "bytes": b"\x00\x01"}
+    back = roundtrip(value)
+    assert back["n"] == 3 and back["big"] == 2 ** 80 and back["t"] == (1, [2, 3]) and np.isnan(back["nan"])
+    assert type(back["np"]) is np.ndarray and back["np"].dtype == np.float32 and back["np"].shape == (2, 3)
+    assert type(back["scalar"]) is np.float32 and back["scalar"] == 2.5
+    assert isinstance(back["jax"], jax.Array) and back["jax"].dtype == jnp.bfloat16
+    assert back["bytes"] == b"\x00\x01"
+
+
+def test_objects_cross_as_references_and_come_back_as_themselves():
+    codec = plain_codec()
+    fn = lambda: None  # noqa: E731
+    encoded = codec.encode(fn)
+    assert encoded["$t"] == "ref" and "function" in encoded["type"]
+    assert codec.decode({"$t": "peer", "h": encoded["h"]}) is fn
+    assert codec.encode(np.array([object()]))["$t"] == "ref"  # object arrays never cross by value
+
+
+@pytest.mark.parametrize("message, why", [
+    ({"$t": "array", "kind": "numpy", "dtype": "object", "shape": [1], "v": ""}, "dtype"),
+    ({"$t": "array", "kind": "numpy", "dtype": "float32", "shape": [4], "v": "AAAA"}, "bytes"),
+    ({"$t": "array", "kind": "numpy", "dtype": "float32", "shape": [-1], "v": ""}, "shape"),
+    ({"$t": "pickle", "v": "gASVAAAAAAAAAAB9lC4="}, "unknown value tag"),
+    ({"$t": "peer", "h": 99}, "no object"),
+    ({"$t": "dict", "v": [[{"$t": "list", "v": []}, 1]]}, "key"),
+    ({"$t": "float", "v": "1e400"}, "not a number"),
+])
+def test_malformed_or_dangerous_values_are_refused(message, why):
+    with pytest.raises(ChannelError, match=why):
+        plain_codec().decode(message)
+
+
+def test_nesting_beyond_the_limit_is_refused():
+    deep = 1
+    for _ in range(100):
+        deep = {"$t": "tuple", "v": [deep]}
+    with pytest.raises(ChannelError, match="deep"):
+        plain_codec().decode(deep)
+
+
+def test_free_names_are_the_names_a_cell_reads_but_never_binds():
+    source = ("from perfcourse.checks import timing\nout = workload(x, w)\nfor _i in range(3):\n"
+              "    print(out[_i], np.asarray(w))\ndef helper(a):\n    return a + shift\n"
+              "[v for v in values]\ntry:\n    pass\nexcept ValueError as err:\n    err\n")
+    assert remote.free_names(source) == {"workload", "x", "w", "np", "shift", "values"}
+
+
+@pytest.fixture
+def student():
+    """A student namespace served by the real agent on a thread; the trusted channel connected to it."""
+    folder = tempfile.mkdtemp()
+    path = os.path.join(folder, "student.sock")
+    counter = {"traces": 0}
+
+    def counted(x):
+        counter["traces"] += 1
+        return x * 2
+
+    def raises():
+        raise ValueError("student says no")
+
+    namespace = {"counter": counter, "counted": counted, "raises": raises, "np": np, "jnp": jnp,
+                 "w": np.ones(3, np.float32), "scale": functools.partial(np.multiply, 3.0),
+                 "jitted": jax.jit(lambda a: a + 1), "calls_back": lambda obj: obj.cost_analysis()}
+    agent = Agent(path, namespace)
+    thread = threading.Thread(target=agent.serve, daemon=True)
+    thread.start()
+    channel = remote.Channel(path)
+    previous, remote._channel = remote._channel, channel
+    try:
+        yield channel, namespace
+    finally:
+        remote._channel = previous
+        with socket.socket(socket.AF_UNIX) as sock:  # what the grader sends after a grade cell
+            sock.connect(path)
+            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
+            sock.sendall(struct.pack(">I", len(message)) + message)
+            sock.recv(64)
+        thread.join(5)
+
+
+def fetch(channel, *names):
+    found = channel.request("names", list(names))
+    return [found.get(name) for name in names]
+
+
+def test_names_resolve_to_values_modules_and_remote_objects(student):
+    channel, _ = student
+    w, np_module, counted, missing = fetch(channel, "w", "np", "counted", "no_such_name")
+    assert type(w) is np.ndarray and np_module is np and missing is None
+    assert type(counted) is remote.Remote
+    assert counted(np.float32(2)) == 4  # the call ran in the student's namespace
+
+
+def test_a_students_dict_refreshes_after_student_code_ran(student):
+    channel, _ = student
+    counter, counted = fetch(channel, "counter", "counted")
+    assert isinstance(counter, dict) and counter["traces"] == 0
+    counted(1)
+    counted(2)
+    assert counter["traces"] == 2 and counter.get("traces") == 2 and dict(counter) == {"traces": 2}
+
+
+def test_student_exceptions_arrive_as_the_same_builtin_type(student):
+    channel, _ = student
+    (raises,) = fetch(channel, "raises")
+    with pytest.raises(ValueError, match="student says no"):
+        raises()
+
+
+def test_jitted_functions_are_proxies_that_look_like_jax_objects(student):
+    channel, _ = student
+    (jitted,) = fetch(channel, "jitted")
+    out = jitted(jnp.arange(3.0))
+    assert isinstance(out, jax.Array) and out.tolist() == [1.0, 2.0, 3.0]
+    lowered = jitted.lower(jnp.arange(3.0))
+    assert isinstance(lowered, jax.stages.Lowered) and type(lowered) is remote.Remote
+    with pytest.raises(AttributeError):
+        jitted.__globals__  # noqa: B018 (underscore attributes never cross)
+
+
+def test_student_code_calls_back_only_into_what_it_was_handed(student):
+    channel, _ = student
+
+    class Compiled:
+        def cost_analysis(self):
+            return {"flops": 0.0}
+
+        def _secret(self):
+            return "hidden"
+
+    (calls_back,) = fetch(channel, "calls_back")
+    assert calls_back(Compiled()) == {"flops": 0.0}
+    handed = Compiled()
+    calls_back(handed)
+    with pytest.raises(ChannelError):
+        channel.handle("call", [object()], {})  # never handed to the student
+    with pytest.raises(AttributeError):
+        channel.handle("getattr", [handed, "_secret"], {})
+    with pytest.raises(ChannelError):
+        channel.handle("exec", [handed], {})
