@@ -43,6 +43,10 @@ c.LimitOutput.max_lines = 1000
 # its own merits) instead of being skipped.
 c.OverwriteCells.add_missing_cells = True
 
+# The student kernel's evidence (perfcourse.kernel.evidence) stays in the graded notebook's
+# metadata, where the grade report reads it; all other notebook metadata is cleared as before.
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), "perfcourse_evidence"}
+
 # Feedback shows the public tests only: the outputs of cells with hidden tests become one line
 # (passed, or failed and the error's type), then the hidden tests' source is removed.
 c.GenerateFeedback.preprocessors = [

@@ -22,9 +22,14 @@ HOSTILE = samples.discover(ROOT, folder="adversarial", prefix="hostile")
 HONEST = samples.discover(ROOT)
 
 
+CANARIES = ("canary-beside.txt", "../canary-above.txt")
+
+
 @pytest.fixture(scope="module")
 def hostile_class(tmp_path_factory):
     root = copy_course(tmp_path_factory.mktemp("hostile") / "course")
+    for canary in CANARIES:  # files beside and above the course that no grading may touch
+        (root / canary).write_text("canary\n")
     lessons = sorted({s.lesson for s in HOSTILE})
     perfcourse("release", *[a for lesson in lessons for a in ("--lesson", lesson)], cwd=root, check=True)
     samples.write_submissions(root, HOSTILE + [s for s in HONEST if s.lesson in lessons])
@@ -55,7 +60,8 @@ def test_each_hostile_submission_gets_what_it_deserves(hostile_class, sample):
         assert score.cells == sample.expected, f"{sample.case}: {score.cells}"
         assert score.max_score == sum(cell_max for cell_max in _max_points(root, sample.lesson).values())
     for reason in sample.reasons:
-        assert reason in row["error"] + row["notes"], f"{sample.case}: report says {row['error']!r} {row['notes']!r}"
+        said = row["error"] + row["notes"] + row.get("flags", "")
+        assert reason in said, f"{sample.case}: report says {said!r}"
 
 
 @pytest.mark.parametrize("sample", [s for s in HONEST if s.lesson in {h.lesson for h in HOSTILE}],
@@ -71,8 +77,10 @@ def _max_points(root, lesson):
             for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")}
 
 
-def test_the_gradebook_stays_intact(hostile_class):
+def test_the_gradebook_and_the_canaries_stay_intact(hostile_class):
     root, _, _ = hostile_class
+    for canary in CANARIES:
+        assert (root / canary).read_text() == "canary\n" and not (root / canary).is_symlink()
     with sqlite3.connect(root / "gradebook.db") as db:
         assert db.execute("pragma integrity_check").fetchone() == ("ok",)
         students = {row[0] for row in db.execute("select id from student")}
@@ -107,3 +115,29 @@ def test_feedback_shows_no_hidden_tests_or_their_outputs(hostile_class):
                        "the kernel was tampered", "was read before the result", "must be compiled with jax.jit"):
             assert hidden not in html, f"{student}: feedback shows {hidden!r}"
         assert "This cell&#39;s checks" in html or "This cell's checks" in html
+
+
+def test_feedback_and_autograded_folders_hold_only_the_notebook_and_its_html(hostile_class):
+    root, _, _ = hostile_class
+    students = [s.student for s in HOSTILE if s.expected is not None and s.lesson == "performance-01"]
+    for student in students:
+        subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01",
+                        "--student", student, "--force"], cwd=root, env=nbgrader_env(),
+                       check=True, capture_output=True)
+    for folder, allowed in (("autograded", ".ipynb"), ("feedback", ".html")):
+        for student in students:
+            where = root / folder / student / "performance-01"
+            found = sorted(p.name for p in where.iterdir())
+            assert found == [f"performance-01{allowed}"], f"{folder}/{student}: {found}"
+            assert not any(p.is_symlink() for p in where.iterdir())
+
+
+def test_the_students_history_holds_no_grade_cell(hostile_class):
+    root, _, _ = hostile_class
+    nb = nbformat.read(root / "autograded" / "hostile-history-print" / "performance-01" / "performance-01.ipynb", 4)
+    everything = nbformat.writes(nb)
+    assert "HISTORY:" in everything  # the hook ran after the student's later cells
+    history = "".join(out.get("text", "") for c in nb.cells for out in c.get("outputs", [])
+                      if "HISTORY:" in out.get("text", ""))
+    for hidden in ("BEGIN HIDDEN TESTS", "perfcourse.checks", "check_synchronized", "Public checks"):
+        assert hidden not in history

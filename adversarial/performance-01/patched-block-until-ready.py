@@ -1,7 +1,7 @@
 # A timer that disables jax.block_until_ready while it runs, so its "synchronized" calls
-# return at once. The test cells that call it are failed for tampering.
-# reason: jax.block_until_ready
-# expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=0
+# return at once: the measurements end before the results are ready (the patch changes nothing
+# the grading kernel uses), so only the synchronization cell is lost.
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

@@ -1,5 +1,4 @@
 # Patches numpy's comparisons from inside the workload, that is while the test cell runs.
-# reason: IntegrityError: the kernel was tampered with
 # expect: test_workload=0 test_timer_first_call_apart=0 test_timer_synchronized=0
 # %% replace workload
 def workload(x, w):

@@ -18,6 +18,8 @@ Directives, applied in order to a copy of release/<lesson>/<lesson>.ipynb:
   `# %% file corrupt`       hand in a file that is not JSON instead of the notebook
   `# %% file rename NAME`   hand the notebook in under another file name
   `# %% file empty`         hand in an empty folder
+  `# %% file link NAME`     also hand in NAME, a symbolic link to the path on the next line
+  `# %% file fifo NAME`     also hand in NAME, a named pipe
 An empty file is the untouched release. The student id of a sample is `<prefix>-<case>`, with
 prefix `sample` for samples/ and `hostile` for the adversarial catalogue in adversarial/.
 `# expect: not-graded` says the submission must be refused, and `# reason: TEXT` gives text
@@ -26,6 +28,7 @@ that the grade report must show for it.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,4 +150,13 @@ def write_submissions(root: Path, samples: list[Sample], submitted: Path | None 
         target = folder / (files.get("rename") or f"{sample.lesson}.ipynb")
         write_atomic(target, "{ this is not a notebook" if "corrupt" in files else nbformat.writes(build(root, sample)))
         paths.append(target)
+        for verb, spec, body in sample.steps:
+            kind, _, name = (spec or "").partition(" ")
+            if verb == "file" and kind in ("link", "fifo"):
+                extra = folder / name
+                extra.unlink(missing_ok=True)
+                if kind == "link":
+                    os.symlink(body.strip(), extra)
+                else:
+                    os.mkfifo(extra)
     return paths

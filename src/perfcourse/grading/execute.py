@@ -84,6 +84,14 @@ class GuardedExecute(Execute):
         self._socket = str(self._channel_dir / "student.sock")
         self._evidence = self._base / "evidence.log"
         self._submission = self._submission_folder(resources)
+        if self._submission is not None:
+            # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: refuse
+            # links and special files before any kernel sees the submission (nbgrader then
+            # removes what it had copied for this submission).
+            from .scratch import check_submission
+
+            check_submission(self._submission)
+            _keep_only_notebooks(self._autograded_folder(resources))
         self.trusted_km = self.trusted_kc = None
         self.extra_arguments = [
             "--HistoryManager.hist_file=:memory:",
@@ -175,6 +183,15 @@ class GuardedExecute(Execute):
 
         coursedir = CourseDirectory(config=self.config)
         return Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
+
+    def _autograded_folder(self, resources) -> Path | None:
+        info = (resources or {}).get("nbgrader", {})
+        from nbgrader.coursedir import CourseDirectory
+
+        coursedir = CourseDirectory(config=self.config)
+        folder = Path(coursedir.format_path(coursedir.autograded_directory, info["student"], info["assignment"]))
+        path = (resources or {}).get("metadata", {}).get("path")
+        return folder if path and Path(path).resolve() == folder.resolve() else None
 
     # --- each cell ---------------------------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
@@ -310,6 +327,23 @@ class GuardedExecute(Execute):
                                             "the rest of this cell's output was dropped]\n"))
             return None
         return super().output(outs, msg, display_id, cell_index)
+
+
+def _keep_only_notebooks(folder: Path | None) -> None:
+    """Remove from autograded/<student>/<lesson>/ what nbgrader copied beside the notebook.
+
+    The kernel gets the submission's files in its own scratch folder; autograded/ (and so the
+    feedback nbgrader copies from it) keeps the graded notebook only. Nothing here follows a link.
+    """
+    if folder is None or folder.is_symlink() or not folder.is_dir():
+        return
+    for entry in os.scandir(folder):
+        if entry.name.endswith(".ipynb") and entry.is_file(follow_symlinks=False):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def _read_evidence(path: Path) -> list[str]:
