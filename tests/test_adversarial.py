@@ -19,7 +19,9 @@ from perfcourse.gradebook import notebook_score
 from perfcourse.nbgrader_runner import nbgrader_env
 
 HOSTILE = samples.discover(ROOT, folder="adversarial", prefix="hostile")
-HONEST = samples.discover(ROOT)
+# Honest performance-01 samples share the hostile class; the other lessons' honest samples are
+# proven by the demo class (tests/test_grading.py), so they are not graded twice.
+HONEST = samples.discover(ROOT, ["performance-01"])
 
 
 CANARIES = ("canary-beside.txt", "../canary-above.txt")
