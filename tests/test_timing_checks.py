@@ -116,6 +116,10 @@ def test_a_warm_up_call_or_the_first_call_among_warm_samples_fails_the_first_cal
         timing.check_first_call_apart(timer, warm_counts=(3,))
 
 
+def test_a_warm_up_call_costs_the_first_call_check_only():
+    timing.check_synchronized(warm_up_first, warm_calls=4)
+
+
 def test_the_schedule_counts_calls_on_the_checking_side():
     run = timing.run_timer(synchronized, 3)
     assert run.calls == 4 and len(run.warm) == 3

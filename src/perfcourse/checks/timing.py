@@ -38,17 +38,23 @@ SYNC_FRACTION = 0.6          # a synchronized measurement spans at least this mu
 
 
 class Schedule:
-    """The trip count of every call, in order; counts the calls the student's timer makes."""
+    """The work of every call, in order; counts the calls the student's timer makes.
 
-    def __init__(self, iterations: list[int]):
-        self.iterations = list(iterations)
-        self.calls = 0
-        self.dispatched: list[float] = []
+    `seconds[i]` is the calibrated length of the work of `iterations[i]`; calls beyond the plan
+    repeat its last entry. `served` keeps the seconds of work each call actually got.
+    """
+
+    def __init__(self, iterations: list[int], seconds: list[float]):
+        self.iterations, self.seconds = list(iterations), list(seconds)
+        self.served: list[float] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.served)
 
     def next_call(self) -> int:
-        self.dispatched.append(time.monotonic())
         index = min(self.calls, len(self.iterations) - 1)
-        self.calls += 1
+        self.served.append(self.seconds[index])
         return self.iterations[index]
 
 
@@ -86,7 +92,7 @@ class TimerRun:
     first: float
     warm: list
     calls: int
-    work: list            # calibrated seconds of each call's work, in call order
+    work: list            # calibrated seconds of the work each call got, in call order
     problems: list = field(default_factory=list)
 
 
@@ -97,10 +103,10 @@ def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) 
     warm_work = [SHORT_SECONDS if i % 2 else LONG_SECONDS for i in range(warm_calls)]
     rng.shuffle(warm_work)
     work = [FIRST_FACTOR * LONG_SECONDS] + warm_work
-    schedule = Schedule([calibration.iterations(seconds) for seconds in work])
+    schedule = Schedule([calibration.iterations(seconds) for seconds in work], work)
     value = remote.probe("timing.run_timer", timer, schedule, keyword, warm_calls)
     first, warm = _pair(value)
-    return TimerRun(first, warm, schedule.calls, work)
+    return TimerRun(first, warm, schedule.calls, list(schedule.served))
 
 
 def _pair(value) -> tuple[float, list[float]]:
@@ -131,16 +137,23 @@ def first_call_problems(run: TimerRun, warm_calls: int, keyword: str = "warm_cal
 
 
 def synchronization_problems(run: TimerRun) -> list[str]:
-    """Every measurement ends after its call's result is ready, and each sample is its own call's."""
-    if run.calls != len(run.warm) + 1:
-        return [f"the timer made {run.calls} calls for 1 first call and {len(run.warm)} warm samples"]
-    late = [index + 1 for index, (sample, work) in enumerate(zip([run.first, *run.warm], run.work))
-            if sample < SYNC_FRACTION * work]
+    """Every measurement ends after its call's result is ready, and each sample is its own call's.
+
+    Samples belong to the last calls (an untimed warm-up call before them is the first-call
+    cell's business, not this one's).
+    """
+    samples = [run.first, *run.warm]
+    if run.calls < len(samples):
+        return [f"the timer reported {len(samples)} measurements of only {run.calls} call(s)"]
+    offset = run.calls - len(samples)
+    work = run.work[offset:]
+    late = [offset + index + 1 for index, (sample, seconds) in enumerate(zip(samples, work))
+            if sample < SYNC_FRACTION * seconds]
     if late:
         return [f"the clock was read before the result of call(s) {late} was ready (call 1 is the first call): "
                 "wait for the result (jax.block_until_ready) before reading the clock"]
-    long = [s for s, w in zip(run.warm, run.work[1:]) if w == LONG_SECONDS]
-    short = [s for s, w in zip(run.warm, run.work[1:]) if w == SHORT_SECONDS]
+    long = [s for s, w in zip(run.warm, work[1:]) if w == LONG_SECONDS]
+    short = [s for s, w in zip(run.warm, work[1:]) if w == SHORT_SECONDS]
     if long and short and not statistics.median(long) > statistics.median(short):
         return ["the warm samples do not follow their own calls (calls with 4x the work took no longer): "
                 "time each call on its own, do not average or reuse samples"]
