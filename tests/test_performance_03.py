@@ -1,6 +1,5 @@
 """performance-03 (read the program): the hidden-test helper without a kernel, the notebook, the artifact."""
 import json
-from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -10,16 +9,19 @@ import pytest
 from conftest import ROOT
 
 from perfcourse.checks import stages
-from perfcourse.checks.stages import (COST_KEYS, ESTIMATE_FIELDS, MEMORY_FIELDS, StandInCompiled,
-                                      backend_estimates, estimate_problems, flop_estimate_problems,
-                                      fresh_matmul_shapes, matmul_inputs, shapes, stage_problems,
+from perfcourse.checks.stages import (COST_KEYS, ESTIMATE_FIELDS, MEMORY_FIELDS, backend_estimates,
+                                      check_estimates_absent, check_hand_count, check_read_program_not_run,
+                                      check_read_program_stages, estimate_problems, fresh_matmul_shapes,
+                                      matmul_inputs, not_run_problems, read_matmul, shapes, stage_problems,
                                       stand_in_cases, watched_matmul)
 from perfcourse.course import read_notebook
+from perfcourse.kernel.probes.stages import CompiledStandIn
 
 LESSON = "performance-03"
 
 
-# Implementations a student might write, right and wrong, as plain functions.
+# Implementations a student might write, right and wrong, as plain functions. Without a channel
+# the probes run in this process, so the checks grade them exactly as they grade a notebook.
 
 def estimates_right(compiled):
     estimates, missing = {}, {}
@@ -45,6 +47,34 @@ def estimates_right(compiled):
     return {**estimates, "missing": missing}
 
 
+def estimates_attribute_error(compiled):
+    """Right, in another idiom: EAFP with the exception types the backends raise."""
+    found, missing = {}, {}
+    try:
+        costs = compiled.cost_analysis()
+    except (NotImplementedError, RuntimeError) as exc:
+        costs = exc
+    if isinstance(costs, list):
+        costs = costs[0] if costs else "an empty list"
+    for name, key in COST_KEYS.items():
+        try:
+            found[name] = costs[key]
+            if found[name] is None:
+                missing[name] = "None"
+        except (KeyError, TypeError, IndexError):
+            found[name], missing[name] = None, f"no {key} in {costs!r}"
+    try:
+        memory = compiled.memory_analysis()
+    except RuntimeError as exc:
+        memory = exc
+    for name, attribute in MEMORY_FIELDS.items():
+        try:
+            found[name] = getattr(memory, attribute)
+        except AttributeError:
+            found[name], missing[name] = None, f"no {attribute}"
+    return {**found, "missing": missing}
+
+
 def estimates_zero_when_missing(compiled):
     costs = compiled.cost_analysis() or {}
     costs = (costs[0] if costs else {}) if isinstance(costs, list) else costs
@@ -66,11 +96,30 @@ def estimates_silent(compiled):
     return {**estimates_right(compiled), "missing": {}}
 
 
+def estimates_zero_is_missing(compiled):
+    """Reads a real zero as 'no estimate': None, and listed as missing."""
+    found = estimates_right(compiled)
+    for name in ESTIMATE_FIELDS:
+        if found[name] == 0:
+            found[name] = None
+            found["missing"][name] = "a zero means no estimate"
+    return found
+
+
 def read_program_right(fn, *args):
     traced = jax.jit(fn).trace(*args)
     lowered = traced.lower()
     compiled = lowered.compile()
     return {"jaxpr": traced.jaxpr, "lowered": lowered, "stablehlo": lowered.as_text(),
+            "compiled": compiled, "estimates": estimates_right(compiled)}
+
+
+def read_program_two_steps(fn, *args):
+    """Right, in another idiom: make_jaxpr, then jit(...).lower from ShapeDtypeStructs."""
+    specs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), args)
+    lowered = jax.jit(fn).lower(*specs)
+    compiled = lowered.compile()
+    return {"jaxpr": jax.make_jaxpr(fn)(*specs), "lowered": lowered, "stablehlo": lowered.as_text(),
             "compiled": compiled, "estimates": estimates_right(compiled)}
 
 
@@ -84,15 +133,49 @@ def read_program_that_runs(fn, *args):
     return read_program_right(fn, *args)
 
 
-def grade_estimates(student, rng):
-    """The hidden absence check: the first stand-in a student's function gets wrong, or None."""
-    for case in stand_in_cases(rng):
-        try:
-            problems = estimate_problems(student(case.compiled), case.expected)
-        except Exception as exc:
-            problems = [f"crashed: {exc!r}"]
-        if problems:
-            return case.name, problems
+def read_program_warms_arrays(fn, *args):
+    """Runs the program, without waiting, only when it was given data."""
+    program = read_program_right(fn, *args)
+    if not any(isinstance(a, jax.ShapeDtypeStruct) for a in args):
+        program["compiled"](*args)
+    return program
+
+
+def read_program_other_program(fn, *args):
+    """Right shapes, wrong program: compiles a product of its own, not the workload."""
+    program = read_program_right(fn, *args)
+    compiled = jax.jit(lambda a, b: (a @ b) @ jnp.eye(b.shape[1], dtype=b.dtype)).lower(*args).compile()
+    return {**program, "compiled": compiled, "estimates": estimates_right(compiled)}
+
+
+def read_program_estimates_elsewhere(fn, *args):
+    """Stages right, but the estimates of another program."""
+    program = read_program_right(fn, *args)
+    other = jax.jit(fn).lower(*(jnp.zeros((a.shape[0] + 1, *a.shape[1:]), a.dtype) if i == 0 else a
+                                for i, a in enumerate(args))).compile()
+    return {**program, "estimates": estimates_right(other)}
+
+
+def read_program_printed(fn, *args):
+    """The jaxpr as printed text, not the jaxpr."""
+    program = read_program_right(fn, *args)
+    return {**program, "jaxpr": str(program["jaxpr"])}
+
+
+def read_program_no_text(fn, *args):
+    return {**read_program_right(fn, *args), "stablehlo": ""}
+
+
+def read_program_lesson_text(fn, *args):
+    """The StableHLO text of the lesson's program, not of this one."""
+    return {**read_program_right(fn, *args), "stablehlo": read_program_lesson_shapes(fn, *args)["stablehlo"]}
+
+
+def fails(check, *args) -> str | None:
+    try:
+        check(*args)
+    except AssertionError as exc:
+        return str(exc)
     return None
 
 
@@ -106,64 +189,88 @@ def test_hand_count_and_fresh_shapes():
     assert stages.LESSON_SHAPES not in drawn and len(set(drawn)) > 250
 
 
-def test_the_right_estimates_pass_every_stand_in():
-    assert grade_estimates(estimates_right, np.random.default_rng()) is None
+def test_the_hand_count_is_checked_by_value():
+    assert fails(check_hand_count, lambda m, k, n: 2 * m * k * n) is None
+    assert fails(check_hand_count, lambda m, k, n: np.int64(2) * m * k * n) is None
+    assert "2*m*k*n" in fails(check_hand_count, lambda m, k, n: m * k * n)
+    assert "int" in fails(check_hand_count, lambda m, k, n: 2.0 * m * k * n)
+    # Asking the compiler agrees where every dimension is at least 2, not where XLA rewrites it.
+    asked = lambda m, k, n: int(backend_estimates(jax.jit(lambda a, b: a @ b).lower(
+        *matmul_inputs(None, m, k, n, specs=True)).compile())["flops"])
+    assert fails(check_hand_count, asked) is not None
+
+
+@pytest.mark.parametrize("right", [estimates_right, estimates_attribute_error])
+def test_the_right_estimates_pass_every_stand_in(right):
+    assert fails(check_estimates_absent, right) is None
 
 
 @pytest.mark.parametrize("wrong,why", [
     (estimates_zero_when_missing, "invents zeros"),
     (estimates_none_only, "crashes on an exception, a list or an absent key"),
     (estimates_silent, "does not say what is missing"),
+    (estimates_zero_is_missing, "turns a real zero into None"),
 ])
 def test_wrong_estimates_are_caught(wrong, why):
-    assert grade_estimates(wrong, np.random.default_rng()) is not None, why
+    assert fails(check_estimates_absent, wrong) is not None, why
 
 
 def test_stand_ins_script_every_kind_of_absence_with_fresh_numbers():
     cases = stand_in_cases(np.random.default_rng(1))
     answers = []
     for case in cases:
+        compiled = CompiledStandIn(case.script["cost"], case.script["memory"])
         for method in ("cost_analysis", "memory_analysis"):
             try:
-                answers.append(type(getattr(case.compiled, method)()).__name__)
+                answers.append(type(getattr(compiled, method)()).__name__)
             except Exception as exc:
                 answers.append(type(exc).__name__)
-    for kind in ("dict", "list", "NoneType", "NotImplementedError", "RuntimeError", "SimpleNamespace"):
+    for kind in ("dict", "list", "NoneType", "NotImplementedError", "JaxRuntimeError", "RuntimeError",
+                 "SimpleNamespace"):
         assert kind in answers
     assert any(all(v is None for v in case.expected.values()) for case in cases)
     assert any(all(v is not None for v in case.expected.values()) for case in cases)
+    assert any(case.expected["flops"] == 0 and case.expected["temp_bytes"] == 0 for case in cases)
     again = stand_in_cases(np.random.default_rng(2))
     assert [c.expected for c in cases] != [c.expected for c in again]
+    # An absent attribute is an AttributeError, as on a real memory-stats object.
+    stats = CompiledStandIn({"returns": None}, cases[4].script["memory"]).memory_analysis()
+    with pytest.raises(AttributeError):
+        stats.temp_size_in_bytes
 
 
 def test_estimate_problems_name_each_fault():
-    expected = {"flops": 10.0, "bytes_accessed": None, "argument_bytes": 8, "output_bytes": 4, "temp_bytes": None}
-    good = {**expected, "missing": {"bytes_accessed": "absent key", "temp_bytes": "no attribute"}}
+    expected = {"flops": 10.0, "bytes_accessed": None, "argument_bytes": 8, "output_bytes": 4, "temp_bytes": 0}
+    good = {**expected, "missing": {"bytes_accessed": "absent key"}}
     assert estimate_problems(good, expected) == []
     assert estimate_problems({**good, "flops": 10}, expected) == []  # an int equal to the estimate is fine
     assert estimate_problems({**good, "flops": 11.0}, expected)
     assert estimate_problems({**good, "bytes_accessed": 0.0}, expected)
-    assert estimate_problems({**good, "missing": {"bytes_accessed": "absent key"}}, expected)
+    assert estimate_problems({**good, "temp_bytes": None, "missing": {**good["missing"], "temp_bytes": "0"}},
+                             expected)
+    assert estimate_problems({**good, "missing": {}}, expected)
     assert estimate_problems({**good, "missing": {**good["missing"], "flops": "x"}}, expected)
-    assert estimate_problems({**good, "missing": {"bytes_accessed": "", "temp_bytes": "x"}}, expected)
+    assert estimate_problems({**good, "missing": {"bytes_accessed": ""}}, expected)
     assert estimate_problems({k: v for k, v in good.items() if k != "output_bytes"}, expected)
     assert estimate_problems({**good, "flops": True}, {**expected, "flops": 1.0})
     assert estimate_problems(None, expected)
+    assert all("10.0" not in p for p in estimate_problems({**good, "flops": 11.0}, expected))  # hidden numbers stay hidden
 
 
 def test_backend_estimates_normalize_every_return_shape():
-    memory = SimpleNamespace(argument_size_in_bytes=1, output_size_in_bytes=2, temp_size_in_bytes=3)
-    as_dict = backend_estimates(StandInCompiled({"flops": 5.0, "bytes accessed": 6.0}, memory))
-    as_list = backend_estimates(StandInCompiled([{"flops": 5.0, "bytes accessed": 6.0}], memory))
+    memory = {"returns": {"argument_size_in_bytes": 1, "output_size_in_bytes": 2, "temp_size_in_bytes": 3}}
+    costs = {"flops": 5.0, "bytes accessed": 6.0}
+    as_dict = backend_estimates(CompiledStandIn({"returns": costs}, memory))
+    as_list = backend_estimates(CompiledStandIn({"returns": [costs]}, memory))
     assert as_dict == as_list == {"flops": 5.0, "bytes_accessed": 6.0, "argument_bytes": 1.0,
                                   "output_bytes": 2.0, "temp_bytes": 3.0}
-    failing = backend_estimates(StandInCompiled(RuntimeError("no"), None))
+    failing = backend_estimates(CompiledStandIn({"raises": ["RuntimeError", "no"]}, {"returns": None}))
     assert failing == dict.fromkeys(ESTIMATE_FIELDS)
 
 
 def test_this_backend_estimates_the_hand_count_for_fresh_products():
     rng = np.random.default_rng()
-    for _ in range(5):
+    for _ in range(3):
         m, k, n = fresh_matmul_shapes(rng)
         compiled = jax.jit(lambda a, b: a @ b).lower(*matmul_inputs(rng, m, k, n, specs=True)).compile()
         found = backend_estimates(compiled)
@@ -182,55 +289,60 @@ def test_the_watch_sees_tracing_and_execution_apart():
     assert watch.executions() == 2 and len(watch.traced_shapes) == 1
 
 
-def test_a_program_read_without_running_passes_and_running_it_is_caught():
+@pytest.mark.parametrize("right", [read_program_right, read_program_two_steps])
+def test_a_program_read_without_running_passes(right):
+    assert fails(check_read_program_not_run, right, estimates_right) is None
+    assert fails(check_read_program_stages, right, estimates_right, 2) is None
+
+
+@pytest.mark.parametrize("wrong,words", [
+    (read_program_that_runs, "executed the workload 1 time"),
+    (read_program_warms_arrays, "given arrays, executed"),
+])
+def test_running_the_workload_is_caught(wrong, words):
+    assert words in fails(check_read_program_not_run, wrong, estimates_right)
+    assert fails(check_read_program_stages, wrong, estimates_right, 1) is None  # that cell is not this mistake's
+
+
+def test_running_needs_data_and_a_shape_only_read_is_required():
     rng = np.random.default_rng()
-    for reader, runs in ((read_program_right, 0), (read_program_that_runs, 1)):
-        fn, watch = watched_matmul(count_runs=True)
-        reader(fn, *matmul_inputs(rng, 6, 7, 8))
-        assert watch.executions() == runs
-    fn, watch = watched_matmul(count_runs=True)
-    with pytest.raises(TypeError):  # running needs data; a ShapeDtypeStruct has none
-        read_program_that_runs(fn, *matmul_inputs(rng, 6, 7, 8, specs=True))
+    report = read_matmul(read_program_that_runs, estimates_right, 6, 7, 8, rng, specs=True, count_runs=True)
+    assert "TypeError" in report["raised"] and "ShapeDtypeStructs" in not_run_problems(report, True)[0]
 
 
-def test_stage_problems_accept_the_right_stages_on_fresh_shapes():
+@pytest.mark.parametrize("wrong,words", [
+    (read_program_lesson_shapes, "traced the workload with shapes"),
+    (read_program_other_program, "not the 2*m*k*n"),
+    (read_program_estimates_elsewhere, "not estimates_from(compiled)"),
+    (read_program_printed, "'jaxpr' should be a jaxpr"),
+    (read_program_no_text, "'stablehlo' should be"),
+    (read_program_lesson_text, "does not name the workload's tensor types"),
+])
+def test_stage_mistakes_are_caught_in_the_stages_cell_only(wrong, words):
+    assert words in fails(check_read_program_stages, wrong, estimates_right, 1)
+    if wrong is not read_program_lesson_shapes:
+        assert fails(check_read_program_not_run, wrong, estimates_right) is None
+
+
+def test_an_estimates_mistake_does_not_cost_the_stages_cells():
+    for wrong in (estimates_zero_when_missing, estimates_zero_is_missing, estimates_silent):
+        def read_program(fn, *args):  # the right stages, with this estimates_from, as in a notebook
+            return {**read_program_right(fn, *args), "estimates": wrong(jax.jit(fn).lower(*args).compile())}
+
+        assert fails(check_estimates_absent, wrong) is not None
+        assert fails(check_read_program_stages, read_program, wrong, 1) is None
+        assert fails(check_read_program_not_run, read_program, wrong) is None
+
+
+def test_stage_problems_read_only_plain_data():
     rng = np.random.default_rng()
     m, k, n = fresh_matmul_shapes(rng)
-    fn, watch = watched_matmul()
-    program = read_program_right(fn, *matmul_inputs(rng, m, k, n))
-    assert stage_problems(program, m, k, n) == []
-    assert watch.traced_shapes == [[(m, k), (k, n)]]
-    assert flop_estimate_problems(program["estimates"], m, k, n, backend_estimates(program["compiled"])["flops"]) == []
-    # The same stages through make_jaxpr and jit(...).lower, from ShapeDtypeStructs.
-    specs = matmul_inputs(rng, m, k, n, specs=True)
-    lowered = jax.jit(fn).lower(*specs)
-    other = {**program, "jaxpr": jax.make_jaxpr(fn)(*specs), "lowered": lowered, "compiled": lowered.compile()}
-    assert stage_problems(other, m, k, n) == []
-
-
-def test_stage_problems_catch_wrong_shapes_and_wrong_objects():
-    rng = np.random.default_rng()
-    m, k, n = fresh_matmul_shapes(rng)
-    fn, _ = watched_matmul()
-    wrong = read_program_lesson_shapes(fn, *matmul_inputs(rng, m, k, n))
-    assert stage_problems(wrong, m, k, n)
-    right = read_program_right(fn, *matmul_inputs(rng, m, k, n))
-    assert stage_problems({**right, "jaxpr": str(right["jaxpr"])}, m, k, n)
-    assert stage_problems({**right, "lowered": right["stablehlo"]}, m, k, n)
-    assert stage_problems({**right, "stablehlo": ""}, m, k, n)
-    assert stage_problems({**right, "estimates": estimates_zero_when_missing(StandInCompiled(None, None))}, m, k, n)
-    assert stage_problems({k_: v for k_, v in right.items() if k_ != "compiled"}, m, k, n)
-
-
-def test_flop_estimate_problems_hold_the_estimate_against_the_hand_count():
-    assert flop_estimate_problems({"flops": 210.0, "missing": {}}, 7, 5, 3, 210.0) == []
-    assert flop_estimate_problems({"flops": 105.0, "missing": {}}, 7, 5, 3, 105.0)  # m*k*n
-    assert flop_estimate_problems({"flops": None, "missing": {"flops": "none"}}, 7, 5, 3, None) == []
-    assert flop_estimate_problems({"flops": 0.0, "missing": {}}, 7, 5, 3, None)  # an invented zero
-    # XLA keeps the estimate in single precision: a big count arrives rounded, and that is no fault.
-    rounded = float(np.float32(2 * 933 * 864 * 913))
-    assert rounded != 2 * 933 * 864 * 913
-    assert flop_estimate_problems({"flops": rounded, "missing": {}}, 933, 864, 913, rounded) == []
+    report = read_matmul(read_program_right, estimates_right, m, k, n, rng, specs=False, count_runs=False)
+    json.dumps(report)  # the probe's description is plain data
+    assert stage_problems(report, m, k, n) == []
+    assert stage_problems(report, m + 1, k, n)
+    assert stage_problems({"raised": "TypeError: x"}, m, k, n) == ["read_program raised TypeError: x"]
+    assert stage_problems(None, m, k, n)
 
 
 def test_shapes_read_every_kind_of_abstract_value():
@@ -258,9 +370,21 @@ def test_public_tests_need_no_course_code_and_hidden_tests_read_no_printed_text(
     for cell in grade_cells().values():
         public, _, hidden = cell.source.partition("### BEGIN HIDDEN TESTS")
         assert "perfcourse" not in public
-        assert "perfcourse.checks.stages" in hidden
+        assert "perfcourse.checks" in hidden and "stages.check_" in hidden
         for text_reader in ("as_text(", "str(_program", "repr(", "pretty_print"):
             assert text_reader not in hidden
+
+
+def test_the_watched_layer_lives_in_a_locked_instructor_cell_before_its_test():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+    helper = nb.cells[ids.index("watched_layer")]
+    meta = helper.metadata["nbgrader"]
+    assert meta["locked"] and not meta["grade"] and not meta["solution"]
+    assert ids.index("watched_layer") + 1 == ids.index("test_read_program_not_run")
+    assert "def watched_layer" in helper.source and "def layer_runs" in helper.source
+    test = grade_cells()["test_read_program_not_run"].source
+    assert "def " not in test and "layer_runs()" in test  # nothing for the student's JAX to trace is defined there
 
 
 # The artifact.
