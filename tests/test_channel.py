@@ -80,6 +80,13 @@ def test_free_names_are_the_names_a_cell_reads_but_never_binds():
     assert remote.free_names(source) == {"workload", "x", "w", "np", "shift", "values"}
 
 
+def _catches(obj):
+    try:
+        obj.memory_analysis()
+    except KeyError as exc:
+        return f"caught {exc}"
+
+
 @pytest.fixture
 def student():
     """A student namespace served by the real agent on a thread; the trusted channel connected to it."""
@@ -96,7 +103,9 @@ def student():
 
     namespace = {"counter": counter, "counted": counted, "raises": raises, "np": np, "jnp": jnp,
                  "w": np.ones(3, np.float32), "scale": functools.partial(np.multiply, 3.0),
-                 "jitted": jax.jit(lambda a: a + 1), "calls_back": lambda obj: obj.cost_analysis()}
+                 "jitted": jax.jit(lambda a: a + 1), "calls_back": lambda obj: obj.cost_analysis(),
+                 "with_default": lambda obj: getattr(obj, "missing", "default"),
+                 "catches": lambda obj: _catches(obj)}
     agent = Agent(path, namespace)
     thread = threading.Thread(target=agent.serve, daemon=True)
     thread.start()
@@ -174,3 +183,15 @@ def test_student_code_calls_back_only_into_what_it_was_handed(student):
         channel.handle("getattr", [handed, "_secret"], {})
     with pytest.raises(ChannelError):
         channel.handle("exec", [handed], {})
+
+
+def test_trusted_exceptions_reach_student_code_as_the_same_builtin_type(student):
+    channel, _ = student
+
+    class Compiled:
+        def memory_analysis(self):
+            raise KeyError("no plan")
+
+    with_default, catches = fetch(channel, "with_default", "catches")
+    assert with_default(Compiled()) == "default"
+    assert catches(Compiled()) == "caught 'no plan'"

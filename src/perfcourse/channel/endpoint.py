@@ -8,6 +8,7 @@ code calling back into an object the trusted side handed it).
 """
 from __future__ import annotations
 
+import builtins
 import json
 import socket
 import struct
@@ -29,6 +30,29 @@ class PeerError(Exception):
 
 class ChannelClosed(ChannelError):
     pass
+
+
+class PeerException(RuntimeError):
+    """An exception of a type this side does not rebuild, raised by the peer's code."""
+
+
+_BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
+                   if isinstance(value, type) and issubclass(value, Exception)}
+
+
+def as_exception(error: PeerError) -> Exception:
+    """The peer's exception as the same builtin type where there is one (so `except KeyError`,
+    `getattr(obj, name, default)` and error outputs read as in one process), else PeerException."""
+    kind = _BUILTIN_ERRORS.get(error.kind)
+    exc = None
+    if kind is not None:
+        try:
+            exc = kind(error.message)
+        except Exception:
+            exc = None
+    exc = exc or PeerException(str(error))
+    exc.peer_traceback = error.where
+    return exc
 
 
 class Endpoint:

@@ -25,32 +25,9 @@ import importlib
 import socket
 
 from ..channel.codec import MODULE_ROOTS, ChannelError, Codec
-from ..channel.endpoint import Endpoint, PeerError
+from ..channel.endpoint import Endpoint, PeerError, as_exception
 
 _channel: "Channel | None" = None
-
-
-class StudentError(RuntimeError):
-    """An exception of a type this kernel does not have, raised by the student's code."""
-
-
-# Exceptions raised by the student's code come back as the same builtin type where there is one,
-# so a grade cell's `except ValueError` and its error output read as they would in one kernel.
-_BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
-                   if isinstance(value, type) and issubclass(value, Exception)}
-
-
-def _reraise(error: PeerError):
-    kind = _BUILTIN_ERRORS.get(error.kind)
-    if kind is not None and kind not in (KeyboardInterrupt, SystemExit):
-        try:
-            exc = kind(error.message)
-        except Exception:
-            exc = StudentError(str(error))
-    else:
-        exc = StudentError(str(error))
-    exc.student_traceback = error.where
-    return exc
 
 
 class Channel:
@@ -80,7 +57,7 @@ class Channel:
         try:
             return self.endpoint.request(op, *args, **kwargs)
         except PeerError as error:
-            raise _reraise(error) from None
+            raise as_exception(error) from None
         finally:
             self.generation += 1
 

@@ -18,7 +18,7 @@ import selectors
 import socket
 
 from ..channel.codec import ChannelError, Codec
-from ..channel.endpoint import Endpoint
+from ..channel.endpoint import Endpoint, PeerError, as_exception
 
 # The operators a grade cell may apply to a student's object (a == b, a / b, a[i], -a, ...).
 OPERATORS = {name: getattr(operator, name) for name in (
@@ -34,13 +34,19 @@ class Lent:
     def __init__(self, agent: "Agent", handle: int, info: dict):
         self._agent, self._handle, self._info = agent, handle, info
 
+    def _ask(self, op: str, *args, **kwargs):
+        try:
+            return self._agent.current.request(op, self, *args, **kwargs)
+        except PeerError as error:
+            raise as_exception(error) from None
+
     def __call__(self, *args, **kwargs):
-        return self._agent.current.request("call", self, *args, **kwargs)
+        return self._ask("call", *args, **kwargs)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        return self._agent.current.request("getattr", self, name)
+        return self._ask("getattr", name)
 
     def __repr__(self) -> str:
         return self._info.get("repr") or f"<{self._info.get('type')}>"
