@@ -149,6 +149,8 @@ def _short(value, limit: int) -> str:
 
 def _message(exc: BaseException) -> str:
     try:
+        if len(exc.args) == 1 and type(exc.args[0]) is str:  # KeyError's str() adds quotes
+            return exc.args[0][:4000]
         return str(exc)[:4000]
     except Exception:
         return "(its message could not be read)"
