@@ -6,8 +6,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import nbformat
-
 GRADER_CONFIG = "grader_config.py"
 COURSE_SETTINGS = "course.toml"
 ASSIGNMENT_PREFIXES = ("performance-",)
@@ -65,6 +63,8 @@ def source_notebook(root: Path, lesson: str) -> Path:
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
     """Read and validate a notebook, or raise one CourseError naming the file and the fault."""
+    import nbformat  # here, not above: the sandbox launcher imports this module and never reads notebooks
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

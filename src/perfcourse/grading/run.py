@@ -1,6 +1,7 @@
 """submitted/ -> autograded/ + gradebook, for a whole class: parallel, sandboxed, reported.
 
-`grade_class` checks every submission folder first (a missing, renamed or corrupt notebook is
+`grade_class` checks every submission folder first (a missing, renamed or corrupt notebook, a
+link, a pipe or a device where only regular files and folders belong, or too many files: each is
 reported, never handed to nbgrader), then keeps `workers` worker processes busy, one student
 each at a time. A worker that crashes or outlives its time limit is killed; its student's
 unfinished lessons are reported as not graded, with the reason, and a fresh worker carries on
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import stat
 import subprocess
 import sys
 import threading
@@ -22,6 +24,8 @@ import nbformat
 
 from ..course import CourseError, read_notebook
 from ..gradebook import NotebookScore, db_url, notebook_score
+from ..kernel.evidence import EVIDENCE_KEY
+from . import scratch
 
 WORKER = [sys.executable, "-m", "perfcourse.grading.worker"]
 
@@ -34,6 +38,7 @@ class Outcome:
     error: str | None = None
     score: NotebookScore | None = None
     notes: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # evidence for review, not a verdict
 
 
 def default_workers() -> int:
@@ -41,19 +46,38 @@ def default_workers() -> int:
 
 
 def survey(root: Path, lessons: list[str]) -> tuple[dict[str, list[str]], list[Outcome]]:
-    """Students' gradable lessons, and the submissions that cannot be graded, with why."""
+    """Students' gradable lessons, and the submissions that cannot be graded, with why.
+
+    Nothing a student made is followed: a student or lesson folder that is a link, or a lesson
+    folder holding anything but regular files and folders (a link, a pipe, a device) or too much,
+    is refused here and never handed to nbgrader.
+    """
     gradable, refused = {}, []
     folder = root / "submitted"
-    for student in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+    for student in _students(folder, lessons, refused):
         for lesson in lessons:
             where = student / lesson
-            if not where.is_dir():
+            try:
+                entry = os.lstat(where)
+            except FileNotFoundError:
+                continue
+            label = f"submitted/{scratch.shown(student.name)}/{lesson}/"
+            if stat.S_ISLNK(entry.st_mode):
+                refused.append(Outcome(student.name, lesson, error=f"refused {label}: it is a symbolic link"))
+                continue
+            if not stat.S_ISDIR(entry.st_mode):
+                continue  # a stray file named like a lesson, as before: not a submission
+            try:
+                scratch.check_submission(where)
+            except scratch.SubmissionRefused as exc:
+                refused.append(Outcome(student.name, lesson, error=f"refused {label}: {exc}"))
                 continue
             notebook = where / f"{lesson}.ipynb"
             if not notebook.is_file():
                 found = sorted(p.name for p in where.glob("*.ipynb"))
-                reason = (f"no {lesson}.ipynb in submitted/{student.name}/{lesson}/"
-                          + (f" (found {', '.join(found)}: a renamed notebook?)" if found else " (empty)"))
+                reason = (f"no {lesson}.ipynb in {label}"
+                          + (f" (found {', '.join(scratch.shown(n) for n in found)}: a renamed notebook?)"
+                             if found else " (empty)"))
                 refused.append(Outcome(student.name, lesson, error=reason))
                 continue
             try:
@@ -63,6 +87,22 @@ def survey(root: Path, lessons: list[str]) -> tuple[dict[str, list[str]], list[O
                 continue
             gradable.setdefault(student.name, []).append(lesson)
     return gradable, refused
+
+
+def _students(folder: Path, lessons: list[str], refused: list[Outcome]) -> list[Path]:
+    """The real folders in submitted/; a student entry that is a link is refused for every lesson."""
+    if not folder.is_dir():
+        return []
+    students = []
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                students.append(Path(entry.path))
+            elif entry.is_symlink():
+                refused.extend(Outcome(entry.name, lesson, error=f"refused submitted/{scratch.shown(entry.name)}: "
+                                                                 "it is a symbolic link")
+                               for lesson in lessons)
+    return students
 
 
 class Progress:
@@ -184,6 +224,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         if outcome.error is None:
             outcome.score = notebook_score(root, outcome.lesson, outcome.student)
             outcome.notes = notes(root, outcome.student, outcome.lesson)
+            outcome.flags = flags(root, outcome.student, outcome.lesson)
             if outcome.score is None:
                 outcome.error = "nbgrader recorded no score"
     return sorted(results, key=lambda o: (o.student, o.lesson))
@@ -203,18 +244,44 @@ def _require_assignments(root: Path, lessons: list[str]) -> None:
 GRADER_ERRORS = ("IntegrityError", "NotRun", "KernelDied", "CellTimeoutError")
 
 
+def _autograded(root: Path, student: str, lesson: str):
+    try:
+        return nbformat.read(root / "autograded" / student / lesson / f"{lesson}.ipynb", as_version=4)
+    except Exception:
+        return None
+
+
 def notes(root: Path, student: str, lesson: str) -> list[str]:
     """Why grade cells failed, where the grader (not the test) decided it."""
-    path = root / "autograded" / student / lesson / f"{lesson}.ipynb"
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception:
-        return []
+    nb = _autograded(root, student, lesson)
     found = []
-    for cell in nb.cells:
+    for cell in nb.cells if nb is not None else []:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error" and out.get("ename") in GRADER_ERRORS:
                 text = f"{out['ename']}: {out.get('evalue') or 'cell timed out'}"
                 if text not in found:
                     found.append(text)
+    return found
+
+
+def flags(root: Path, student: str, lesson: str) -> list[str]:
+    """The evidence flags the grader stored in the autograded notebook, for a human to review.
+
+    nb.metadata[EVIDENCE_KEY] is a list of short lines (see perfcourse.kernel.evidence): things
+    the student's code did that deserve a look. They are evidence, not a verdict: no score changes.
+    """
+    nb = _autograded(root, student, lesson)
+    return flags_of(nb) if nb is not None else []
+
+
+def flags_of(nb) -> list[str]:
+    """The evidence flags stored in a notebook, as printable one-line texts (at most 20)."""
+    stored = nb.get("metadata", {}).get(EVIDENCE_KEY, [])
+    if not isinstance(stored, list):
+        return ["malformed evidence record (not a list)"]
+    found = []
+    for item in stored[:20]:
+        text = scratch.shown(str(item))
+        if text not in found:
+            found.append(text)
     return found

@@ -1,0 +1,260 @@
+"""Evidence of tampering in a student's kernel: a PEP 578 audit hook that records, never blocks.
+
+`install()` runs in the student's kernel before any student code (IPKernelApp.exec_lines). It
+adds an audit hook (`sys.addaudithook`: there is no way to remove one) that writes one short
+line to the file descriptor named by PERFCOURSE_EVIDENCE_FD each time the student's own code
+uses a tampering primitive:
+
+- assigning a function's `__code__`, `__defaults__` or `__kwdefaults__`;
+- walking objects with `gc.get_objects`, `gc.get_referrers`, `gc.get_referents`;
+- taking interpreter frames (`sys._getframe`, `sys._current_frames`, a traceback's `tb_frame`,
+  a generator's `gi_frame`, ...);
+- ctypes (`ctypes.dlopen`, `ctypes.dlsym`, `ctypes.addressof`, `ctypes.string_at`, from_address ...);
+- `sys.settrace`, `sys.setprofile`, `sys.addaudithook`;
+- building code objects or functions by hand, or compiling code under a file's name.
+
+The grading sandbox's launcher copies those lines into a file outside the sandbox (see
+grading/sandbox.py), so the kernel cannot rewrite what it has already reported; the grader
+reads them back with `read_evidence(path)` and stores the summaries under
+nb.metadata[EVIDENCE_KEY] of the graded notebook. They are evidence for a human to review, not a
+verdict: no score depends on them.
+
+Whose code: IPython, ipykernel, jax, numpy, matplotlib and the standard library use several of
+these primitives in normal work (jax and IPython take frames all the time; importing asyncio
+assigns __code__, namedtuple assigns __defaults__, cProfile sets a profile function), so a use
+counts only when the code responsible is the student's: a frame running in the shell's user
+namespace, or compiled from a cell (IPython's '<ipython-input-N-...>', ipykernel's
+'.../ipykernel_PID/HASH.py'). For most primitives that is the immediate caller, seen through
+`inspect`, `ctypes`, `unittest.mock` and code compiled from strings (so `exec("sys._getframe()")`
+and `mock.patch.object(f, "__defaults__", ...)` are still the student's). For gc walks and new
+audit hooks, which no library makes in normal work, it is the first student frame anywhere on the
+stack, unless the grader's own code (this package) comes first.
+
+The hook never raises into the code it watches, writes at most PER_KIND lines per kind, and
+keeps its state where only a tampering primitive reaches it (its defaults, which cannot be
+reassigned without being recorded). What it does not promise: code that closes the descriptor,
+or is written against this module's internals, can silence later records; the records already
+written stay outside the sandbox.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+EVIDENCE_KEY = "perfcourse_evidence"   # nb.metadata key of a graded notebook: list of flag strings
+ENV_FD = "PERFCOURSE_EVIDENCE_FD"
+PER_KIND = 100                         # lines written per kind; the summary then says "or more"
+TRUNCATED = "#truncated"               # written by the sandbox launcher when the kernel wrote too much
+READ_LIMIT = 2 << 20
+
+FRAME_ATTRIBUTES = {"tb_frame": "frame:tb_frame", "gi_frame": "frame:gi_frame",
+                    "cr_frame": "frame:cr_frame", "ag_frame": "frame:ag_frame"}
+ASSIGNED = {"__code__": "assign:__code__", "__defaults__": "assign:__defaults__",
+            "__kwdefaults__": "assign:__kwdefaults__"}
+CTYPES_EVENTS = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.addressof",
+                 "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata", "ctypes.cdata/buffer",
+                 "ctypes.call_function", "ctypes.PyObj_FromPtr")
+
+LABELS = {
+    "assign:__code__": "assigned a function's __code__",
+    "assign:__defaults__": "assigned a function's __defaults__",
+    "assign:__kwdefaults__": "assigned a function's __kwdefaults__",
+    "gc.get_objects": "walked every object (gc.get_objects)",
+    "gc.get_referrers": "searched for an object's referrers (gc.get_referrers)",
+    "gc.get_referents": "followed an object's references (gc.get_referents)",
+    "frame:sys._getframe": "took an interpreter frame (sys._getframe)",
+    "frame:sys._current_frames": "took every thread's frame (sys._current_frames)",
+    "frame:tb_frame": "took an interpreter frame (a traceback's tb_frame)",
+    "frame:gi_frame": "took an interpreter frame (a generator's gi_frame)",
+    "frame:cr_frame": "took an interpreter frame (a coroutine's cr_frame)",
+    "frame:ag_frame": "took an interpreter frame (an async generator's ag_frame)",
+    "sys.settrace": "installed a trace function (sys.settrace)",
+    "sys.setprofile": "installed a profile function (sys.setprofile, or a profiler's enable())",
+    "sys.addaudithook": "added an audit hook (sys.addaudithook)",
+    "compile:file": "compiled code under a file's name (compile)",
+    "code.__new__": "built a code object (types.CodeType or code.replace)",
+    "function.__new__": "built a function from a code object (types.FunctionType)",
+    **{f"ctypes:{event}": f"used ctypes ({event})" for event in CTYPES_EVENTS},
+}
+
+_installed = False
+
+
+def install() -> bool:
+    """Add the audit hook, writing to the descriptor in PERFCOURSE_EVIDENCE_FD; False if there is none."""
+    global _installed
+    if _installed:
+        return True
+    value = os.environ.pop(ENV_FD, None)  # student code need not find the number in its environment
+    fd = _channel(value)
+    if fd is None:
+        print(f"perfcourse evidence: WARNING: {ENV_FD} is "
+              f"{'not set' if value is None else 'not an open pipe or file'}: tampering in this kernel "
+              "is not recorded", file=sys.__stderr__ or sys.stderr, flush=True)
+        return False
+    os.set_inheritable(fd, False)  # programs the student starts do not get the channel
+    sys.addaudithook(_make_hook(fd))
+    _installed = True
+    return True
+
+
+def _channel(value: str | None) -> int | None:
+    import stat
+
+    try:
+        fd = int(value)
+        mode = os.fstat(fd).st_mode
+    except (TypeError, ValueError, OSError):
+        return None
+    return fd if stat.S_ISFIFO(mode) or stat.S_ISREG(mode) else None
+
+
+def _make_hook(fd: int):
+    import _thread
+    import ctypes  # for where it lives: its own frames are seen through, to the code that called it
+    import inspect
+    import re
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    library = os.path.dirname(os.path.abspath(inspect.__file__))  # the standard library's folder
+    through = (os.path.abspath(inspect.__file__), os.path.join(library, "unittest", "mock.py"),
+               os.path.dirname(os.path.abspath(ctypes.__file__)) + os.sep)
+    cell_name = re.compile(r"<ipython-input-\d+-[0-9a-f]+>\Z|[/\\]ipykernel_\d+[/\\]\d+\.py\Z")
+
+    def frame_attribute(args):
+        return FRAME_ATTRIBUTES.get(args[1]) if len(args) > 1 and isinstance(args[1], str) else None
+
+    def assigned(args):
+        if len(args) > 1 and isinstance(args[1], str) and type(args[0]).__name__ == "function":
+            return ASSIGNED.get(args[1])
+        return None
+
+    def compiled(args):
+        name = args[1] if len(args) > 1 else None
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "replace")
+        return "compile:file" if isinstance(name, str) and name and not name.startswith("<") else None
+
+    caller, on_stack = 1, 2
+    rules = {
+        "object.__getattr__": (frame_attribute, caller),
+        "object.__setattr__": (assigned, caller),
+        "sys._getframe": ("frame:sys._getframe", caller),
+        "sys._current_frames": ("frame:sys._current_frames", caller),
+        "gc.get_objects": ("gc.get_objects", on_stack),
+        "gc.get_referrers": ("gc.get_referrers", on_stack),
+        "gc.get_referents": ("gc.get_referents", on_stack),
+        "sys.settrace": ("sys.settrace", caller),
+        "sys.setprofile": ("sys.setprofile", caller),
+        "sys.addaudithook": ("sys.addaudithook", on_stack),
+        "compile": (compiled, caller),
+        "code.__new__": ("code.__new__", caller),
+        "function.__new__": ("function.__new__", caller),
+        **{event: (f"ctypes:{event}", caller) for event in CTYPES_EVENTS},
+    }
+    # What each file name means: 1 a cell, 2 seen through (inspect, ctypes, unittest.mock, code
+    # compiled from a string), 3 the grader's own code, 0 anything else. Cached: the same few files recur.
+    OTHER, CELL, THROUGH, GRADER = 0, 1, 2, 3
+
+    def classify(name, cache={}):
+        found = cache.get(name)
+        if found is None:
+            if cell_name.search(name):
+                found = CELL
+            elif name.startswith(through) or (name.startswith("<") and not name.startswith("<frozen ")):
+                found = THROUGH
+            elif name.startswith(package):
+                found = GRADER
+            else:
+                found = OTHER
+            if len(cache) > 4096:
+                cache.clear()
+            cache[name] = found
+        return found
+
+    def student_namespace(known=[]):
+        if not known:
+            module = sys.modules.get("IPython.core.interactiveshell")
+            shell = getattr(getattr(module, "InteractiveShell", None), "_instance", None)
+            if shell is None:
+                return None
+            known.append(shell.user_global_ns)
+        return known[0]
+
+    def blame(frame, policy):
+        """Is the student's code responsible for the event raised from `frame`?"""
+        namespace = student_namespace()
+        for _ in range(256):
+            if frame is None:
+                return False
+            if namespace is not None and frame.f_globals is namespace:
+                return True
+            what = classify(frame.f_code.co_filename)
+            if what == CELL:
+                return True
+            if what == GRADER or (what == OTHER and policy == caller):
+                return False
+            frame = frame.f_back
+        return False
+
+    # Everything the hook uses is bound here, as defaults: replacing one means assigning the
+    # hook's __defaults__, which the hook records before the assignment happens.
+    def hook(event, args, rules=rules, blame=blame, counts={}, busy=set(), ident=_thread.get_ident,
+             getframe=sys._getframe, write=os.write, fd=fd, limit=PER_KIND):
+        rule = rules.get(event)
+        if rule is None:
+            return
+        try:
+            kind, policy = rule
+            if callable(kind):
+                kind = kind(args)
+            if kind is None or counts.get(kind, 0) >= limit:
+                return
+            me = ident()
+            if me in busy:  # an event raised by this hook's own frame walk
+                return
+            busy.add(me)
+            try:
+                if not blame(getframe(1), policy):
+                    return
+                counts[kind] = counts.get(kind, 0) + 1
+                write(fd, kind.encode() + b"\n")
+            finally:
+                busy.discard(me)
+        except Exception:  # never into the student's code: a lost record is better than a changed run
+            pass
+
+    return hook
+
+
+def read_evidence(path) -> list[str]:
+    """The distinct flags in an evidence file, summarized: 'assigned a function's __code__ (3 times)'."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(READ_LIMIT)
+    except FileNotFoundError:
+        return []
+    counts, unknown, truncated = {}, 0, False
+    for raw in data.split(b"\n"):
+        line = raw.decode("ascii", "replace").strip()
+        if not line:
+            continue
+        if line == TRUNCATED:
+            truncated = True
+        elif line in LABELS:
+            counts[line] = counts.get(line, 0) + 1
+        else:
+            unknown += 1
+    flags = [f"{LABELS[kind]} ({_times(n)})" for kind, n in counts.items()]
+    if unknown:
+        flags.append(f"lines on the evidence channel that the audit hook does not write ({_times(unknown)}): "
+                     "the kernel's code wrote to it")
+    if truncated:
+        flags.append("the kernel wrote more to the evidence channel than is kept: the rest was dropped")
+    return flags
+
+
+def _times(n: int) -> str:
+    if n >= PER_KIND:
+        return f"{n} or more times"
+    return "once" if n == 1 else f"{n} times"

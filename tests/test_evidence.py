@@ -1,0 +1,233 @@
+"""The evidence audit hook, in real interpreters: quiet for normal JAX, NumPy, matplotlib and IPython
+work, and a record for each tampering primitive the student's own code uses."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from perfcourse.kernel import evidence
+from perfcourse.kernel.evidence import LABELS, read_evidence
+
+PRELUDE = """
+import io, os, sys
+from perfcourse.kernel import evidence
+channel = int(os.environ[evidence.ENV_FD])
+assert evidence.install()
+assert evidence.ENV_FD not in os.environ
+from IPython.core.interactiveshell import InteractiveShell
+
+def run_cells(cells, **options):
+    shell = InteractiveShell.instance(**options)
+    for cell in cells:
+        result = shell.run_cell(cell, store_history=True)
+        if cell.startswith("#ok") and not result.success:
+            raise SystemExit(f"cell failed: {cell!r}: {result.error_in_exec or result.error_before_exec}")
+    return shell
+"""
+
+
+def run(tmp_path, program: str) -> tuple[list[str], str]:
+    """Run `program` with the hook writing to a file; the flags read back, and its output."""
+    path = tmp_path / "evidence.txt"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        proc = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(program)], pass_fds=(fd,),
+                              env={**os.environ, evidence.ENV_FD: str(fd), "JAX_PLATFORMS": "cpu",
+                                   "MPLBACKEND": "Agg"},
+                              capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    finally:
+        os.close(fd)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return read_evidence(path), proc.stdout + proc.stderr
+
+
+def test_normal_jax_numpy_matplotlib_and_ipython_work_raises_no_flag(tmp_path):
+    flags, output = run(tmp_path, '''
+        import numpy as np
+        import jax, jax.numpy as jnp
+        f = jax.jit(lambda x, w: jnp.tanh(x @ w))
+        x = jnp.ones((64, 64))
+        f(x, x).block_until_ready()
+        jax.grad(lambda v: jnp.sum(f(v, v)))(x).block_until_ready()
+        jax.make_jaxpr(f)(x, x)
+        lowered = jax.jit(lambda v: v * 2).lower(x)
+        lowered.as_text()
+        compiled = lowered.compile()
+        compiled.cost_analysis()
+        compiled(x).block_until_ready()
+        np.testing.assert_allclose(np.asarray(f(x, x)), np.tanh(np.ones((64, 64)) @ np.ones((64, 64))), rtol=1e-5)
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots()
+        ax.plot([1, 2, 3], label="a"); ax.legend(); ax.set_title("t")
+        fig.savefig(io.BytesIO(), format="png")
+        run_cells([
+            "#ok\\nimport jax, jax.numpy as jnp, numpy as np, time, statistics, io\\n"
+            "@jax.jit\\ndef workload(x, w):\\n    return jnp.tanh(x @ w)\\n"
+            "x = jnp.ones((32, 32)); workload(x, x).block_until_ready()",
+            "#ok\\ndef time_completed(fn, *args, warm_calls=5):\\n"
+            "    times = []\\n    for _ in range(warm_calls + 1):\\n        start = time.perf_counter()\\n"
+            "        jax.block_until_ready(fn(*args))\\n        times.append(time.perf_counter() - start)\\n"
+            "    return times[0], statistics.median(times[1:])\\ntime_completed(workload, x, x)",
+            "#ok\\njax.make_jaxpr(workload)(x, x)",
+            "#ok\\nc = jax.jit(workload).lower(x, x).compile(); c.cost_analysis(); c.as_text()[:10]",
+            "#ok\\njax.grad(lambda v: jnp.sum(workload(v, v)))(x)",
+            "#ok\\nsaved = jax.checkpoint(lambda v: jnp.sin(jnp.sin(v)))\\njax.grad(lambda v: saved(v).sum())(x)",
+            "#ok\\nfrom jax import lax\\nlax.scan(lambda c, v: (c + v, c), 0.0, jnp.arange(5.0))",
+            "1/0",
+            "#ok\\nfrom IPython.display import display, HTML\\ndisplay({'a': 1}); display(HTML('<b>x</b>'))\\n"
+            "display(np.arange(3))",
+            "#ok\\nimport matplotlib.pyplot as plt\\nplt.plot([1, 2]); plt.savefig(io.BytesIO(), format='png')",
+            "#ok\\nfrom collections import namedtuple\\nP = namedtuple('P', 'a b')\\nimport logging\\n"
+            "logging.getLogger('x').warning('hi')\\nimport traceback\\ntry:\\n    1/0\\nexcept Exception:\\n"
+            "    traceback.print_exc()",
+            "#ok\\nimport dataclasses, typing\\n@dataclasses.dataclass\\nclass C:\\n    a: int = 1\\n"
+            "T = typing.TypeVar('T')\\nC()",
+            "#ok\\ndef gen():\\n    yield 1\\nlist(gen())",
+            "#ok\\nimport inspect\\ninspect.signature(workload); inspect.getsource(time_completed)",
+            "#ok\\n%timeit -n 2 -r 2 workload(x, x).block_until_ready()",
+            "#ok\\n{'shown': True}",
+            # The standard library assigns __code__ and __defaults__ itself, on import and in namedtuple.
+            "#ok\\nimport asyncio, unittest.mock\\nfrom collections import namedtuple\\n"
+            "Q = namedtuple('Q', 'a b', defaults=(1,))",
+            "#ok\\n%prun -q workload(x, x)",
+        ])
+        print("done")
+    ''')
+    assert "done" in output and "ZeroDivisionError" in output
+    assert flags == []
+
+
+TAMPERING = {
+    "assign:__code__": "def f(a=1):\n    return a\ndef g(a=2):\n    return a\nf.__code__ = g.__code__",
+    "assign:__defaults__": "f.__defaults__ = (5,)",
+    "assign:__kwdefaults__": "def h(*, k=1):\n    return k\nh.__kwdefaults__ = {'k': 2}",
+    "gc.get_objects": "import gc\n_ = len(gc.get_objects())",
+    "gc.get_referrers": "_ = gc.get_referrers(f)",
+    "gc.get_referents": "_ = gc.get_referents(f)",
+    "frame:sys._getframe": "import sys\nsys._getframe()",
+    "frame:sys._current_frames": "sys._current_frames()",
+    "frame:tb_frame": "try:\n    1/0\nexcept Exception as e:\n    e.__traceback__.tb_frame",
+    "frame:gi_frame": "def gg():\n    yield 1\ngg().gi_frame",
+    "ctypes:ctypes.addressof": "import ctypes\nctypes.addressof(ctypes.c_int(1))",
+    "ctypes:ctypes.string_at": "ctypes.string_at(id(1), 1)",
+    "ctypes:ctypes.cdata": "ctypes.c_int.from_address(id(1))",
+    "ctypes:ctypes.dlopen": "libc = ctypes.CDLL(None)",
+    "ctypes:ctypes.dlsym": "libc.getpid",
+    "sys.settrace": "sys.settrace(None)",
+    "sys.setprofile": "sys.setprofile(None)",
+    "sys.addaudithook": "sys.addaudithook(lambda *a: None)",
+    "compile:file": "compile('1', '/usr/lib/python3/x.py', 'exec')",
+    "code.__new__": "f.__code__.replace(co_name='x')",
+    "function.__new__": "import types\ntypes.FunctionType(f.__code__, {})",
+}
+
+
+@pytest.mark.parametrize("compiler", ["IPython", "ipykernel"])
+def test_each_tampering_primitive_in_a_cell_is_flagged(tmp_path, compiler):
+    options = "compiler_class=XCachingCompiler" if compiler == "ipykernel" else ""
+    flags, output = run(tmp_path, f'''
+        from ipykernel.compiler import XCachingCompiler
+        shell = run_cells({list(TAMPERING.values())!r}, {options})
+        assert ("ipykernel_" in shell.compile.cache("x = 1")) == {compiler == "ipykernel"}
+        print("done")
+    ''')
+    assert "done" in output
+    assert flags == [f"{LABELS[kind]} (once)" for kind in TAMPERING]
+
+
+def test_the_usual_ways_around_are_flagged_too(tmp_path):
+    flags, _ = run(tmp_path, '''
+        run_cells([
+            "import sys, inspect\\ninspect.currentframe()",                   # through inspect
+            "exec('import sys; sys._getframe()')",                            # through code compiled from a string
+            "def g(a=2):\\n    return a\\nfrom unittest import mock\\n"
+            "with mock.patch.object(g, '__defaults__', (9,)):\\n    pass",    # through a library
+        ])
+        # Code compiled under a cell's name runs as the student's, whatever its globals.
+        exec(compile("import gc\\ngc.get_objects()", "/tmp/ipykernel_123/4567.py", "exec"), {})
+    ''')
+    assert flags == [f"{LABELS['frame:sys._getframe']} (2 times)",
+                     f"{LABELS['assign:__defaults__']} (2 times)",  # patched, then restored
+                     f"{LABELS['gc.get_objects']} (once)"]
+
+
+def test_the_graders_own_code_and_code_outside_cells_are_not_flagged(tmp_path):
+    flags, _ = run(tmp_path, '''
+        import perfcourse, gc
+        # A helper of the grader's package (a hidden test's check) that swaps a function's defaults.
+        grader = os.path.join(os.path.dirname(perfcourse.__file__), "checks", "helper.py")
+        namespace = {}
+        exec(compile("def swap(f):\\n    f.__defaults__ = (0,)\\n", grader, "exec"), namespace)
+        shell = run_cells([])
+        shell.user_ns["swap"] = namespace["swap"]
+        run_cells(["#ok\\ndef g(a=2):\\n    return a\\nswap(g)"])
+        gc.get_objects(); sys._getframe()  # outside any cell: the kernel's own start-up, say
+    ''')
+    assert flags == []
+
+
+def test_the_hook_never_raises_and_stops_writing_at_the_cap(tmp_path):
+    flags, output = run(tmp_path, '''
+        run_cells(["#ok\\nimport sys\\nfor _ in range(500):\\n    sys._getframe()"])
+        os.close(channel)  # the channel gone: later uses are lost, never raised into the cell
+        run_cells(["#ok\\nimport gc\\ngc.get_objects()"])
+        print("still running")
+    ''')
+    assert "still running" in output
+    assert flags == [f"{LABELS['frame:sys._getframe']} ({evidence.PER_KIND} or more times)"]
+
+
+def test_forged_and_truncated_evidence_is_named(tmp_path):
+    path = tmp_path / "evidence.txt"
+    path.write_bytes(b"gc.get_objects\nI am innocent\n\n" + evidence.TRUNCATED.encode() + b"\n")
+    assert read_evidence(path) == [
+        f"{LABELS['gc.get_objects']} (once)",
+        "lines on the evidence channel that the audit hook does not write (once): the kernel's code wrote to it",
+        "the kernel wrote more to the evidence channel than is kept: the rest was dropped",
+    ]
+    assert read_evidence(tmp_path / "absent.txt") == []
+
+
+def test_install_without_a_channel_warns_and_does_nothing():
+    proc = subprocess.run([sys.executable, "-c", "from perfcourse.kernel import evidence; print(evidence.install())"],
+                          env={k: v for k, v in os.environ.items() if k != evidence.ENV_FD},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "False"
+    assert "perfcourse evidence: WARNING: PERFCOURSE_EVIDENCE_FD is not set" in proc.stderr
+
+
+def test_the_grade_table_and_grades_csv_name_the_flags_without_changing_scores(tmp_path):
+    import csv
+
+    import nbformat
+
+    from perfcourse.gradebook import NotebookScore
+    from perfcourse.grading import report, run
+
+    folder = tmp_path / "autograded" / "alice" / "performance-01"
+    folder.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata[evidence.EVIDENCE_KEY] = [f"{LABELS['gc.get_objects']} (once)", "odd\x1b[31m text"]
+    nbformat.write(nb, folder / "performance-01.ipynb")
+    flags = run.flags(tmp_path, "alice", "performance-01")
+    assert flags == [f"{LABELS['gc.get_objects']} (once)", "odd\\x1b[31m text"]  # printable, one line
+    assert run.flags(tmp_path, "bob", "performance-01") == []
+
+    score = NotebookScore("alice", "performance-01", 8.0, 8.0, {})
+    outcomes = [run.Outcome("alice", "performance-01", 1.0, score=score, flags=flags),
+                run.Outcome("bob", "performance-01", 1.0, score=score)]
+    table = report.table(outcomes).splitlines()
+    assert table[0].split() == ["student", "lesson", "score", "seconds", "notes", "flags"]
+    assert table[2].split()[:5] == ["alice", "performance-01", "8/8", "1.0", "-"]
+    assert table[2].endswith("  " + "; ".join(flags)) and table[3].split()[-2:] == ["-", "-"]
+    report.write_csv(tmp_path / "grades.csv", outcomes)
+    with open(tmp_path / "grades.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0]["flags"] == "; ".join(flags) and rows[0]["score"] == "8.0"
+    assert rows[1]["flags"] == ""
