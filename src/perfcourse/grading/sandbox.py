@@ -1,99 +1,594 @@
-"""Start a grading kernel inside bubblewrap, with resource limits.
+"""Start a grading kernel inside bubblewrap, bounded, as an unprivileged user.
 
-The grader's kernel manager runs `python -m perfcourse.grading.sandbox KERNEL_ARGV...` in the
-submission's scratch directory (its copy under autograded/<student>/<lesson>/). This launcher
-sets the limits, then replaces itself with bubblewrap running the kernel:
+    python -m perfcourse.grading.sandbox KERNEL_ARGV...
 
-- no network (a fresh network namespace with nothing in it), no other processes visible;
-- an empty filesystem into which only the system directories (/usr, /lib, /etc, ...), the
-  Python environment and the directory holding this package are mounted, read-only: source/,
-  release/, the gradebook, other students' files and anything else on the machine are not
-  there at all;
-- read-write: only the scratch directory and the kernel's private runtime directory
-  (connection file and IPC sockets: the kernel talks to the grader over Unix sockets,
-  since it has no network), which is also the kernel's TMPDIR;
-- limits: address space, CPU seconds, size of any file written, open files.
+The grader's kernel manager runs this launcher with its settings as JSON in the environment
+variable PERFCOURSE_SANDBOX (`ENV_SETTINGS`). Settings:
+
+    mode            "bwrap" (sandboxed) or "none" (unsandboxed: the kernel runs with the grader's
+                    rights; only the bounds, the scratch folder and the evidence pipe apply)
+    role            "student" (default) or "trusted"; exported to the kernel as PERFCOURSE_ROLE.
+                    Only a student kernel may have `evidence`.
+    runtime         absolute path of a directory private to the grader for this kernel: the
+                    connection file and the IPC sockets (the kernel talks to the grader over Unix
+                    sockets, it has no network). Writable inside; handed to the kernel's user.
+                    The kernel's stdout/stderr go to runtime/kernel.log (bounded by file_bytes).
+    scratch_source  optional absolute path of a directory of regular files and folders (a
+                    submission: see grading/scratch.py, anything else is refused) copied into
+                    the kernel's working directory, a fresh scratch folder.
+    binds           optional list of absolute directory paths bound read-write at the same path
+                    (a channel shared by two kernels, say); when the grader is root each is
+                    handed to the kernel's user.
+    evidence        optional absolute path of a file outside the sandbox (not under runtime,
+                    binds, scratch_source or anything bound into it) where the student kernel's
+                    evidence records go: the launcher stays alive as the parent of bubblewrap and
+                    copies what the kernel writes to the pipe whose write end it gets as
+                    PERFCOURSE_EVIDENCE_FD (see perfcourse.kernel.evidence), at most 1 MiB.
+    limits          optional: memory_bytes (resident memory of the kernel and every process it
+                    starts, tmpfs pages included: a cgroup), pids (processes and threads, a
+                    cgroup; the sandbox itself uses about 4), disk_bytes (size of each of the
+                    sandbox's tmpfs: the scratch folder and the home folder), cpu_seconds,
+                    file_bytes, open_files (rlimits).
+
+In bwrap mode the kernel sees an empty, read-only root holding only the system directories
+(/usr, /etc, ...), the Python environment and the folder of this package; its working directory
+is WORKDIR, a size-limited tmpfs holding the copy of scratch_source, and its HOME (TMPDIR,
+caches, IPython's and matplotlib's folders, byte-code) is another tmpfs, HOME, so nothing of
+the kind lands beside the notebook. Writable: those two tmpfs, runtime and binds (and /dev/shm,
+in memory). No network (--unshare-all), no other processes, --die-with-parent, --new-session.
+Nothing of autograded/, source/, the gradebook or other students' files is there, and nothing
+the kernel writes to its scratch folder outlives it.
+
+User: when the grader is root, bubblewrap runs as root to build the sandbox (it must reach a
+Python installed where only root can look, such as /root/.pyenv), and a first step inside, run
+before any student code with only CAP_CHOWN/SETUID/SETGID, hands the tmpfs to the kernel's user
+and drops to uid/gid 65534 (nobody) for good: setgroups, setgid, setuid, no capabilities left,
+no_new_privs. When the grader is not root the kernel runs as the grader's user in bubblewrap's
+user namespace, with nested user namespaces disabled. In "none" mode nothing is dropped.
+
+Bounds: a cgroup per kernel (cgroup v2 when /sys/fs/cgroup is cgroup2, else the v1 `memory` and
+`pids` hierarchies), made under the launcher's own cgroup and named from `runtime`, bounds the
+resident memory (memory.limit_in_bytes and memsw, or memory.max and memory.swap.max) and the
+process count of everything the kernel starts; a kernel over its memory is killed by the
+kernel's OOM killer. There is no address-space limit: it would kill correct JAX work, which maps
+many threads. When a bound cannot be set the launcher prints one loud line to stderr and goes on;
+`bounds_available()` says the same to the grader beforehand. The grader calls
+`cleanup(runtime)` after the kernel has gone: it kills what is left in the cgroups and removes them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
 import shutil
+import signal
+import stat
 import sys
+import time
 from pathlib import Path
 
-ENV_SETTINGS = "PERFCOURSE_SANDBOX"  # JSON: mode, root, runtime, limits
+from ..course import CourseError
+from ..kernel.evidence import ENV_FD as ENV_EVIDENCE_FD
+from ..kernel.evidence import TRUNCATED
+from . import scratch
+
+ENV_SETTINGS = "PERFCOURSE_SANDBOX"
+KERNEL_UID = KERNEL_GID = 65534       # nobody
+HOME = "/home/student"                # the kernel's home inside the sandbox: a tmpfs
+WORKDIR = "/home/student/work"        # its working directory: another tmpfs, with the submission
+EVIDENCE_CAP = 1 << 20
+SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
+LIMIT_KEYS = ("memory_bytes", "pids", "disk_bytes", "cpu_seconds", "file_bytes", "open_files")
+SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "evidence", "limits")
+CGROUP_MOUNT = "/sys/fs/cgroup"
+
+# The kernel gets only these of the grader's environment variables (plus its own HOME, TMPDIR
+# and caches): nothing else the grader's environment holds is the student's to read.
+ENV_KEEP = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONHASHSEED", "PYTHONUNBUFFERED",
+            "PYTHONWARNINGS", "PYTHONIOENCODING", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION"}
+ENV_KEEP_PREFIXES = ("LC_", "JAX_", "XLA_", "TF_CPP_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_",
+                     "TPU_", "PERFCOURSE_")
 
 
 class SandboxUnavailable(RuntimeError):
     pass
 
 
+class SettingsError(ValueError):
+    """Settings the launcher refuses, before it creates or starts anything."""
+
+
 def bubblewrap() -> str | None:
     return shutil.which("bwrap")
 
 
-SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
+# --- settings ----------------------------------------------------------------------------------
+def read_settings(text: str | None) -> dict:
+    """The launcher's settings, checked: one SettingsError naming the first fault."""
+    if text is None:
+        raise SettingsError(f"{ENV_SETTINGS} is not set")
+    try:
+        settings = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{ENV_SETTINGS} is not JSON ({exc})") from None
+    if not isinstance(settings, dict):
+        raise SettingsError(f"{ENV_SETTINGS} must be a JSON object")
+    unknown = sorted(set(settings) - set(SETTING_KEYS))
+    if unknown:
+        raise SettingsError(f"unknown settings: {', '.join(unknown)}")
+    if settings.get("mode") not in ("bwrap", "none"):
+        raise SettingsError("mode must be 'bwrap' or 'none'")
+    settings.setdefault("role", "student")
+    if settings["role"] not in ("student", "trusted"):
+        raise SettingsError("role must be 'student' or 'trusted'")
+    settings["runtime"] = _directory(settings.get("runtime"), "runtime")
+    if settings.get("scratch_source") is not None:
+        settings["scratch_source"] = _directory(settings["scratch_source"], "scratch_source")
+    binds = settings.get("binds") or []
+    if not isinstance(binds, list):
+        raise SettingsError("binds must be a list of directories")
+    settings["binds"] = [_directory(b, "binds") for b in binds]
+    limits = settings.get("limits") or {}
+    if not isinstance(limits, dict) or set(limits) - set(LIMIT_KEYS):
+        raise SettingsError(f"limits must be an object with keys among {', '.join(LIMIT_KEYS)}")
+    for key, value in limits.items():
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+            raise SettingsError(f"limits.{key} must be a positive integer")
+    settings["limits"] = {k: v for k, v in limits.items() if v is not None}
+    evidence = settings.get("evidence")
+    if evidence is not None:
+        if settings["role"] != "student":
+            raise SettingsError("evidence is recorded for a student kernel only")
+        if not isinstance(evidence, str) or not os.path.isabs(evidence):
+            raise SettingsError("evidence must be an absolute path")
+        evidence = os.path.abspath(evidence)
+        if not os.path.isdir(os.path.dirname(evidence)):
+            raise SettingsError(f"evidence: {os.path.dirname(evidence)} is not a directory")
+        visible = [settings["runtime"], *settings["binds"]] + (
+            [settings["scratch_source"]] if settings.get("scratch_source") else []) + (
+            _bound_read_only() if settings["mode"] == "bwrap" else [])
+        for place in visible:
+            if evidence == place or evidence.startswith(place.rstrip("/") + "/"):
+                raise SettingsError(f"evidence: {evidence} is inside {place}, which the kernel can reach")
+        settings["evidence"] = evidence
+    return settings
 
 
-def bwrap_command(kernel_argv: list[str], scratch: Path, runtime: Path, python_prefix: Path,
-                  package_dir: Path) -> list[str]:
-    """An empty root with only the system, Python and this package read-only, and two writable folders."""
+def _directory(value, name: str) -> str:
+    if not isinstance(value, str) or not os.path.isabs(value):
+        raise SettingsError(f"{name} must be an absolute path")
+    path = os.path.abspath(value)
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise SettingsError(f"{name}: {path}: {exc.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise SettingsError(f"{name}: {path} is {scratch.kind(info.st_mode)}, not a directory")
+    return path
+
+
+def _python_directories() -> list[str]:
+    """The Python environment, its base installation and the folder holding this package."""
+    import perfcourse
+
+    package_dir = Path(perfcourse.__file__).resolve().parents[1]
+    found = dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
+                                                        sys.base_exec_prefix, package_dir))
+    for path in (sys.prefix, sys.base_prefix):  # also as named, where the venv's links point
+        found.setdefault(os.path.abspath(path))
+    return sorted(found)
+
+
+def _bound_read_only() -> list[str]:
+    return [*SYSTEM_DIRECTORIES, *_python_directories()]
+
+
+# --- the environment and the command -----------------------------------------------------------
+def kernel_environment(source: dict, home: str, role: str, user: str | None) -> dict:
+    """The kernel's environment: an allow-list of the grader's, and its own home and caches."""
+    env = {k: v for k, v in source.items()
+           if (k in ENV_KEEP or k.startswith(ENV_KEEP_PREFIXES)) and k not in (ENV_SETTINGS, ENV_EVIDENCE_FD)}
+    env.setdefault("PATH", "/usr/bin:/bin")
+    env.update({
+        "HOME": home,
+        "TMPDIR": f"{home}/tmp",
+        "XDG_CACHE_HOME": f"{home}/.cache",
+        "XDG_CONFIG_HOME": f"{home}/.config",
+        "XDG_DATA_HOME": f"{home}/.local/share",
+        "MPLCONFIGDIR": f"{home}/.config/matplotlib",
+        "IPYTHONDIR": f"{home}/.ipython",
+        "PYTHONPYCACHEPREFIX": f"{home}/.cache/pycache",  # a student's own module compiles here, not beside it
+        "PERFCOURSE_ROLE": role,
+    })
+    if user:
+        env["USER"] = env["LOGNAME"] = user
+    return env
+
+
+# Runs inside the sandbox before the kernel, with `python -I -S`: hands the tmpfs (made by
+# bubblewrap, nothing in them student-made yet) to the kernel's user, drops to that user for
+# good, makes the home's folders, closes every inherited descriptor but the evidence pipe, and
+# becomes the kernel.
+SHIM = r"""
+import os, sys
+uid, gid, keep = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+tops, argv = sys.argv[4:6], sys.argv[7:]
+if os.getuid() == 0:
+    for top in tops:
+        for _, dirs, files, fd in os.fwalk(top):
+            for name in dirs + files:
+                os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
+        os.chown(top, uid, gid)
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid or os.getegid() != gid:
+        sys.exit("perfcourse sandbox: could not drop privileges")
+for key in ("TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "IPYTHONDIR"):
+    os.makedirs(os.environ[key], exist_ok=True)
+if keep >= 3:
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 20)
+else:
+    os.closerange(3, 1 << 20)
+os.execvp(argv[0], argv)
+"""
+
+
+def bwrap_command(kernel_argv: list[str], runtime: str, binds: list[str], folders: list[str],
+                  files: list[tuple[str, int]], disk_bytes: int | None, privileged: bool,
+                  keep_fd: int = -1) -> list[str]:
+    """bubblewrap's command line: an empty read-only root, two tmpfs, runtime and binds writable."""
     command = [bubblewrap() or "bwrap"]
     for directory in SYSTEM_DIRECTORIES:
         command += ["--ro-bind-try", directory, directory]
-    for needed in dict.fromkeys((python_prefix, Path(sys.base_prefix), package_dir)):
-        command += ["--ro-bind", str(needed), str(needed)]
-    command += [
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--bind", str(scratch), str(scratch),
-        "--bind", str(runtime), str(runtime),
-        "--remount-ro", "/",  # after the binds: everything but those two folders takes no writes
-        "--chdir", str(scratch),
-        "--setenv", "HOME", str(scratch),
-        "--setenv", "TMPDIR", str(runtime),
-        "--setenv", "MPLCONFIGDIR", str(runtime / "matplotlib"),
-        # ipykernel watches JPY_PARENT_PID, a process it cannot see from its own PID namespace;
-        # --die-with-parent ends the kernel with its grader instead.
-        "--unsetenv", "JPY_PARENT_PID",
-        "--unshare-all",          # network, processes, IPC, hostname, cgroups
-        "--die-with-parent",
-        "--new-session",
-        "--",
-        *kernel_argv,
-    ]
+    bound, made = list(SYSTEM_DIRECTORIES), set()
+
+    def bind(option, directory):
+        # Folders above a bind are made by bubblewrap, 0700 when it runs as root: make them 0755
+        # first, unless they come from a bind already (those keep their own permissions).
+        for parent in map(str, reversed(Path(directory).parents[:-1])):
+            inside = any(parent == b or parent.startswith(b.rstrip("/") + "/") for b in bound)
+            if parent not in made and not inside:
+                made.add(parent)
+                command.extend(["--perms", "0755", "--dir", parent])
+        command.extend([option, directory, directory])
+        bound.append(directory)
+
+    for directory in _python_directories():
+        bind("--ro-bind", directory)
+    command += ["--dev", "/dev", "--proc", "/proc"]
+    for directory in [runtime, *binds]:
+        bind("--bind", directory)
+    size = ["--size", str(disk_bytes)] if disk_bytes else []
+    command += ["--perms", "0755", *size, "--tmpfs", HOME, "--perms", "0755", *size, "--tmpfs", WORKDIR]
+    for folder in folders:
+        command += ["--perms", "0755", "--dir", f"{WORKDIR}/{folder}"]
+    for relative, fd in files:
+        command += ["--perms", "0644", "--file", str(fd), f"{WORKDIR}/{relative}"]
+    command += ["--remount-ro", "/", "--chdir", WORKDIR]
+    if privileged:
+        # No user namespace: the sandbox's uid 0 must be able to become the real uid 65534.
+        command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                    "--cap-drop", "ALL", "--cap-add", "CAP_CHOWN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        command += ["--unshare-all", "--unshare-user", "--disable-userns"]
+    command += ["--die-with-parent", "--new-session", "--",
+                sys.executable, "-I", "-S", "-c", SHIM, str(KERNEL_UID), str(KERNEL_GID), str(keep_fd),
+                HOME, WORKDIR, "--", *kernel_argv]
     return command
 
 
 def apply_limits(limits: dict) -> None:
-    def cap(kind, value):
-        if value:
-            resource.setrlimit(kind, (int(value), int(value)))
-
-    cap(resource.RLIMIT_AS, limits.get("memory_bytes"))
-    cap(resource.RLIMIT_CPU, limits.get("cpu_seconds"))
-    cap(resource.RLIMIT_FSIZE, limits.get("file_bytes"))
-    cap(resource.RLIMIT_NOFILE, limits.get("open_files"))
+    """The per-process rlimits; memory and processes are bounded by the cgroup instead."""
+    for kind, key in ((resource.RLIMIT_CPU, "cpu_seconds"), (resource.RLIMIT_FSIZE, "file_bytes"),
+                      (resource.RLIMIT_NOFILE, "open_files")):
+        if limits.get(key):
+            resource.setrlimit(kind, (int(limits[key]), int(limits[key])))
 
 
-def main(argv: list[str]) -> None:
-    settings = json.loads(os.environ.pop(ENV_SETTINGS))
-    apply_limits(settings.get("limits", {}))
+# --- cgroups -----------------------------------------------------------------------------------
+def _hierarchies() -> tuple[str, dict[str, Path]]:
+    """("v2" or "v1", {controller: the launcher's own cgroup directory}); {} where none is mounted."""
+    mounts_v1, unified = {}, None
+    with open("/proc/self/mountinfo") as handle:
+        for line in handle:
+            left, _, right = line.partition(" - ")
+            fields, tail = left.split(), right.split()
+            if len(fields) < 5 or len(tail) < 3:
+                continue
+            root, point = _unescape(fields[3]), _unescape(fields[4])
+            if tail[0] == "cgroup2" and point == CGROUP_MOUNT:
+                unified = (root, point)
+            elif tail[0] == "cgroup":
+                for option in tail[2].split(","):
+                    if option in ("memory", "pids"):
+                        mounts_v1[option] = (root, point)
+    own = {}
+    with open("/proc/self/cgroup") as handle:
+        for line in handle:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            for controller in controllers.split(",") if controllers else [""]:
+                own[controller] = path
+    if unified is not None:
+        return "v2", {c: _under(unified, own.get("", "/")) for c in ("memory", "pids")}
+    return "v1", {c: _under(mounts_v1[c], own.get(c, "/")) for c in ("memory", "pids") if c in mounts_v1}
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def _under(mount: tuple[str, str], path: str) -> Path:
+    root, point = mount
+    if root != "/" and (path == root or path.startswith(root + "/")):
+        path = path[len(root):]
+    return Path(point + "/" + path.strip("/")) if path.strip("/") else Path(point)
+
+
+def _cgroup_name(runtime) -> str:
+    """The cgroup's name comes from the runtime's path, never from a file the kernel could write."""
+    return "perfcourse-" + hashlib.sha256(os.fsencode(os.path.abspath(runtime))).hexdigest()[:16]
+
+
+def cgroups(runtime) -> list[Path]:
+    """The cgroup directories of the kernel with this runtime that exist now."""
+    try:
+        _, parents = _hierarchies()
+    except OSError:
+        return []
+    name = _cgroup_name(runtime)
+    return [p / name for p in dict.fromkeys(parents.values()) if (p / name).is_dir()]
+
+
+_BOUND_NAMES = {"memory": "memory bound", "pids": "process bound"}
+
+
+def _enter_cgroups(runtime: str, limits: dict) -> list[str]:
+    """Make this kernel's cgroups, set their bounds and move this process in; say what failed."""
+    wanted = {c: limits.get(k) for c, k in (("memory", "memory_bytes"), ("pids", "pids")) if limits.get(k)}
+    if not wanted:
+        return []
+    try:
+        version, parents = _hierarchies()
+    except OSError as exc:
+        return [f"no {_BOUND_NAMES[c]}: cannot read the cgroups ({exc.strerror})" for c in wanted]
+    problems, name = [], _cgroup_name(runtime)
+    for controller, value in wanted.items():
+        parent = parents.get(controller)
+        if parent is None:
+            problems.append(f"no {_BOUND_NAMES[controller]}: no cgroup {controller} controller is mounted")
+            continue
+        directory = parent / name
+        try:
+            if version == "v2":
+                _enable_v2(parent, controller)
+            directory.mkdir(exist_ok=True)
+            for file, text in _bound_files(version, controller, value):
+                target = directory / file
+                if file.endswith(("memsw.limit_in_bytes", "swap.max")) and not target.exists():
+                    continue  # no swap accounting here: the memory bound alone holds
+                target.write_text(text)
+            (directory / "cgroup.procs").write_text(str(os.getpid()))
+        except OSError as exc:
+            problems.append(f"no {_BOUND_NAMES[controller]}: {directory}: {exc.strerror or exc}")
+    return problems
+
+
+def _bound_files(version: str, controller: str, value: int) -> list[tuple[str, str]]:
+    if controller == "memory":
+        if version == "v2":
+            return [("memory.max", str(value)), ("memory.swap.max", "0")]
+        return [("memory.limit_in_bytes", str(value)), ("memory.memsw.limit_in_bytes", str(value))]
+    return [("pids.max", str(value))]
+
+
+def _enable_v2(parent: Path, controller: str) -> None:
+    control = parent / "cgroup.subtree_control"
+    if controller not in control.read_text().split():
+        control.write_text(f"+{controller}")
+
+
+def bounds_available() -> list[str]:
+    """What this machine cannot bound or enforce, one line each; empty when everything holds.
+
+    It makes and removes a probe cgroup for each controller, as the launcher would.
+    """
+    problems = []
+    if os.geteuid() != 0:
+        problems.append("kernels run as the grader's own user (the grader is not root: no switch to nobody)")
+    try:
+        version, parents = _hierarchies()
+    except OSError as exc:
+        return problems + [f"no memory bound and no process bound: cannot read the cgroups ({exc.strerror})"]
+    for controller in ("memory", "pids"):
+        parent = parents.get(controller)
+        if parent is None:
+            problems.append(f"no {_BOUND_NAMES[controller]}: no cgroup {controller} controller is mounted")
+            continue
+        probe = parent / f"perfcourse-probe-{os.getpid()}"
+        try:
+            if version == "v2":
+                _enable_v2(parent, controller)
+            probe.mkdir()
+            try:
+                first = _bound_files(version, controller, 1 << 40)[0][0]
+                if not (probe / first).exists():
+                    raise OSError(0, f"{first} is missing")
+            finally:
+                probe.rmdir()
+        except OSError as exc:
+            problems.append(f"no {_BOUND_NAMES[controller]}: {parent}: {exc.strerror or exc}")
+    return problems
+
+
+def cleanup(runtime) -> None:
+    """Kill whatever is left in the cgroups of the kernel with this runtime, then remove them."""
+    name = _cgroup_name(runtime)
+    for directory in cgroups(runtime):
+        kill = directory / "cgroup.kill"
+        if kill.exists():  # cgroup v2: the kernel kills them all at once, forks included
+            try:
+                kill.write_text("1")
+            except OSError:
+                pass
+        deadline = time.monotonic() + 5
+        while True:
+            left = _kill_members(directory, name)
+            try:
+                directory.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02 if left else 0.005)
+
+
+def _kill_members(directory: Path, name: str) -> int:
+    """SIGKILL every process in the cgroup; a pid is checked to be a member through its pidfd."""
+    try:
+        pids = [int(p) for p in (directory / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return 0
+    for pid in pids:
+        try:
+            handle = os.pidfd_open(pid)
+        except OSError:
+            continue  # gone already
+        try:
+            # Through the pidfd the pid cannot be reused under us: check it is still a member.
+            with open(f"/proc/{pid}/cgroup") as file:
+                member = any(line.rstrip("\n").split(":", 2)[-1].endswith("/" + name) for line in file)
+            if member:
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(handle)
+    return len(pids)
+
+
+# --- the launcher ------------------------------------------------------------------------------
+def _hand_over(paths: list[str], deep: list[str]) -> None:
+    """Give the kernel's user the runtime (everything in it: only the grader has written there)
+    and the top of each bind; links are changed, never followed."""
+    for top in deep:
+        for _, dirs, files, fd in os.fwalk(top):
+            for name in dirs + files:
+                os.chown(name, KERNEL_UID, KERNEL_GID, dir_fd=fd, follow_symlinks=False)
+        os.chown(top, KERNEL_UID, KERNEL_GID, follow_symlinks=False)
+        os.chmod(top, 0o700)
+    for top in paths:
+        os.chown(top, KERNEL_UID, KERNEL_GID, follow_symlinks=False)
+
+
+def _copy_evidence(source: int, target: int, child: int) -> int:
+    """Copy the kernel's evidence lines into the file until every writer is gone; the child's status."""
+    written, cut = 0, False
+    while True:
+        try:
+            chunk = os.read(source, 1 << 16)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        if written + len(chunk) <= EVIDENCE_CAP:
+            os.write(target, chunk)
+            written += len(chunk)
+        elif not cut:  # keep draining, so the kernel never blocks on a full pipe
+            os.write(target, b"\n" + TRUNCATED.encode() + b"\n")
+            cut = True
+    os.close(target)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+def main(argv: list[str]) -> int:
+    try:
+        settings = read_settings(os.environ.pop(ENV_SETTINGS, None))
+        if not argv:
+            raise SettingsError("no kernel command after the launcher")
+    except SettingsError as exc:
+        print(f"perfcourse sandbox: bad settings: {exc}", file=sys.stderr, flush=True)
+        return 2
+    mode, runtime, limits = settings["mode"], settings["runtime"], settings["limits"]
+    root = os.geteuid() == 0
+    source, folders, files = settings.get("scratch_source"), [], []
+    try:  # the submission first: a refused one leaves nothing made
+        if mode == "bwrap":
+            if not bubblewrap():
+                raise SettingsError("bubblewrap (bwrap) is not installed")
+            if source:
+                folders, files = scratch.open_submission(Path(source))
+            home, user = HOME, ("nobody" if root else None)
+        else:
+            work = Path(runtime) / "work"
+            if source:
+                scratch.copy_submission(Path(source), work)
+            else:
+                work.mkdir(exist_ok=True)
+            home, user = str(Path(runtime) / "home"), None
+    except (SettingsError, CourseError) as exc:
+        print(f"perfcourse sandbox: refused: {exc}", file=sys.stderr, flush=True)
+        return 2
+    for problem in _enter_cgroups(runtime, limits):
+        print(f"perfcourse sandbox: WARNING: {problem}", file=sys.stderr, flush=True)
+    apply_limits(limits)
+    env = kernel_environment(os.environ, home, settings["role"], user)
+
     # Whatever the kernel writes to its own stdout/stderr (not to the notebook) goes to a capped log.
-    runtime = Path(settings["runtime"])
-    log = os.open(runtime / "kernel.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    log = os.open(os.path.join(runtime, "kernel.log"),
+                  os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    evidence = None
+    if settings.get("evidence"):
+        evidence = os.open(settings["evidence"],
+                           os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    if mode == "bwrap" and root:
+        _hand_over(settings["binds"], [runtime])
+
+    reader = writer = -1
+    if evidence is not None:
+        reader, writer = os.pipe()
+        env[ENV_EVIDENCE_FD] = str(writer)
+    if mode == "bwrap":
+        command = bwrap_command(argv, runtime, settings["binds"], folders, files, limits.get("disk_bytes"),
+                                privileged=root, keep_fd=writer)
+        passed = [fd for _, fd in files]
+    else:
+        os.chdir(Path(runtime) / "work")
+        for key in ("TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "IPYTHONDIR"):
+            os.makedirs(env[key], exist_ok=True)
+        command, passed = list(argv), []
     os.dup2(log, 1)
     os.dup2(log, 2)
-    if settings["mode"] == "none":
-        os.execvp(argv[0], argv)
-    import perfcourse  # where the package lives: the kernel imports its guard and checks from there
+    os.close(log)
 
-    package_dir = Path(perfcourse.__file__).resolve().parents[1]
-    command = bwrap_command(argv, Path.cwd(), runtime, Path(sys.prefix), package_dir)
-    os.execvp(command[0], command)
+    if evidence is None:
+        for fd in passed:
+            os.set_inheritable(fd, True)
+        os.execvpe(command[0], command, env)
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(reader)
+            os.close(evidence)
+            for fd in [*passed, writer]:
+                os.set_inheritable(fd, True)
+            os.execvpe(command[0], command, env)
+        finally:
+            os._exit(127)
+    # The parent only copies the pipe into the file; bubblewrap dies with it (--die-with-parent).
+    # It keeps the grader's user: a parent-death signal is sent with the dying parent's rights,
+    # and one from nobody would not reach bubblewrap, which runs as root.
+    os.close(writer)
+    for fd in passed:
+        os.close(fd)
+    return _copy_evidence(reader, evidence, child)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,412 @@
+"""The grading sandbox's launcher, with real bubblewrap and real cgroups: small programs as kernels."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+from perfcourse.grading import sandbox
+from perfcourse.kernel.evidence import read_evidence
+
+pytestmark = pytest.mark.skipif(sandbox.bubblewrap() is None, reason="bubblewrap is needed")
+ROOTED = pytest.mark.skipif(os.geteuid() != 0, reason="cgroups and the switch to nobody need root")
+MiB = 1 << 20
+
+
+class Kernel:
+    """One launch of the sandbox around a Python program given as source."""
+
+    def __init__(self, base: Path, program: str, mode="bwrap", limits=None, binds=(), evidence=False,
+                 files=None, role=None):
+        base.mkdir(parents=True, exist_ok=True)
+        self.base = base
+        self.runtime = base / "runtime"
+        self.runtime.mkdir(mode=0o700)
+        self.source = base / "submission"
+        self.source.mkdir()
+        (self.source / "prog.py").write_text(textwrap.dedent(program))
+        for name, text in (files or {}).items():
+            (self.source / name).write_text(text)
+        self.evidence = base / "evidence.txt" if evidence else None
+        settings = {"mode": mode, "runtime": str(self.runtime), "scratch_source": str(self.source),
+                    "binds": [str(b) for b in binds],
+                    "limits": {"cpu_seconds": 60, "file_bytes": 64 * MiB, "open_files": 256, "pids": 128,
+                               "memory_bytes": 512 * MiB, "disk_bytes": 16 * MiB, **(limits or {})}}
+        if role:
+            settings["role"] = role
+        if self.evidence:
+            settings["evidence"] = str(self.evidence)
+        self.env = {**os.environ, sandbox.ENV_SETTINGS: json.dumps(settings), "GRADER_SECRET": "s3cret"}
+        self.command = [sys.executable, "-m", "perfcourse.grading.sandbox", sys.executable, "prog.py"]
+
+    def run(self, timeout=60) -> subprocess.CompletedProcess:
+        proc = subprocess.run(self.command, env=self.env, cwd=self.base, capture_output=True, text=True,
+                              timeout=timeout)
+        self.log = (self.runtime / "kernel.log").read_text() if (self.runtime / "kernel.log").exists() else ""
+        return proc
+
+    def start(self) -> subprocess.Popen:
+        return subprocess.Popen(self.command, env=self.env, cwd=self.base, stderr=subprocess.PIPE)
+
+    def report(self) -> dict:
+        """The program's last line of output, a JSON object."""
+        return json.loads(self.log.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    made = []
+
+    def make(program, **options):
+        made.append(Kernel(tmp_path / f"k{len(made)}", program, **options))
+        return made[-1]
+
+    yield make
+    for k in made:
+        sandbox.cleanup(k.runtime)
+        assert sandbox.cgroups(k.runtime) == []
+
+
+def test_the_kernel_sees_only_the_system_python_and_its_own_folders(kernel, tmp_path):
+    course = tmp_path / "course"
+    (course / "autograded" / "bob").mkdir(parents=True)
+    (course / "autograded" / "bob" / "answer.txt").write_text("bob's work")
+    k = kernel(f"""
+        import json, os, socket
+        found = {{}}
+        found["ids"] = [os.getresuid(), os.getresgid(), os.getgroups()]
+        status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+        found["caps"] = int(status["CapEff"], 16), int(status["CapPrm"], 16), status["NoNewPrivs"].strip()
+        found["course"] = os.path.exists({str(course)!r})
+        found["around"] = [sorted(os.listdir({str(tmp_path)!r})), sorted(os.listdir({str(tmp_path / "k0")!r}))]
+        found["source"] = os.path.exists({str(ROOT / "source")!r}) or os.path.exists({str(ROOT / "autograded")!r})
+        found["top"] = sorted(os.listdir("/"))
+        found["processes"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+        try:
+            open("/etc/shadow").read()
+            found["shadow"] = "read"
+        except OSError as exc:
+            found["shadow"] = exc.errno
+        try:
+            socket.create_connection(("127.0.0.1", 22), timeout=2)
+            found["network"] = "connected"
+        except OSError:
+            found["network"] = [name for _, name in socket.if_nameindex()]
+        found["env"] = sorted(os.environ)
+        print(json.dumps(found))
+    """)
+    assert k.run().returncode == 0, k.log
+    found = k.report()
+    assert found["ids"] == [[65534] * 3, [65534] * 3, []]
+    assert found["caps"] == [0, 0, "1"]
+    assert found["course"] is False and found["source"] is False
+    assert found["around"] == [["k0"], ["runtime"]]  # only the runtime: not the submission, not the course
+    assert set(found["top"]) <= {"bin", "dev", "etc", "home", "lib", "lib64", "proc", "root", "sbin", "tmp",
+                                 "usr", "work"}
+    assert len(found["processes"]) <= 3  # bubblewrap's init, the kernel, and this listing's own view
+    assert found["shadow"] == 13 and found["network"] == ["lo"]
+    assert "GRADER_SECRET" not in found["env"] and sandbox.ENV_SETTINGS not in found["env"]
+
+
+def test_writes_land_only_in_scratch_home_runtime_and_binds(kernel, tmp_path):
+    channel = tmp_path / "channel"
+    channel.mkdir(mode=0o700)
+    places = ["/", "/usr", "/etc", "/root", "/tmp", str(ROOT / "src"), sys.prefix, str(Path(sys.executable).parent)]
+    k = kernel(f"""
+        import json, os
+        results = {{}}
+        for place in {places!r} + [os.getcwd(), os.environ["HOME"], {str(tmp_path / "k0" / "runtime")!r},
+                                    {str(channel)!r}]:
+            try:
+                with open(os.path.join(place, "written.txt"), "w") as handle:
+                    handle.write("mine")
+                results[place] = "written"
+            except OSError as exc:
+                results[place] = exc.errno
+        print(json.dumps(results))
+    """, binds=[channel])
+    assert k.run().returncode == 0, k.log
+    results = k.report()
+    for place in places:
+        assert results[place] in (13, 30, 2), f"{place}: {results[place]}"  # EACCES, EROFS, ENOENT
+    assert {results[p] for p in results if p not in places} == {"written"}
+    written = channel / "written.txt"
+    assert written.read_text() == "mine" and written.stat().st_uid == 65534  # and root reads it
+    assert sorted(p.name for p in k.source.iterdir()) == ["prog.py"]  # the scratch copy died with it
+    for place in places:
+        assert not Path(place, "written.txt").exists()
+
+
+@ROOTED
+def test_memory_bound_kills_a_big_allocation_but_not_many_threads(kernel):
+    big = kernel("""
+        data = bytearray(300 << 20)
+        for i in range(0, len(data), 4096):
+            data[i] = 1
+        print("allocated")
+    """, limits={"memory_bytes": 200 * MiB})
+    proc = big.run()
+    assert proc.returncode == 128 + signal.SIGKILL and "allocated" not in big.log
+    threads = kernel("""
+        import threading, time
+        def work():
+            block = bytearray(1 << 20)
+            block[::4096] = b"x" * len(block[::4096])
+            time.sleep(0.5)
+        pool = [threading.Thread(target=work) for _ in range(64)]
+        for t in pool: t.start()
+        for t in pool: t.join()
+        print('{"threads": 64}')
+    """, limits={"memory_bytes": 200 * MiB, "pids": 128})
+    assert threads.run().returncode == 0, threads.log
+    assert threads.report() == {"threads": 64}
+
+
+@ROOTED
+def test_a_fork_bomb_stops_at_the_process_bound(kernel):
+    k = kernel("""
+        import json, os, time
+        children = 0
+        try:
+            while children < 1000:
+                if os.fork() == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                children += 1
+        except OSError as exc:
+            print(json.dumps({"children": children, "errno": exc.errno}))
+    """, limits={"pids": 24})
+    started = time.monotonic()
+    assert k.run().returncode == 0, k.log
+    found = k.report()
+    assert found["errno"] == 11 and 10 < found["children"] < 24
+    assert time.monotonic() - started < 20  # the children died with the sandbox, not after their sleep
+
+
+def test_writing_past_the_disk_bound_fails_and_nothing_lands_outside(kernel):
+    k = kernel("""
+        import json, os
+        results = {}
+        for place in (".", os.environ["HOME"], os.environ["TMPDIR"]):
+            try:
+                with open(os.path.join(place, "big.bin"), "wb") as handle:
+                    for _ in range(32):
+                        handle.write(b"x" * (1 << 20))
+                results[place] = "written"
+            except OSError as exc:
+                results[place] = exc.errno
+        print(json.dumps(results))
+    """, limits={"disk_bytes": 16 * MiB})
+    assert k.run().returncode == 0, k.log
+    assert set(k.report().values()) == {28}  # ENOSPC
+    assert sorted(p.name for p in k.runtime.iterdir()) == ["kernel.log"]
+    assert sorted(p.name for p in k.source.iterdir()) == ["prog.py"]
+
+
+def test_home_and_caches_are_not_the_scratch_folder(kernel):
+    k = kernel("""
+        import io, json, os, tempfile
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        plt.plot([1, 2, 3])
+        plt.savefig(io.BytesIO(), format="png")
+        tempfile.NamedTemporaryFile(delete=False).write(b"t")
+        import helper  # the student's own module: its byte-code goes to the cache, not beside it
+        names = ("HOME", "TMPDIR", "MPLCONFIGDIR", "XDG_CACHE_HOME", "IPYTHONDIR", "PYTHONPYCACHEPREFIX")
+        print(json.dumps({"cwd": os.getcwd(), "listing": sorted(os.listdir(".")),
+                          "places": {n: os.environ[n] for n in names}}))
+    """, files={"helper.py": "VALUE = 1\n", "data.csv": "a\n"})
+    assert k.run().returncode == 0, k.log
+    found = k.report()
+    assert found["cwd"] == sandbox.WORKDIR
+    assert found["listing"] == ["data.csv", "helper.py", "prog.py"]
+    for name, place in found["places"].items():
+        assert not (place + "/").startswith(found["cwd"] + "/"), name
+
+
+@ROOTED
+def test_cleanup_kills_what_is_left_and_removes_the_cgroups(kernel):
+    k = kernel("""
+        import os, time
+        open(os.path.join(os.environ["HOME"], "x"), "w").close()
+        print("started", flush=True)
+        time.sleep(120)
+    """)
+    launcher = k.start()
+    wait_for(lambda: "started" in (k.runtime / "kernel.log").read_text())
+    groups = sandbox.cgroups(k.runtime)
+    assert {g.parent.name for g in groups} and all(g.name.startswith("perfcourse-") for g in groups)
+    assert any((g / "cgroup.procs").read_text().split() for g in groups)
+    sandbox.cleanup(k.runtime)
+    assert launcher.wait(timeout=10) == -signal.SIGKILL  # bubblewrap itself was in the cgroup
+    assert sandbox.cgroups(k.runtime) == [] and not any(g.exists() for g in groups)
+
+
+@ROOTED
+def test_evidence_goes_through_the_pipe_to_a_file_the_kernel_cannot_reach(kernel, tmp_path):
+    path = tmp_path / "k0" / "evidence.txt"
+    k = kernel(f"""
+        import json, os
+        from perfcourse.kernel import evidence
+        fd_seen = os.environ.get("PERFCOURSE_EVIDENCE_FD")
+        evidence.install()
+        cell = compile("import gc\\ngc.get_objects()\\n", "<ipython-input-1-0123abcd>", "exec")
+        exec(cell, {{}})
+        print(json.dumps({{"fd": fd_seen, "after": os.environ.get("PERFCOURSE_EVIDENCE_FD"),
+                          "visible": os.path.exists({str(path)!r})}}))
+    """, evidence=True)
+    assert k.evidence == path
+    assert k.run().returncode == 0, k.log
+    assert k.report() == {"fd": k.report()["fd"], "after": None, "visible": False} and k.report()["fd"]
+    assert read_evidence(path) == ["walked every object (gc.get_objects) (once)"]
+    assert path.stat().st_uid == 0 and (path.stat().st_mode & 0o777) == 0o600
+
+
+@ROOTED
+@pytest.mark.parametrize("evidence", [True, False], ids=["launcher-as-parent", "launcher-is-bubblewrap"])
+def test_killing_the_launcher_ends_the_sandbox(kernel, evidence):
+    k = kernel("""
+        import time
+        print("started", flush=True)
+        time.sleep(120)
+    """, evidence=evidence)
+    launcher = k.start()
+    wait_for(lambda: "started" in (k.runtime / "kernel.log").read_text())
+    groups = sandbox.cgroups(k.runtime)
+    launcher.kill()
+    launcher.wait(timeout=10)
+    wait_for(lambda: not any((g / "cgroup.procs").read_text().split() for g in groups))
+
+
+@ROOTED
+def test_a_jupyter_kernel_answers_over_ipc_sockets_in_the_runtime(kernel):
+    from jupyter_client import KernelManager
+
+    k = kernel("")
+    settings = json.loads(k.env[sandbox.ENV_SETTINGS])
+    km = KernelManager(kernel_name="python3", transport="ipc", ip=str(k.runtime / "ipc"),
+                       connection_file=str(k.runtime / "connection.json"))
+    km.kernel_spec.argv = [sys.executable, "-m", "perfcourse.grading.sandbox", sys.executable, "-m",
+                           "ipykernel_launcher", "-f", "{connection_file}"]
+    km.kernel_spec.interrupt_mode = "message"
+    km.start_kernel(env={**os.environ, sandbox.ENV_SETTINGS: json.dumps(settings)})
+    try:
+        client = km.client()
+        client.start_channels()
+        client.wait_for_ready(timeout=60)
+        printed = []
+
+        def output(msg):
+            if msg["msg_type"] == "stream":
+                printed.append(msg["content"]["text"])
+
+        reply = client.execute_interactive("import os; print(os.getuid(), os.getcwd())", timeout=30,
+                                           output_hook=output)
+        assert reply["content"]["status"] == "ok"
+        assert "".join(printed).split() == ["65534", sandbox.WORKDIR]
+    finally:
+        km.shutdown_kernel(now=True)
+
+
+def test_bad_settings_are_refused_in_one_line_before_anything_is_made(tmp_path):
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    bad = {"mode": "bwrap", "runtime": str(runtime), "evidence": str(runtime / "evidence.txt")}
+    proc = subprocess.run([sys.executable, "-m", "perfcourse.grading.sandbox", "true"], capture_output=True,
+                          text=True, env={**os.environ, sandbox.ENV_SETTINGS: json.dumps(bad)})
+    assert proc.returncode == 2
+    assert proc.stderr == (f"perfcourse sandbox: bad settings: evidence: {runtime / 'evidence.txt'} is inside "
+                           f"{runtime}, which the kernel can reach\n")
+    assert list(runtime.iterdir()) == [] and sandbox.cgroups(runtime) == []
+
+
+def test_a_scratch_source_holding_a_link_is_refused(kernel):
+    k = kernel("print('ran')")
+    (k.source / "link").symlink_to("/etc/passwd")
+    proc = k.run()
+    assert proc.returncode == 2 and "ran" not in k.log and list(k.runtime.iterdir()) == []
+    assert sandbox.cgroups(k.runtime) == []
+    assert proc.stderr.endswith("perfcourse sandbox: refused: link is a symbolic link: a submission may hold "
+                                "only regular files and folders\n")
+
+
+def test_unsandboxed_mode_still_uses_a_scratch_folder_under_the_runtime(kernel):
+    k = kernel("""
+        import json, os
+        print(json.dumps({"cwd": os.getcwd(), "home": os.environ["HOME"], "listing": sorted(os.listdir("."))}))
+    """, mode="none")
+    assert k.run().returncode == 0, k.log
+    assert k.report() == {"cwd": str(k.runtime / "work"), "home": str(k.runtime / "home"), "listing": ["prog.py"]}
+
+
+@ROOTED
+def test_every_bound_holds_on_this_machine():
+    assert sandbox.bounds_available() == []
+
+
+def wait_for(condition, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if condition():
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not SYSTEM_PYTHON.exists() or not shutil.which("setpriv"),
+                    reason="needs root to become another user, and a Python that user can run")
+def test_a_grader_that_is_not_root_runs_kernels_as_itself_and_says_what_is_unbounded():
+    """The launcher run by an ordinary user (nobody, with the system's Python): bubblewrap in a
+    user namespace, no nested namespaces, and one loud line for each bound it cannot set."""
+    base = Path(tempfile.mkdtemp(prefix="perfcourse-grader-"))  # pytest's own folders are closed to others
+    try:
+        _run_as_an_ordinary_grader(base)
+    finally:
+        shutil.rmtree(base)
+
+
+def _run_as_an_ordinary_grader(base: Path):
+    (base / "runtime").mkdir(parents=True)
+    (base / "submission").mkdir()
+    (base / "submission" / "prog.py").write_text(textwrap.dedent("""
+        import json, os, subprocess
+        nested = subprocess.run(["unshare", "--user", "true"], capture_output=True).returncode
+        print(json.dumps({"uid": os.getuid(), "cwd": os.getcwd(), "nested": nested}))
+    """))
+    subprocess.run(["chown", "-R", "65534:65534", str(base)], check=True)
+    settings = {"mode": "bwrap", "runtime": str(base / "runtime"), "scratch_source": str(base / "submission"),
+                "limits": {"memory_bytes": 200 * MiB, "pids": 64, "disk_bytes": 8 * MiB}}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src"), sandbox.ENV_SETTINGS: json.dumps(settings)}
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    proc = subprocess.run([*as_nobody, str(SYSTEM_PYTHON), "-m", "perfcourse.grading.sandbox", str(SYSTEM_PYTHON),
+                           "prog.py"], env=env, cwd=base, capture_output=True, text=True, timeout=60)
+    log = (base / "runtime" / "kernel.log").read_text()
+    assert proc.returncode == 0, proc.stderr + log
+    assert json.loads(log.splitlines()[-1]) == {"uid": 65534, "cwd": sandbox.WORKDIR, "nested": 1}
+    warnings = proc.stderr.splitlines()
+    assert [w.split(":")[:3] for w in warnings] == [["perfcourse sandbox", " WARNING", " no memory bound"],
+                                                    ["perfcourse sandbox", " WARNING", " no process bound"]]
+    probe = subprocess.run([*as_nobody, str(SYSTEM_PYTHON), "-c",
+                            "from perfcourse.grading import sandbox; print(*sandbox.bounds_available(), sep='\\n')"],
+                           env=env, capture_output=True, text=True, timeout=60)
+    found = probe.stdout.splitlines()
+    assert [line.split(":")[0] for line in found] == [
+        "kernels run as the grader's own user (the grader is not root", "no memory bound", "no process bound"]
