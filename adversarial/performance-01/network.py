@@ -1,4 +1,6 @@
-# A correct notebook that tries to reach the network: the kernel has none.
+# A correct notebook that tries to reach services on the grading machine: the kernel has no
+# network of its own (only a loopback interface nobody listens on), so every attempt fails.
+# Only loopback addresses are tried: no test may send anything to another machine.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
 # %% solutions
 # %% replace workload
@@ -8,7 +10,7 @@ import socket
 def workload(x, w):
     return jnp.tanh(x @ w)
 
-for address in (("127.0.0.1", 22), ("10.0.0.1", 80), ("1.1.1.1", 53)):
+for address in (("127.0.0.1", 22), ("::1", 22), ("localhost", 8888)):
     try:
         socket.create_connection(address, timeout=2).close()
         print("connected to", address)
