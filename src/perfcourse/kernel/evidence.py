@@ -56,9 +56,9 @@ CTYPES_EVENTS = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes
                  "ctypes.call_function", "ctypes.PyObj_FromPtr")
 
 LABELS = {
-    "assign:__code__": "assigned a function's __code__",
-    "assign:__defaults__": "assigned a function's __defaults__",
-    "assign:__kwdefaults__": "assigned a function's __kwdefaults__",
+    "assign:__code__": "assigned __code__",
+    "assign:__defaults__": "assigned __defaults__",
+    "assign:__kwdefaults__": "assigned __kwdefaults__",
     "gc.get_objects": "walked every object (gc.get_objects)",
     "gc.get_referrers": "searched for an object's referrers (gc.get_referrers)",
     "gc.get_referents": "followed an object's references (gc.get_referents)",
@@ -228,7 +228,7 @@ def _make_hook(fd: int):
 
 
 def read_evidence(path) -> list[str]:
-    """The distinct flags in an evidence file, summarized: 'assigned a function's __code__ (3 times)'."""
+    """The distinct flags in an evidence file, summarized: 'assigned __code__ (3 times)'."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(READ_LIMIT)
