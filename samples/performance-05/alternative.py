@@ -1,6 +1,6 @@
-# A different correct approach: a checkpoint policy that saves the matrix products and
-# recomputes only the tanh, stdout captured by swapping sys.stdout, a nanosecond clock with the
-# result's own block_until_ready, and the backward pass in jax.numpy with tanh' = (1 + t)(1 - t).
+# A different correct approach: jax.checkpoint as a decorator, stdout captured by swapping
+# sys.stdout, a nanosecond clock with the result's own block_until_ready, and the backward pass
+# in jax.numpy with tanh' = (1 + t)(1 - t).
 # expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=2 test_timer_first_call_apart=1 test_timer_synchronized=3 test_reverse_recurrence=3 test_recurrence_by_hand=1
 # %% replace residual_inspection
 import io
@@ -16,7 +16,9 @@ def saved_residual_descriptions(fn, *args):
         sys.stdout = real_stdout
     return [line for line in text.split("\n") if line.strip()]
 # %% replace remat_layer
-remat_layer = jax.checkpoint(layer, policy=jax.checkpoint_policies.dots_saveable)
+@jax.checkpoint
+def remat_layer(v):
+    return layer(v)
 # %% replace timer
 from time import perf_counter_ns
 

@@ -1,91 +1,74 @@
-"""Grade rematerialization by the program JAX builds and by independent arithmetic, never by text.
+"""performance-05's hidden checks, judged in the trusted kernel from data the student's kernel sends.
 
-What these helpers look at, and why it is stable across JAX versions:
+Every function the checks hand to student code is built in the student's kernel by a probe
+(`perfcourse.kernel.probes.remat`) from a description picked here at grading time, because a
+function defined here cannot be traced by the student's JAX. For the same description this
+kernel builds the same function with the same course code and computes its own reference with
+its own JAX. Inputs (shapes, depths, values) are fresh for every grading run; messages never
+name them. What comes back is data (strings, arrays, jaxprs flattened to tuples of names), and
+each check says below what a student would have to forge to pass it without doing the work.
 
-- the jaxpr's structure: the checkpoint equation is found by its parameters (a sub-jaxpr with a
-  saving `policy` and a `prevent_cse` guard) or by one of the names its primitive has had
-  ("remat2", "checkpoint", "remat"), never by printed text;
-- the NUMBER of residuals `jax.ad_checkpoint.print_saved_residuals` lists, one line each,
-  never their wording, which changes between versions;
-- gradients computed here in float64 NumPy by forward-mode Jacobian accumulation: arithmetic
-  that shares no code, and not even the direction of the recurrence, with what it checks.
+- `check_residual_descriptions` (test_residual_inspection): the student's
+  `saved_residual_descriptions` runs, in the student's kernel, on functions of fresh kinds and
+  shapes (chains of elementwise functions, two-argument functions, tanh layers over a fresh
+  constant weight); it must return, line for line, what `print_saved_residuals` prints here for
+  the same function and arguments, and print nothing. Forger: lines equal to JAX's own listing
+  of a function it is handed only at grading time: in practice, asking JAX, which is the task.
+- `check_remat_layer` (test_remat_layer): a network of a fresh number of applications of the
+  student's `remat_layer`, at a fresh vector. From its jaxpr: every tanh sits inside a checkpoint
+  equation (found by its parameters or by any name its primitive has had), one checkpoint per
+  application, none outside. From the values reverse-mode autodiff keeps (the leaves of
+  `jax.vjp`'s backward function): each one is the weight or what some application of the layer
+  received or returned, as the lesson asks ("saves only what each layer application receives"),
+  so a policy that saves the products or everything fails. Judged against the student's own
+  layer outputs, so a layer that computes the wrong thing loses the gradient cell, not this one.
+  Forger: a flattened jaxpr with exactly that many checkpoint equations around one tanh each,
+  and residual arrays equal to layer outputs for a vector and depth it learns only then.
+- `check_remat_gradients` (test_gradients_agree): the value and jax.grad's gradient of the
+  lesson's network with the student's layer, at fresh vectors of three scales, against float64
+  NumPy arithmetic here (forward-mode Jacobian accumulation: it shares no code, not even the
+  direction of the recurrence, with what it checks) on the lesson's weight, rebuilt here from
+  the lesson's seed. Forger: float32-accurate gradients of the lesson's network at vectors it
+  sees only then: computing them is the task.
+- `check_reverse_recurrence` (test_reverse_recurrence): the student's recurrence on fresh
+  widths, depths, weights and vectors, against the same float64 arithmetic.
+- `check_recurrence_by_hand` (test_recurrence_by_hand): what a hand-written recurrence can do
+  and autodiff cannot. (1) Run under `jax.make_jaxpr` on concrete NumPy arrays, every JAX
+  operation it performs is recorded, and autodiff leaves its transformations (jvp, transpose)
+  in every equation it records: there must be none. (2) Where JAX records nothing (NumPy
+  arithmetic) or the recurrence cannot run under a trace (it turns JAX values into NumPy), it
+  is handed float64 NumPy arrays and must compute in float64: JAX's autodiff here computes in
+  float32, and a float32 result converted to float64 is exactly representable in float32. This
+  cell never asks whether the gradient is right (test_reverse_recurrence does), so a wrong
+  hand-written recurrence keeps it. Forger: a probe that reports a clean trace, or autodiff
+  hidden from the trace (`jax.ensure_compile_time_eval`) run in float64 (`enable_x64`) or with
+  its float32 result perturbed: deliberate evasion, each named here.
 """
 from __future__ import annotations
 
 import contextlib
 import io
+import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import remote, trusted
+from ..kernel.probes import remat as built
+
+LESSON_WIDTH, LESSON_DEPTH, LESSON_SEED = 16, 4, 5
 REMAT_NAMES = frozenset({"checkpoint", "remat", "remat2"})
 REMAT_PARAMS = frozenset({"policy", "prevent_cse"})
-
-# Public ways into JAX's autodiff. A hand-written reverse recurrence calls none of them.
-AUTODIFF_ENTRY_POINTS = ("grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd",
-                         "jacobian", "hessian", "linear_transpose")
+# Autodiff's transformations as a recorded equation's name stack shows them: "transpose(jvp(f))".
+AUTODIFF_IN_NAME_STACK = re.compile(r"(?<![\w.])(jvp|transpose|linearize|vjp)\(")
 
 
-def _jaxprs_in(value):
-    if hasattr(value, "eqns"):  # a Jaxpr
-        yield value
-    elif hasattr(getattr(value, "jaxpr", None), "eqns"):  # a ClosedJaxpr
-        yield value.jaxpr
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _jaxprs_in(item)
-
-
-def sub_jaxprs(eqn):
-    """The jaxprs an equation carries in its parameters (jit, scan, cond, checkpoint...)."""
-    for value in eqn.params.values():
-        yield from _jaxprs_in(value)
-
-
-def is_remat(eqn) -> bool:
-    """A checkpoint equation, whatever this JAX version calls its primitive."""
-    has_body = any(True for _ in sub_jaxprs(eqn))
-    return has_body and (eqn.primitive.name in REMAT_NAMES or REMAT_PARAMS <= set(eqn.params))
-
-
-def _contains(jaxpr, primitive: str) -> bool:
-    return any(e.primitive.name == primitive or any(_contains(j, primitive) for j in sub_jaxprs(e))
-               for e in jaxpr.eqns)
-
-
-@dataclass
-class RematStructure:
-    wrapped: int   # outermost checkpoint equations that contain the primitive
-    exposed: int   # applications of the primitive outside every checkpoint
-
-
-def remat_structure(fn, *args, primitive: str = "tanh") -> RematStructure:
-    """How the applications of `primitive` in `fn`'s jaxpr sit with respect to checkpoints."""
-    import jax
-
-    found = RematStructure(0, 0)
-
-    def walk(jaxpr):
-        for eqn in jaxpr.eqns:
-            if is_remat(eqn):
-                found.wrapped += any(_contains(j, primitive) for j in sub_jaxprs(eqn))
-                continue
-            found.exposed += eqn.primitive.name == primitive
-            for inner in sub_jaxprs(eqn):
-                walk(inner)
-
-    walk(jax.make_jaxpr(fn)(*args).jaxpr)
-    return found
-
-
-def residual_count(fn, *args) -> int:
-    """How many residuals reverse-mode autodiff of `fn` saves: the lines JAX prints, counted."""
-    import jax.ad_checkpoint
-
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        jax.ad_checkpoint.print_saved_residuals(fn, *args)
-    return len([line for line in buffer.getvalue().splitlines() if line.strip()])
+def lesson_weight() -> np.ndarray:
+    """The lesson's W, rebuilt from its seed exactly as the notebook builds it (float32)."""
+    rng = np.random.default_rng(LESSON_SEED)
+    weight = rng.standard_normal((LESSON_WIDTH, LESSON_WIDTH), dtype=np.float32)
+    return weight / np.float32(np.sqrt(LESSON_WIDTH))
 
 
 def network_gradient(v, weight, depth: int) -> np.ndarray:
@@ -102,6 +85,14 @@ def network_gradient(v, weight, depth: int) -> np.ndarray:
     return jacobian.T @ (2.0 * h)
 
 
+def network_value(v, weight, depth: int) -> float:
+    weight = np.asarray(weight, np.float64)
+    h = np.asarray(v, np.float64)
+    for _ in range(depth):
+        h = np.tanh(weight @ h)
+    return float(np.sum(h * h))
+
+
 def fresh_problem(rng: np.random.Generator, width: int):
     """A random float32 vector and a weight scaled so tanh is not saturated."""
     v = rng.standard_normal(width).astype(np.float32)
@@ -109,43 +100,239 @@ def fresh_problem(rng: np.random.Generator, width: int):
     return v, weight
 
 
-@contextlib.contextmanager
-def autodiff_recorded(*namespaces: dict):
-    """Record every call of JAX's public autodiff entry points made while the block runs.
+# --- test_residual_inspection -----------------------------------------------------------------
+_LOCATION = re.compile(r"\S*[/\\]([^/\\\s]+\.py:)")
 
-    Replaces them on the `jax` module and wherever a namespace (the student's globals) binds
-    one by name (`from jax import grad`); each replacement records the call and then raises.
-    Yields the list of recorded names; everything is put back afterwards.
-    """
-    import jax
 
-    calls: list[str] = []
-    originals = {name: getattr(jax, name) for name in AUTODIFF_ENTRY_POINTS if hasattr(jax, name)}
+def _normalized(line: str) -> str:
+    """One listing line, its file path cut to the file name (each kernel may see another prefix)."""
+    return _LOCATION.sub(r"\1", line.strip())
 
-    def forbidden(name):
-        def replacement(*args, **kwargs):
-            calls.append(name)
-            raise AssertionError(f"the reverse recurrence called jax.{name}: write the backward "
-                                 "pass by hand, without JAX's autodiff")
-        return replacement
 
-    replacements = {name: forbidden(name) for name in originals}
-    undo = []
+def reference_descriptions(spec: dict, *arrays) -> list[str]:
+    """What `print_saved_residuals` prints in this kernel for the described function."""
+    import jax.ad_checkpoint
+    import jax.numpy as jnp
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        jax.ad_checkpoint.print_saved_residuals(built.build(spec), *[jnp.asarray(a) for a in arrays])
+    return [line for line in buffer.getvalue().splitlines() if line.strip()]
+
+
+def residual_cases(rng: np.random.Generator) -> list[tuple[dict, tuple]]:
+    """Fresh functions and arguments: elementwise chains, a two-argument function, tanh layers."""
+    def vector(shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    ops = list(built.UNARY)
+    cases = []
+    for length in (1, 3, int(rng.integers(4, 8))):
+        chain = [str(rng.choice(ops)) for _ in range(length)]
+        cases.append(({"kind": "chain", "ops": chain}, (vector(int(rng.integers(2, 40))),)))
+    shape = (int(rng.integers(2, 6)), int(rng.integers(2, 9)))
+    cases.append(({"kind": "pair", "ops": [str(rng.choice(ops))]}, (vector(shape), vector(shape))))
+    width = int(rng.integers(3, 24))
+    weight = (rng.standard_normal((width, width)) / math.sqrt(width)).astype(np.float32)
+    cases.append(({"kind": "layers", "depth": int(rng.integers(2, 7)), "weight": weight}, (vector(width),)))
+    return cases
+
+
+def residual_problems(describe, rng: np.random.Generator | None = None) -> list[str]:
+    rng = rng or np.random.default_rng()
+    for number, (spec, arrays) in enumerate(residual_cases(rng), 1):
+        reply = remote.probe("remat.residual_descriptions", describe, spec, *arrays)
+        lines, printed = reply["lines"], reply["printed"]
+        if printed:
+            return ["saved_residual_descriptions printed while it ran: return the lines, print nothing"]
+        if not isinstance(lines, list) or not all(type(line) is str for line in lines):
+            return [f"saved_residual_descriptions returned {type(lines).__name__}, expected a list of strings"]
+        expected = reference_descriptions(spec, *arrays)
+        got = [line for line in lines if line.strip()]
+        if len(got) != len(lines):
+            return ["the list holds empty strings: one entry per residual, nothing else"]
+        if len(got) != len(expected):
+            return [f"for test function {number} the list has {len(got)} entries, but JAX lists "
+                    f"{len(expected)} residuals for it: describe the function at the arguments it is given"]
+        wrong = [i for i, (a, b) in enumerate(zip(got, expected), 1) if _normalized(a) != _normalized(b)]
+        if wrong:
+            return [f"for test function {number}, entry {wrong[0]} is not the line JAX prints for that "
+                    "residual (one line per residual, in JAX's order)"]
+    return []
+
+
+def check_residual_descriptions(describe, rng=None) -> None:
+    problems = residual_problems(describe, rng)
+    assert not problems, problems[0]
+
+
+# --- test_remat_layer -----------------------------------------------------------------------
+@dataclass
+class RematStructure:
+    wrapped: int   # outermost checkpoint equations that contain the primitive
+    exposed: int   # applications of the primitive outside every checkpoint
+
+
+def _rows(equations) -> list[tuple[int, int, str, frozenset]]:
+    """The probe's flattened jaxpr, checked: (index, parent, primitive, parameter names)."""
+    rows = []
     try:
-        for name, replacement in replacements.items():
-            undo.append((jax, name, originals[name]))
-            setattr(jax, name, replacement)
-        by_identity = {id(fn): name for name, fn in originals.items()}
-        for namespace in namespaces:
-            for key, value in list(namespace.items()):
-                name = by_identity.get(id(value))
-                if name is not None and value is originals[name]:
-                    undo.append((namespace, key, value))
-                    namespace[key] = replacements[name]
-        yield calls
-    finally:
-        for owner, key, value in reversed(undo):
-            if isinstance(owner, dict):
-                owner[key] = value
-            else:
-                setattr(owner, key, value)
+        for index, row in enumerate(equations):
+            number, parent, primitive, params = row[0], row[1], row[2], row[3]
+            if number != index or type(parent) is not int or not -1 <= parent < index:
+                raise ValueError
+            if type(primitive) is not str or not all(type(p) is str for p in params):
+                raise ValueError
+            rows.append((number, parent, primitive, frozenset(params)))
+    except (TypeError, ValueError, IndexError):
+        raise AssertionError("the jaxpr of the network could not be read") from None
+    return rows
+
+
+def structure_of(equations, primitive: str = "tanh") -> RematStructure:
+    """How the applications of `primitive` sit with respect to checkpoint equations."""
+    rows = _rows(equations)
+    children: dict[int, list[int]] = {}
+    for number, parent, _, _ in rows:
+        children.setdefault(parent, []).append(number)
+
+    def is_remat(number):
+        _, _, name, params = rows[number]
+        return bool(children.get(number)) and (name in REMAT_NAMES or REMAT_PARAMS <= params)
+
+    def contains(number):
+        return any(rows[c][2] == primitive or contains(c) for c in children.get(number, ()))
+
+    found = RematStructure(0, 0)
+
+    def walk(parent):
+        for number in children.get(parent, ()):
+            if is_remat(number):
+                found.wrapped += contains(number)
+                continue
+            found.exposed += rows[number][2] == primitive
+            walk(number)
+    walk(-1)
+    return found
+
+
+def _matches(value: np.ndarray, candidates) -> bool:
+    return any(value.shape == c.shape and np.allclose(value, c, rtol=1e-5, atol=1e-6) for c in candidates)
+
+
+def remat_problems(remat_layer, rng: np.random.Generator | None = None) -> list[str]:
+    rng = rng or np.random.default_rng()
+    depth = int(rng.integers(2, 7))
+    v = rng.standard_normal(LESSON_WIDTH).astype(np.float32)
+    report = remote.probe("remat.remat_report", remat_layer, v, depth)
+    structure = structure_of(report["equations"])
+    if structure.exposed:
+        return ["the layer's tanh runs outside every checkpoint in the network's jaxpr: "
+                "wrap the layer in jax.checkpoint"]
+    if structure.wrapped != depth:
+        return ["the network's jaxpr should have exactly one checkpoint around each application of the "
+                "layer: checkpoint the layer itself, not a part of it or a group of layers"]
+    activations = [trusted.array(a, dtype=np.float32, shape=(LESSON_WIDTH,)) for a in report["activations"]]
+    if len(activations) != depth + 1 or not np.array_equal(activations[0], v):
+        return ["the layer's outputs could not be read back"]
+    residuals = [trusted.array(r) for r in report["residuals"]]
+    weight = lesson_weight()
+    allowed = [weight, weight.T, *activations]
+    if any(r.size > 1 and not _matches(r.astype(np.float64), allowed) for r in residuals):
+        return ["autodiff saves values computed inside the layer (the product, the tanh's derivative...): "
+                "a rematerialized layer saves only what each application receives and recomputes the rest"]
+    if not any(_matches(r.astype(np.float64), activations) for r in residuals):
+        return ["autodiff of the network saves none of the layers' inputs: the residuals could not be read"]
+    return []
+
+
+def check_remat_layer(remat_layer, rng=None) -> None:
+    problems = remat_problems(remat_layer, rng)
+    assert not problems, problems[0]
+
+
+# --- test_gradients_agree ---------------------------------------------------------------------
+def gradient_problems(remat_layer, rng: np.random.Generator | None = None) -> list[str]:
+    rng = rng or np.random.default_rng()
+    weight = lesson_weight()
+    for scale in (0.3, 1.0, 3.0):
+        v = (scale * rng.standard_normal(LESSON_WIDTH)).astype(np.float32)
+        reply = remote.probe("remat.value_and_gradient", remat_layer, v, LESSON_DEPTH)
+        value = trusted.array(reply["value"], shape=())
+        gradient = trusted.array(reply["gradient"], shape=(LESSON_WIDTH,))
+        if not np.allclose(float(value), network_value(v, weight, LESSON_DEPTH), rtol=1e-5, atol=1e-6):
+            return ["remat_network computes another value than the network on a fresh input: "
+                    "rematerialization must not change what the layer computes"]
+        if not np.allclose(gradient, network_gradient(v, weight, LESSON_DEPTH), rtol=1e-4, atol=1e-5):
+            return ["jax.grad(remat_network) disagrees with the exact gradient on a fresh input"]
+    return []
+
+
+def check_remat_gradients(remat_layer, rng=None) -> None:
+    problems = gradient_problems(remat_layer, rng)
+    assert not problems, problems[0]
+
+
+# --- test_reverse_recurrence ------------------------------------------------------------------
+def recurrence_problems(recurrence, rng: np.random.Generator | None = None) -> list[str]:
+    rng = rng or np.random.default_rng()
+    sizes = [(3, 1), (16, 2), (33, 7), (int(rng.integers(5, 25)), int(rng.integers(3, 6)))]
+    for number, (width, depth) in enumerate(sizes, 1):
+        v, weight = fresh_problem(rng, width)
+        try:
+            got = trusted.array(recurrence(v, weight, depth))
+        except trusted.UntrustedResult as error:
+            return [f"reverse_recurrence should return an array: {error}"]
+        if got.shape != (width,):
+            return [f"on fresh input {number} the result has shape {got.shape}: one value per entry of v"]
+        if not np.allclose(got.astype(np.float64), network_gradient(v, weight, depth), rtol=1e-4, atol=1e-5):
+            return [f"on fresh input {number} (another width, depth and weight) the result is not the gradient"]
+    return []
+
+
+def check_reverse_recurrence(recurrence, rng=None) -> None:
+    problems = recurrence_problems(recurrence, rng)
+    assert not problems, problems[0]
+
+
+# --- test_recurrence_by_hand ------------------------------------------------------------------
+def autodiff_in(equations) -> list[str]:
+    """The autodiff transformations named in the recorded equations' name stacks."""
+    found = set()
+    try:
+        for row in equations:
+            found.update(AUTODIFF_IN_NAME_STACK.findall(str(row[4])))
+    except (TypeError, IndexError):
+        raise AssertionError("the recurrence's trace could not be read") from None
+    return sorted(found)
+
+
+def by_hand_problems(recurrence, rng: np.random.Generator | None = None) -> list[str]:
+    rng = rng or np.random.default_rng()
+    width, depth = int(rng.integers(6, 20)), int(rng.integers(2, 5))
+    v, weight = fresh_problem(rng, width)
+    program = remote.probe("remat.recurrence_program", recurrence, v, weight, depth)
+    if program.get("traced") is True:
+        used = autodiff_in(program["equations"])
+        if used:
+            return [f"the recurrence runs JAX's autodiff ({', '.join(used)} in the program JAX records): "
+                    "write the backward pass by hand, without jax.grad, jax.vjp and friends"]
+        if len(program["equations"]) > 0:
+            return []  # its JAX operations are all on record, and none of them is autodiff
+    # Nothing on record (NumPy), or no trace possible: it must keep float64 inputs in float64.
+    v64, weight64 = (rng.standard_normal(width),
+                     rng.standard_normal((width, width)) / math.sqrt(width))
+    try:
+        got = trusted.array(recurrence(v64, weight64, depth))
+    except trusted.UntrustedResult as error:
+        return [f"reverse_recurrence should return an array: {error}"]
+    as_float32 = got.astype(np.float32).astype(got.dtype) if got.dtype.kind == "f" else got
+    if got.dtype != np.float64 or np.array_equal(as_float32, got):
+        return ["handed float64 NumPy arrays, the recurrence returned float32 values: a NumPy backward "
+                "pass keeps float64 (JAX's autodiff here cannot); do not convert the inputs to float32"]
+    return []
+
+
+def check_recurrence_by_hand(recurrence, rng=None) -> None:
+    problems = by_hand_problems(recurrence, rng)
+    assert not problems, problems[0]
