@@ -53,13 +53,13 @@ class Channel:
     def request(self, op: str, *args, **kwargs):
         if self.endpoint is None or self.endpoint.broken:
             self.connect()
+        # Student code may run while this request is answered: containers fetched before it are
+        # stale; those decoded from its reply carry the new generation and are current.
         self.generation += 1
         try:
             return self.endpoint.request(op, *args, **kwargs)
         except PeerError as error:
             raise as_exception(error) from None
-        finally:
-            self.generation += 1
 
     def handle(self, op: str, args: list, kwargs: dict):
         """The student's requests: only calls and public attributes of objects this side lent it."""
