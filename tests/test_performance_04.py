@@ -1,4 +1,5 @@
-"""performance-04 (loops, unrolled or scanned): its checks without a kernel, and its artifact."""
+"""performance-04 (loops, unrolled or scanned): its checks without a kernel (probes run in-process), and its artifact."""
+import functools
 import json
 import time
 
@@ -12,8 +13,7 @@ from jax import lax
 from conftest import ROOT
 
 from perfcourse.checks import loops
-from perfcourse.checks.loops import (COMPILE_SECONDS, DISPATCH_SECONDS, LOWER_SECONDS, WORK_SECONDS,
-                                     close, count_equations, run_measure, top_level_equations)
+from perfcourse.checks.loops import count_equations, top_level_equations
 
 LESSON = "performance-04"
 
@@ -92,13 +92,57 @@ def test_open_and_closed_jaxprs_count_the_same():
     assert count_equations(closed) == count_equations(closed.jaxpr)
 
 
-# -------------------------------------------------------------- run_measure: scripted timing
+# ---------------------------------------------------------------- the jaxpr's plain structure
+
+def test_the_structure_counts_like_the_jaxpr_and_refuses_other_shapes():
+    from perfcourse.kernel.probes import loops as probe
+
+    for fn in (unrolled, scanned, fori):
+        closed = jax.make_jaxpr(fn)(*inputs(5))
+        structure = loops.remote.probe("loops.jaxpr_structure", fn, *inputs(5))
+        assert structure == probe.structure(closed)
+        assert loops.count_structure(structure) == count_equations(closed)
+        assert json.loads(json.dumps(structure)) == structure  # plain data: it crosses the channel as is
+    for bad in ("12", [["tanh"]], [["tanh", "no"]], [[3, []]], [["scan", [[["x", 5]]]]]):
+        with pytest.raises(AssertionError, match="structure"):
+            loops.count_structure(bad)
+
+
+# ---------------------------------------------------------------------- the scanned-loop checks
+
+def wrong_carry(h, xs, a):
+    return lax.scan(lambda c, x: (c, jnp.tanh(a * c + x)), h, xs)[1][-1]
+
+
+def float64_result(h, xs, a):
+    return np.asarray(scanned(h, xs, a), np.float64)
+
+
+@pytest.mark.parametrize("fn", [scanned, fori, unrolled])
+def test_right_loops_pass_the_result_check(fn):
+    loops.check_scanned_result(fn)
+
+
+@pytest.mark.parametrize("fn,message", [(wrong_carry, "loop length"), (float64_result, "JAX or NumPy array|dtype")])
+def test_wrong_results_fail_the_result_check(fn, message):
+    with pytest.raises(AssertionError, match=message):
+        loops.check_scanned_result(fn)
+
+
+def test_the_size_check_passes_structured_loops_and_fails_unrolled_ones():
+    loops.check_scanned_size(scanned, lengths=(2, 9, 120))
+    loops.check_scanned_size(jax.jit(fori), lengths=(2, 9, 120))
+    with pytest.raises(AssertionError, match="grows with the loop length"):
+        loops.check_scanned_size(unrolled, lengths=(2, 9))
+
+
+# ----------------------------------------------------------- measure, on the instrument and for real
 
 def solution(fn, *args, warm_calls=7):
-    equations = count_equations(jax.make_jaxpr(fn)(*args))
     start = time.perf_counter()
     compiled = jax.jit(fn).lower(*args).compile()
     compile_seconds = time.perf_counter() - start
+    equations = count_equations(jax.make_jaxpr(fn)(*args))
     run_seconds = []
     for _ in range(warm_calls):
         start = time.perf_counter()
@@ -107,7 +151,7 @@ def solution(fn, *args, warm_calls=7):
     return {"equations": equations, "compile_seconds": compile_seconds, "run_seconds": run_seconds}
 
 
-from time import perf_counter_ns as imported_clock  # noqa: E402  (bound before the check patches time)
+from time import perf_counter_ns as imported_clock  # noqa: E402
 from jax import jit as imported_jit  # noqa: E402
 
 
@@ -128,10 +172,18 @@ def compile_only_traced_and_imported(fn, *args, warm_calls=7):
             "run_seconds": [once() for _ in range(warm_calls)]}
 
 
-def counted_through_jit(fn, *args, warm_calls=7):
-    """make_jaxpr of the jitted function: the scripted jit must stay real while traced."""
-    result = solution(fn, *args, warm_calls=warm_calls)
-    return {**result, "equations": count_equations(jax.make_jaxpr(jax.jit(fn))(*args))}
+def monotonic_default_and_partial(fn, *args, warm_calls=7, clock=time.monotonic_ns):
+    jit = functools.partial(jax.jit, inline=False)
+    begin = clock()
+    compiled = jit(fn).lower(*args).compile()
+    compile_seconds = (clock() - begin) * 1e-9
+    runs = []
+    for _ in range(warm_calls):
+        begin = clock()
+        compiled(*args).block_until_ready()
+        runs.append((clock() - begin) * 1e-9)
+    return {"equations": count_equations(jax.make_jaxpr(jax.jit(fn))(*args)), "compile_seconds": compile_seconds,
+            "run_seconds": runs}
 
 
 def first_call_as_compile(fn, *args, warm_calls=7):
@@ -139,12 +191,7 @@ def first_call_as_compile(fn, *args, warm_calls=7):
     start = time.perf_counter()
     jax.block_until_ready(jitted(*args))
     compile_seconds = time.perf_counter() - start
-    runs = []
-    for _ in range(warm_calls):
-        start = time.perf_counter()
-        jax.block_until_ready(jitted(*args))
-        runs.append(time.perf_counter() - start)
-    return {"equations": 0, "compile_seconds": compile_seconds, "run_seconds": runs}
+    return {**solution(fn, *args, warm_calls=warm_calls), "compile_seconds": compile_seconds}
 
 
 def warmed_up_first(fn, *args, warm_calls=7):
@@ -164,111 +211,81 @@ def unsynchronized(fn, *args, warm_calls=7):
     return {"equations": 0, "compile_seconds": compile_seconds, "run_seconds": runs}
 
 
-def runs_include_compilation(fn, *args, warm_calls=7):
-    """Times AOT compilation correctly... of a function it never calls: then times fresh first calls."""
-    jitted = jax.jit(fn)
+def runs_call_fn(fn, *args, warm_calls=7):
+    result = solution(fn, *args, warm_calls=1)
     runs = []
     for _ in range(warm_calls):
         start = time.perf_counter()
-        jax.block_until_ready(jitted(*args))
+        jax.block_until_ready(fn(*args))
         runs.append(time.perf_counter() - start)
-    return {"equations": 0, "compile_seconds": runs[0], "run_seconds": runs}
+    return {**result, "run_seconds": runs}
 
 
-SYNCED_RUN = DISPATCH_SECONDS + WORK_SECONDS
+def top_level(fn, *args, warm_calls=7):
+    return {**solution(fn, *args, warm_calls=warm_calls), "equations": len(jax.make_jaxpr(fn)(*args).eqns)}
 
 
-@pytest.mark.parametrize("measure,compile_seconds", [
-    (solution, LOWER_SECONDS + COMPILE_SECONDS),
-    (compile_only_traced_and_imported, COMPILE_SECONDS),
-    (counted_through_jit, LOWER_SECONDS + COMPILE_SECONDS),
-])
-def test_correct_measurements_pass_every_check(measure, compile_seconds):
-    args = inputs(5)
-    run = run_measure(measure, unrolled, args, 4)
-    assert run.result["equations"] == equations(unrolled, 5)
-    assert close(run.compile_seconds, compile_seconds) and run.compile_alone()
-    assert run.compilations == 1 and run.calls >= 4 and len(run.run_seconds) == 4
-    assert all(close(s, SYNCED_RUN) for s in run.run_seconds)
-    assert not run.unsynchronized_measurements()
+def test_the_calibration_is_of_this_machine():
+    calibration = loops.calibrate()
+    assert loops.STEPS[0] <= calibration.steps <= loops.STEPS[1]
+    assert 0 < calibration.compile_seconds < 30 and 0 < calibration.seconds_per_iteration < 1e-5
+    assert calibration.iterations(1.0) > 1000
+
+
+@pytest.mark.parametrize("measure", [solution, compile_only_traced_and_imported, monotonic_default_and_partial])
+def test_correct_measurements_pass_every_check(measure):
+    loops.check_measure_equations(measure)
+    loops.check_measure_compile_apart(measure, warm_calls=2)
+    loops.check_measure_synchronized(measure, warm_calls=3)
+
+
+def test_a_top_level_count_fails_the_equation_check_only():
+    with pytest.raises(AssertionError, match="nested jit and scan"):
+        loops.check_measure_equations(top_level)
 
 
 def test_the_first_call_timed_as_compilation_holds_a_run():
-    run = run_measure(first_call_as_compile, unrolled, inputs(3), 3)
-    assert close(run.compile_seconds, LOWER_SECONDS + COMPILE_SECONDS + SYNCED_RUN)
-    assert not run.compile_alone()
-    assert all(close(s, SYNCED_RUN) for s in run.run_seconds) and not run.unsynchronized_measurements()
+    with pytest.raises(AssertionError, match="holds a run"):
+        loops.check_measure_compile_apart(first_call_as_compile, warm_calls=2)
 
 
 def test_a_warm_up_before_compiling_measures_a_cache_hit():
-    run = run_measure(warmed_up_first, unrolled, inputs(3), 3)
-    assert close(run.compile_seconds, 0.0) and not run.compile_alone()
-    assert run.compilations == 1  # the warm-up compiled; the timed compile found the cache
-    assert all(close(s, SYNCED_RUN) for s in run.run_seconds)
+    with pytest.raises(AssertionError, match="cache hit"):
+        loops.check_measure_compile_apart(warmed_up_first, warm_calls=2)
 
 
-def test_clearing_the_caches_after_a_warm_up_makes_the_compilation_count_again():
-    def cleared(fn, *args, warm_calls=7):
-        jax.block_until_ready(jax.jit(fn)(*args))
-        jax.clear_caches()
-        return solution(fn, *args, warm_calls=warm_calls)
-    run = run_measure(cleared, unrolled, inputs(3), 3)
-    assert run.compile_alone() and run.compilations == 2
-    assert jax.clear_caches is not cleared and "clear_caches" not in cleared.__globals__
+def test_unsynchronized_runs_fail_only_the_synchronization_check():
+    loops.check_measure_compile_apart(unsynchronized, warm_calls=2)
+    with pytest.raises(AssertionError, match="before the result of run"):
+        loops.check_measure_synchronized(unsynchronized, warm_calls=3)
 
 
-def test_unsynchronized_runs_are_caught_but_keep_compilation_apart():
-    run = run_measure(unsynchronized, unrolled, inputs(3), 4)
-    assert run.compile_alone() and all(s < COMPILE_SECONDS for s in run.run_seconds)
-    assert run.unsynchronized_measurements() == [1, 2, 3, 4]
-    assert all(close(s, DISPATCH_SECONDS) for s in run.run_seconds)
+def test_runs_of_fn_itself_are_seen_through_its_traces():
+    with pytest.raises(AssertionError, match="calls of fn itself"):
+        loops.check_measure_synchronized(runs_call_fn, warm_calls=3)
 
 
-def test_a_run_time_holding_the_compilation_is_visible():
-    run = run_measure(runs_include_compilation, unrolled, inputs(3), 4)
-    assert not all(s < COMPILE_SECONDS for s in run.run_seconds)
+def test_the_instrument_is_a_plain_function_and_its_traces_are_counted_here():
+    from perfcourse.kernel.probes import loops as probe
 
-
-def test_jit_and_clocks_are_restored_even_when_measure_raises():
-    real_jit, real_clock, real_clear = jax.jit, time.perf_counter, jax.clear_caches
-
-    def broken(fn, *args, warm_calls=7):
-        assert jax.jit is not real_jit                   # patched while the check runs,
-        assert globals()["imported_jit"] is not real_jit  # and so is the student's own binding
-        raise RuntimeError("student bug")
-
-    with pytest.raises(RuntimeError, match="student bug"):
-        run_measure(broken, unrolled, inputs(2), 2)
-    assert jax.jit is real_jit and time.perf_counter is real_clock and imported_jit is real_jit
-    assert jax.clear_caches is real_clear
-    assert globals()["imported_jit"] is real_jit
-    assert time.perf_counter() != time.perf_counter()
-
-
-def test_other_functions_are_jitted_for_real_during_the_check():
-    def measure_other(fn, *args, warm_calls=7):
-        other = jax.jit(lambda v: v + 1.0)
-        assert not isinstance(other, loops.ScriptedJit)
-        np.testing.assert_allclose(np.asarray(other(jnp.zeros(2))), [1.0, 1.0])
-        return solution(fn, *args, warm_calls=warm_calls)
-    assert run_measure(measure_other, unrolled, inputs(2), 2).compile_alone()
+    program = loops.Program(5, 0.25)
+    fn = probe.instrument(program)
+    args = (jnp.ones((2, 3)), jnp.ones((4, 2, 3)), jnp.full(3, 0.5), jnp.int32(10))
+    jax.make_jaxpr(fn)(*args)
+    assert program.traces == 1 and type(fn).__name__ == "function"
+    out = jax.jit(fn)(*args)
+    assert out.shape == (2, 3) and out.dtype == jnp.float32 and program.traces in (1, 2)  # jit may reuse the trace
 
 
 @pytest.mark.parametrize("returned,message", [
     ((1.0, [1.0]), "must return a dict"),
     ({"equations": 1, "compile_seconds": 1.0}, "missing"),
+    ({"equations": 1, "compile_seconds": "fast", "run_seconds": [1.0]}, "number of seconds"),
+    ({"equations": 1, "compile_seconds": 1.0, "run_seconds": [1.0]}, "returned 1 run times"),
 ])
 def test_a_result_of_the_wrong_form_is_named(returned, message):
     with pytest.raises(AssertionError, match=message):
-        run_measure(lambda fn, *args, warm_calls=7: returned, unrolled, inputs(2), 2)
-
-
-def test_attributes_not_scripted_come_from_real_jax():
-    def peek(fn, *args, warm_calls=7):
-        lowered = jax.jit(fn).lower(*args)
-        assert "tanh" in lowered.as_text()  # the real lowering, built on demand
-        return solution(fn, *args, warm_calls=warm_calls)
-    assert run_measure(peek, unrolled, inputs(2), 2).compile_alone()
+        loops.check_measure_compile_apart(lambda fn, *args, warm_calls=7: returned, warm_calls=2)
 
 
 # --------------------------------------------------------------------------- the notebook
