@@ -35,6 +35,8 @@ c.Autograde.sanitize_preprocessors = [
 c.GuardedExecute.notebook_timeout = 600   # seconds for a whole notebook
 c.GuardedExecute.interrupt_grace = 5      # seconds to stop after an interrupt before the kernel is killed
 c.GuardedExecute.memory_bytes = 2 << 30   # resident memory of the student kernel and everything it starts
+c.GuardedExecute.pids = 512              # processes and threads of the student kernel, all together
+c.GuardedExecute.disk_bytes = 256 << 20  # its scratch folder (a tmpfs: counts against the memory bound)
 c.GuardedExecute.cpu_seconds = 900
 c.GuardedExecute.max_output_bytes = 1_000_000  # per cell
 c.LimitOutput.max_lines = 1000
@@ -45,7 +47,7 @@ c.OverwriteCells.add_missing_cells = True
 
 # The student kernel's evidence (perfcourse.kernel.evidence) stays in the graded notebook's
 # metadata, where the grade report reads it; all other notebook metadata is cleared as before.
-c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), "perfcourse_evidence"}
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), ("perfcourse_evidence",)}
 
 # Feedback shows the public tests only: the outputs of cells with hidden tests become one line
 # (passed, or failed and the error's type), then the hidden tests' source is removed.

@@ -41,11 +41,11 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
 from traitlets import Integer, Unicode
 
+from ..kernel.evidence import EVIDENCE_KEY, read_evidence
 from . import sandbox
 
 # Errors the grader itself writes into a notebook (the grade report names them).
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "SubmissionRefused")
-EVIDENCE_KEY = "perfcourse_evidence"
 SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 
 
@@ -63,7 +63,7 @@ class GuardedExecute(Execute):
     interrupt_grace = Integer(5, help="Seconds a kernel has to stop after an interrupt").tag(config=True)
     max_output_bytes = Integer(1_000_000, help="Output bytes kept per cell").tag(config=True)
     memory_bytes = Integer(2 << 30, help="Resident memory of the student's kernel and its processes").tag(config=True)
-    pids = Integer(256, help="Processes and threads of the student's kernel, all together").tag(config=True)
+    pids = Integer(512, help="Processes and threads of the student's kernel, all together").tag(config=True)
     disk_bytes = Integer(256 << 20, help="Size of the student's scratch folder").tag(config=True)
     cpu_seconds = Integer(900, help="CPU seconds of each kernel process").tag(config=True)
     file_bytes = Integer(64 << 20, help="Largest file a kernel may write").tag(config=True)
@@ -103,10 +103,10 @@ class GuardedExecute(Execute):
         finally:
             self._stop_trusted()
             for runtime in (self._student_runtime, self._trusted_runtime):
-                getattr(sandbox, "cleanup", lambda _: None)(runtime)  # TODO helper
-            flags = _read_evidence(self._evidence)
+                sandbox.cleanup(runtime)
+            flags = read_evidence(self._evidence) if self._evidence.exists() else []
             shutil.rmtree(self._base, ignore_errors=True)
-        nb.metadata[EVIDENCE_KEY] = flags
+        nb.metadata[EVIDENCE_KEY] = flags  # always: a key a student wrote into the notebook is replaced
         return nb, resources
 
     def _sandbox_settings(self, role: str, runtime: Path) -> str:
@@ -344,11 +344,3 @@ def _keep_only_notebooks(folder: Path | None) -> None:
             shutil.rmtree(entry.path)
         else:
             os.unlink(entry.path)
-
-
-def _read_evidence(path: Path) -> list[str]:
-    try:
-        from ..kernel.evidence import read_evidence
-    except ImportError:
-        return []
-    return read_evidence(path) if path.exists() else []
