@@ -10,10 +10,13 @@ import pytest
 
 from conftest import ROOT
 
+from perfcourse.channel.codec import Codec
 from perfcourse.checks import tracing
-from perfcourse.checks.tracing import (Sequence, audit_count_traces, audit_counted_jit, audit_isolation,
-                                       call, hidden_sequences, probe, random_sequence, reference_count)
+from perfcourse.checks.tracing import (Sequence, array, audit_count_traces, audit_counted_jit, audit_isolation,
+                                       call, hidden_sequences, jnp_scalar, np_scalar, partial, py,
+                                       random_sequence, reference_count)
 from perfcourse.course import read_notebook
+from perfcourse.kernel.probes.tracing import Box
 
 LESSON = "performance-02"
 
@@ -81,6 +84,34 @@ def count_traces_clearing_caches(fn, calls, **jit_kwargs):
     for args, kwargs in calls:
         jitted(*args, **kwargs)
     return counter["traces"]
+
+
+def counted_jit_decorated(fn, **jit_kwargs):
+    """jax.jit applied as a decorator through functools.partial, the counter bumped through a closure."""
+    counter = {"traces": 0}
+    bump = counter.update
+
+    @functools.partial(jax.jit, **jit_kwargs)
+    @functools.wraps(fn)
+    def traced(*args, **kwargs):
+        bump(traces=counter["traces"] + 1)
+        return fn(*args, **kwargs)
+
+    return traced, counter
+
+
+def count_traces_nonlocal(fn, calls, **jit_kwargs):
+    traces = 0
+
+    def body(*args, **kwargs):
+        nonlocal traces
+        traces += 1
+        return fn(*args, **kwargs)
+
+    body = jax.jit(functools.wraps(fn)(body), **jit_kwargs)  # jitted after it was written
+    for args, kwargs in calls:
+        body(*args, **kwargs)
+    return traces
 
 
 # Wrong methods, each as a student might write it.
@@ -187,23 +218,33 @@ def count_as_float(fn, calls, **jit_kwargs):
     return float(count_traces(fn, calls, **jit_kwargs))
 
 
+def count_dispatch_cache_entries(fn, calls, **jit_kwargs):
+    """A fresh wrapper per count, but it reads jit's dispatch cache, which is not its trace count."""
+    jitted = jax.jit(functools.wraps(fn)(lambda *args, **kwargs: fn(*args, **kwargs)), **jit_kwargs)
+    for args, kwargs in calls:
+        jitted(*args, **kwargs)
+    return jitted._cache_size()
+
+
 # The reference count and the sequences.
 
 def notebook_sequences():
-    """The notebook's nine sequences, on the checks' probe functions."""
-    x8, x16 = jnp.arange(8, dtype=jnp.float32), jnp.arange(16, dtype=jnp.float32)
-    i8 = jnp.arange(8, dtype=jnp.int32)
-    partial = [call(x8, act=functools.partial(tracing._scaled, factor=2.0)) for _ in range(3)]
-    tree = [call(x8, jax.tree_util.Partial(tracing._scaled, factor=2.0)) for _ in range(3)]
+    """The notebook's nine sequences, as the specs the checks hand to the student's kernel."""
+    x8, x16 = array(np.arange(8, dtype=np.float32)), array(np.arange(16, dtype=np.float32))
+    i8 = array(np.arange(8, dtype=np.int32))
+    two = py(2.0)
+    partials = [call(x8, act=partial("scaled", factor=two)) for _ in range(3)]
+    tree = [call(x8, partial("scaled", factor=two, tree=True)) for _ in range(3)]
     return {
-        "repeat": Sequence("affine", [call(x8, 2.0)] * 3, ""),
-        "new shape": Sequence("affine", [call(x8, 2.0), call(x16, 2.0), call(x8, 2.0)], ""),
-        "new dtype": Sequence("affine", [call(x8, 2.0), call(i8, 2.0), call(x8, 2.0)], ""),
-        "new value": Sequence("affine", [call(x8, 1.0), call(x8, 2.5), call(x8, 3.0)], ""),
-        "weak type": Sequence("affine", [call(x8, 2.0), call(x8, jnp.float32(2.0)), call(x8, np.float32(2.0))], ""),
-        "keyword": Sequence("affine", [call(x8, 2.0), call(x8, scale=2.0)], ""),
-        "static": Sequence("power", [call(x8, n=2), call(x8, n=3), call(x8, n=2)], ""),
-        "partial": Sequence("apply", partial, ""),
+        "repeat": Sequence("affine", [call(x8, two)] * 3, ""),
+        "new shape": Sequence("affine", [call(x8, two), call(x16, two), call(x8, two)], ""),
+        "new dtype": Sequence("affine", [call(x8, two), call(i8, two), call(x8, two)], ""),
+        "new value": Sequence("affine", [call(x8, py(1.0)), call(x8, py(2.5)), call(x8, py(3.0))], ""),
+        "weak type": Sequence("affine", [call(x8, two), call(x8, jnp_scalar(2.0, "float32")),
+                                         call(x8, np_scalar(2.0))], ""),
+        "keyword": Sequence("affine", [call(x8, two), call(x8, scale=two)], ""),
+        "static": Sequence("power", [call(x8, n=py(2)), call(x8, n=py(3)), call(x8, n=py(2))], ""),
+        "partial": Sequence("apply", partials, ""),
         "tree Partial": Sequence("tree", tree, ""),
     }
 
@@ -212,13 +253,13 @@ def notebook_sequences():
 def test_the_reference_count_agrees_with_the_hand_count(name):
     sequence = notebook_sequences()[name]
     assert reference_count(sequence) == NOTEBOOK_COUNTS[name]
-    assert count_traces(probe(sequence.kind).fn, sequence.calls, **sequence.jit_kwargs) == NOTEBOOK_COUNTS[name]
+    assert count_traces(Box(sequence.kind).fn, sequence.build(), **sequence.jit_kwargs) == NOTEBOOK_COUNTS[name]
 
 
 def test_the_reference_count_starts_from_a_new_function_every_time():
     sequence = notebook_sequences()["new shape"]
     assert [reference_count(sequence) for _ in range(3)] == [2, 2, 2]
-    box = probe("affine")
+    box = Box("affine")
     jax.jit(box.fn)(jnp.ones(3), 2.0)
     jax.jit(box.fn)(jnp.ones(3), 2.0)  # JAX's cache is keyed on the function: a second jit hits
     assert box.traces == 1
@@ -228,12 +269,12 @@ def test_hidden_sequences_are_fresh_draws_with_every_kind_and_weak_types():
     rng = np.random.default_rng(7)
     sequences = hidden_sequences(rng)
     assert {s.kind for s in sequences} == set(tracing.VARIANTS)
-    assert sum("Python" in s.label for s in sequences) == 2
+    assert sum("Python" in s.label for s in sequences) == 3
     for s in sequences:
         assert len(s.calls) >= 3 and all(isinstance(a, tuple) and isinstance(k, dict) for a, k in s.calls)
         count = reference_count(s)
         assert 1 <= count <= len(s.calls)
-    draws = {tuple(np.shape(args[0]) for args, _ in random_sequence(np.random.default_rng(seed), "affine").calls)
+    draws = {tuple(args[0]["data"].shape for args, _ in random_sequence(np.random.default_rng(seed), "affine").calls)
              for seed in range(5)}
     assert len(draws) > 1  # a new draw for every check
 
@@ -241,18 +282,39 @@ def test_hidden_sequences_are_fresh_draws_with_every_kind_and_weak_types():
 def test_weak_type_sequences_separate_python_scalars_from_arrays():
     for sequence in tracing.weak_type_sequences(np.random.default_rng(0)):
         assert reference_count(sequence) == 2
-        assert count_by_guessing_the_key(None, sequence.calls) == 1
+        assert count_by_guessing_the_key(None, sequence.build()) == 1
+
+
+def test_numpy_arguments_share_a_trace_but_not_a_dispatch_cache_entry():
+    sequence = tracing.numpy_sequence(np.random.default_rng(0))
+    assert reference_count(sequence) == 2
+    assert count_dispatch_cache_entries(Box("affine").fn, sequence.build()) == 3
+
+
+def test_descriptions_cross_the_channel_as_values_and_build_the_same_calls():
+    """Nothing in a description crosses as a reference: the student's kernel rebuilds it from data."""
+    sender, receiver = Codec(make_proxy=None), Codec(make_proxy=lambda handle, info: pytest.fail(info))
+    for sequence in hidden_sequences(np.random.default_rng(3)) + list(notebook_sequences().values()):
+        sent = json.loads(json.dumps(sender.encode(sequence.description())))
+        assert '"ref"' not in json.dumps(sent)
+        received = receiver.decode(sent)
+        here, there = sequence.build(), tracing.builder.calls(received)
+        assert jax.tree_util.tree_structure(here) == jax.tree_util.tree_structure(there)
+        for a, b in zip(jax.tree_util.tree_leaves(here), jax.tree_util.tree_leaves(there)):
+            assert type(a) is type(b) and np.shape(a) == np.shape(b) and np.asarray(a).dtype == np.asarray(b).dtype
+            assert getattr(a, "weak_type", None) == getattr(b, "weak_type", None)
 
 
 # The audits.
 
-@pytest.mark.parametrize("right", [counted_jit, counted_jit_by_partial])
+@pytest.mark.parametrize("right", [counted_jit, counted_jit_by_partial, counted_jit_decorated])
 def test_right_counted_jits_pass(right):
     assert audit_counted_jit(right, np.random.default_rng(0)) == []
     assert audit_counted_jit(right) == []
 
 
-@pytest.mark.parametrize("right", [count_traces, count_traces_by_log, count_traces_clearing_caches])
+@pytest.mark.parametrize("right", [count_traces, count_traces_by_log, count_traces_clearing_caches,
+                                   count_traces_nonlocal])
 def test_right_counts_pass(right):
     assert audit_count_traces(right, np.random.default_rng(0)) == []
     assert audit_count_traces(right) == []
@@ -287,6 +349,7 @@ def test_one_counter_shared_by_every_counted_jit_is_caught():
     (count_guessing_after_tracing, "a Python float, then a float32 scalar"),
     (count_never_reset, "count_traces answered"),
     (count_as_float, "must return an int"),
+    (count_dispatch_cache_entries, "a NumPy array and scalar where JAX ones of the same type were"),
 ])
 def test_wrong_counts_are_caught(wrong, why):
     problems = audit_count_traces(wrong)
@@ -305,9 +368,16 @@ def test_counts_that_depend_on_earlier_counts_are_caught(wrong):
     assert len(problems) == 1 and "must start from a function JAX has never traced" in problems[0]
 
 
-@pytest.mark.parametrize("consistent", [count_calls, count_by_guessing_the_key])
+@pytest.mark.parametrize("consistent", [count_calls, count_by_guessing_the_key, count_dispatch_cache_entries])
 def test_isolation_grades_isolation_only(consistent):
     assert audit_isolation(consistent) == []
+
+
+def test_a_report_that_is_not_the_probes_is_refused(monkeypatch):
+    """A forged report (too short, of the wrong kind) fails the audit instead of being read."""
+    monkeypatch.setattr(tracing.remote, "probe", lambda name, fn, steps: (("answer", 1, 1),))
+    for audit in (audit_counted_jit, audit_count_traces, audit_isolation):
+        assert audit(count_traces) == ["the student's kernel sent back a report that is not the probe's"]
 
 
 def test_failures_are_reported_not_raised():

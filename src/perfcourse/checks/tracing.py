@@ -1,29 +1,53 @@
 """Grade trace counting by measuring it: fresh functions that count their own traces, call
-sequences the lesson does not show, and an independent count made beside the student's.
+sequences the lesson does not show, and an independent count made here, beside the student's.
 
-JAX's tracing caches are global and keyed on the function object, so every count here starts
-from a function built for it: nothing a notebook ran earlier can be in its cache. No expected
-count is written down in advance: the reference count is measured with `jax.jit` on the JAX
-that runs the check, so a JAX release that changes a caching rule moves both sides alike, and
-no check reads text that JAX changes between versions (log wording, event names, reprs).
+Grade cells run in the trusted kernel; the student's `counted_jit` and `count_traces` live in the
+student's kernel. So the sequences are picked here, at grading time, as plain descriptions (the
+kind of function, each call's arguments as specs: fresh shapes, dtypes, NumPy or JAX, Python or
+array scalars, static values, partials; see `perfcourse.kernel.probes.tracing`), and a probe in
+the student's kernel builds the real functions and arguments from them, runs the student's
+function and reports numbers: the student's answers and counter readings, and how many times
+each function's body ran meanwhile. The reference count is made HERE, from the same description,
+with this kernel's own copy of the builder and a plain `jax.jit`; nothing the student's process
+says is taken for a verdict.
 
-A probe is a small function with a counter of its own, which it increments each time its
-Python body runs, that is, each time some `jax.jit` traces it. Handing a probe to a student's
-`count_traces` therefore shows how many traces really happened during the student's count,
-whatever the student's own counter says.
+JAX's tracing caches are global and keyed on the function object, so every count starts from a
+function built for it: nothing a notebook ran earlier can be in its cache. No expected count is
+written down in advance: the reference count is measured with `jax.jit` on the JAX that runs the
+check (the same installation as the student's kernel when grading), so a JAX release that changes
+a caching rule moves both sides alike, and no check reads text that JAX changes between versions
+(log wording, event names, reprs).
+
+Each function handed to the student's code increments a counter of its own each time its Python
+body runs, that is, each time some `jax.jit` traces it: that shows how many traces really
+happened during the student's count, whatever the student's own counter says.
+
+What a forger would have to produce (by replacing the probe or faking its report):
+- audit_counted_jit: a fresh counter at zero per call, readings equal to the trace count of a plain
+  `jax.jit` for a random sequence of fresh shapes, dtypes, weak and strong scalars and keyword
+  forms, and for a static argument, plus the function's real outputs for arrays picked here
+  (x * scale + 1 on values it has not seen before grading): in practice, tracing under jax.jit
+  with a counter inside, which is the task.
+- audit_count_traces: for eight sequences drawn at grading time (weak against strong scalars,
+  NumPy against JAX arguments of one type, new static values, partials, pytrees), the exact number
+  of traces a fresh `jax.jit` makes; predicting it means implementing JAX's cache key, weak types
+  included, which is the mistake the lesson warns about; measuring it is the task.
+- audit_isolation: the same answer for one sequence counted again after other counts and with a
+  new function: a count that starts from a function JAX has never traced.
 """
 from __future__ import annotations
 
-import functools
 import operator
 from dataclasses import dataclass, field
-from typing import Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-# What each kind of probe needs from jax.jit: static arguments are always passed by keyword.
+from ..kernel.probes import tracing as builder
+from ..kernel.probes.tracing import Box
+from . import remote
+
+# What each kind of function needs from jax.jit: static arguments are always passed by keyword.
 JIT_KWARGS = {
     "affine": {},                               # fn(x, scale): shapes, dtypes, weak types, keywords
     "power": {"static_argnames": ("n",)},       # fn(x, n): a Python loop over the static n
@@ -33,68 +57,64 @@ JIT_KWARGS = {
 }
 
 
+# --- specs: the plain descriptions of arguments that cross to the student's kernel ----------
+
 def call(*args, **kwargs) -> tuple[tuple, dict]:
-    """One call of a sequence: its positional and keyword arguments."""
+    """One call of a sequence: its positional and keyword arguments (specs)."""
     return args, kwargs
 
 
-def _scaled(x, factor):
-    return x * factor
+def py(value) -> dict:
+    return {"t": "py", "v": value}
 
 
-def _shifted(x, offset):
-    return x + offset
+def np_scalar(value, dtype: str = "float32") -> dict:
+    return {"t": "np", "v": value, "dtype": dtype}
 
 
-@dataclass
-class Probe:
-    """A fresh function that counts the times its body runs (its traces, under jax.jit)."""
-    kind: str
-    fn: Callable = None
-    traces: int = 0
-
-    @property
-    def jit_kwargs(self) -> dict:
-        return dict(JIT_KWARGS[self.kind])
+def jnp_scalar(value, dtype: str | None = None) -> dict:
+    return {"t": "jnp", "v": value, "dtype": dtype}
 
 
-def probe(kind: str) -> Probe:
-    """A function JAX has never seen, of one of the kinds in JIT_KWARGS."""
-    box = Probe(kind)
-    if kind == "affine":
-        def fn(x, scale):
-            box.traces += 1
-            return x * scale + 1
-    elif kind == "power":
-        def fn(x, n):
-            box.traces += 1
-            result = jnp.ones_like(x)
-            for _ in range(n):  # needs n's value: n must be static
-                result = result * x
-            return result
-    elif kind in ("apply", "tree"):
-        def fn(x, act):
-            box.traces += 1
-            return act(x)
-    elif kind == "total":
-        def fn(xs):
-            box.traces += 1
-            return sum(jnp.sum(leaf) for leaf in jax.tree_util.tree_leaves(xs))
-    else:
-        raise ValueError(f"unknown probe kind {kind!r}")
-    box.fn = fn
-    return box
+def array(data: np.ndarray, numpy: bool = False) -> dict:
+    return {"t": "array", "data": np.asarray(data), "numpy": numpy}
+
+
+def partial(fn: str, *args, tree: bool = False, share: str | None = None, **kwargs) -> dict:
+    return {"t": "partial", "fn": fn, "args": list(args), "kwargs": kwargs, "tree": tree, "share": share}
+
+
+def lam(factor: float) -> dict:
+    return {"t": "lambda", "factor": factor}
+
+
+NEGATIVE = {"t": "negative"}
+
+
+def items(kind: str, values) -> dict:
+    return {"t": kind, "items": values}
 
 
 @dataclass
 class Sequence:
     kind: str
-    calls: list
+    calls: list           # (arg specs, keyword specs) pairs
     label: str
     jit_kwargs: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.jit_kwargs = dict(JIT_KWARGS[self.kind])
+
+    def description(self) -> dict:
+        return {"kind": self.kind, "jit_kwargs": dict(self.jit_kwargs),
+                "calls": [[list(args), dict(kwargs)] for args, kwargs in self.calls]}
+
+    def build(self) -> list:
+        """The calls as real (args, kwargs), built in this process."""
+        return builder.calls(self.description())
+
+    def head(self, count: int) -> "Sequence":
+        return Sequence(self.kind, self.calls[:count], f"the first {count} call(s) of {self.label}")
 
 
 def run(jitted, calls) -> list:
@@ -103,16 +123,16 @@ def run(jitted, calls) -> list:
 
 
 def reference_count(sequence: Sequence) -> int:
-    """The independent count: a fresh probe under a plain jax.jit, called in order."""
-    box = probe(sequence.kind)
-    run(jax.jit(box.fn, **sequence.jit_kwargs), sequence.calls)
+    """The independent count, made in this process: a fresh function under a plain jax.jit."""
+    box = Box(sequence.kind)
+    run(jax.jit(box.fn, **sequence.jit_kwargs), sequence.build())
     return box.traces
 
 
 # ---------------------------------------------------------------------------------------------
 # Call sequences the lesson does not show, drawn at random for every check.
 
-_DTYPES = (np.float32, np.int32, np.float16)
+_DTYPES = ("float32", "int32", "float16")
 
 
 def _shapes(rng, count: int) -> list[tuple]:
@@ -126,8 +146,12 @@ def _shapes(rng, count: int) -> list[tuple]:
     return shapes
 
 
-def _array(rng, shape, dtype):
-    return jnp.asarray((rng.standard_normal(shape) * 3).astype(dtype))
+def _data(rng, shape, dtype: str = "float32") -> np.ndarray:
+    return (rng.standard_normal(shape) * 3).astype(dtype)
+
+
+def _value(rng) -> float:
+    return float(np.round(rng.uniform(0.5, 4.0), 3))
 
 
 def _draw(rng, variants: list, length: int) -> list:
@@ -139,60 +163,57 @@ def _draw(rng, variants: list, length: int) -> list:
 
 def _affine_variants(rng) -> list:
     (a, b), (d1, d2) = _shapes(rng, 2), rng.choice(len(_DTYPES), size=2, replace=False)
-    xa, xb = _array(rng, a, _DTYPES[d1]), _array(rng, b, _DTYPES[d1])
-    xc = _array(rng, a, _DTYPES[d2])
-    value = lambda: float(np.round(rng.uniform(0.5, 4.0), 3))  # noqa: E731
+    xa, xb = _data(rng, a, _DTYPES[d1]), _data(rng, b, _DTYPES[d1])
+    xc = _data(rng, a, _DTYPES[d2])
     return [
-        lambda: call(xa, value()),                              # weak float32 scalar
-        lambda: call(xa, scale=value()),                        # the same, by keyword
-        lambda: call(xa, int(rng.integers(2, 9))),              # weak int32 scalar
-        lambda: call(xa, np.float32(value())),                  # strong float32 scalar
-        lambda: call(xa, jnp.asarray(value())),                 # a weakly typed JAX scalar
-        lambda: call(xa, jnp.asarray(value(), jnp.float32)),    # a strongly typed JAX scalar
-        lambda: call(xb, value()),                              # another shape
-        lambda: call(xc, value()),                              # another dtype
-        lambda: call(np.asarray(xa), value()),                  # a NumPy array of the same type
+        lambda: call(array(xa), py(_value(rng))),                         # weak float32 scalar
+        lambda: call(array(xa), scale=py(_value(rng))),                   # the same, by keyword
+        lambda: call(array(xa), py(int(rng.integers(2, 9)))),             # weak int32 scalar
+        lambda: call(array(xa), np_scalar(_value(rng))),                  # strong float32 scalar
+        lambda: call(array(xa), jnp_scalar(_value(rng))),                 # a weakly typed JAX scalar
+        lambda: call(array(xa), jnp_scalar(_value(rng), "float32")),      # a strongly typed JAX scalar
+        lambda: call(array(xb), py(_value(rng))),                         # another shape
+        lambda: call(array(xc), py(_value(rng))),                         # another dtype
+        lambda: call(array(xa, numpy=True), py(_value(rng))),             # a NumPy array of the same type
     ]
 
 
 def _power_variants(rng) -> list:
     a, b = _shapes(rng, 2)
-    xa, xb = _array(rng, a, np.float32), _array(rng, b, np.float32)
+    xa, xb = _data(rng, a), _data(rng, b)
     n1, n2, n3 = (int(n) for n in rng.choice(np.arange(0, 6), size=3, replace=False))
-    return [lambda: call(xa, n=n1), lambda: call(xa, n=n2), lambda: call(xb, n=n1),
-            lambda: call(xa, n=n3)]
+    return [lambda: call(array(xa), n=py(n1)), lambda: call(array(xa), n=py(n2)),
+            lambda: call(array(xb), n=py(n1)), lambda: call(array(xa), n=py(n3))]
 
 
 def _apply_variants(rng) -> list:
-    x = _array(rng, _shapes(rng, 1)[0], np.float32)
-    factor = float(np.round(rng.uniform(0.5, 4.0), 3))
-    kept = functools.partial(_scaled, factor=factor)  # one object, reused
+    x = _data(rng, _shapes(rng, 1)[0])
+    factor = _value(rng)
     return [
-        lambda: call(x, act=kept),
-        lambda: call(x, act=functools.partial(_scaled, factor=factor)),  # equal meaning, new object
-        lambda: call(x, act=jnp.negative),
-        lambda: call(x, act=lambda v: v * factor),                         # a new lambda each call
+        lambda: call(array(x), act=partial("scaled", factor=py(factor), share="kept")),  # one object, reused
+        lambda: call(array(x), act=partial("scaled", factor=py(factor))),  # equal meaning, new object
+        lambda: call(array(x), act=NEGATIVE),
+        lambda: call(array(x), act=lam(factor)),                            # a new lambda each call
     ]
 
 
 def _tree_variants(rng) -> list:
-    x = _array(rng, _shapes(rng, 1)[0], np.float32)
-    value = lambda: float(np.round(rng.uniform(0.5, 4.0), 3))  # noqa: E731
-    Partial = jax.tree_util.Partial
+    x = _data(rng, _shapes(rng, 1)[0])
     return [
-        lambda: call(x, Partial(_scaled, factor=value())),              # weak leaf: same key each time
-        lambda: call(x, Partial(_scaled, factor=np.float32(value()))),  # a strong leaf
-        lambda: call(x, Partial(_shifted, offset=value())),             # another function
-        lambda: call(x, Partial(_scaled, value())),                      # bound by position
+        lambda: call(array(x), partial("scaled", factor=py(_value(rng)), tree=True)),   # weak leaf: one key
+        lambda: call(array(x), partial("scaled", factor=np_scalar(_value(rng)), tree=True)),  # a strong leaf
+        lambda: call(array(x), partial("shifted", offset=py(_value(rng)), tree=True)),  # another function
+        lambda: call(array(x), partial("scaled", py(_value(rng)), tree=True)),          # bound by position
     ]
 
 
 def _total_variants(rng) -> list:
     a, b = _shapes(rng, 2)
-    u, v, w = _array(rng, a, np.float32), _array(rng, a, np.float32), _array(rng, b, np.float32)
+    u, v, w = (array(_data(rng, shape)) for shape in (a, a, b))
     return [
-        lambda: call([u, v]), lambda: call((u, v)), lambda: call([u, v, u]),
-        lambda: call({"a": u, "b": v}), lambda: call({"a": u, "c": v}), lambda: call([u, w]),
+        lambda: call(items("list", [u, v])), lambda: call(items("tuple", [u, v])),
+        lambda: call(items("list", [u, v, u])), lambda: call(items("dict", {"a": u, "b": v})),
+        lambda: call(items("dict", {"a": u, "c": v})), lambda: call(items("list", [u, w])),
     ]
 
 
@@ -208,30 +229,47 @@ def random_sequence(rng, kind: str, length: int = 6) -> Sequence:
 
 def weak_type_sequences(rng) -> list[Sequence]:
     """Python scalars next to arrays of the same dtype: different keys, whatever the values."""
-    x = _array(rng, _shapes(rng, 1)[0], np.float32)
-    v = float(np.round(rng.uniform(0.5, 4.0), 3))
+    x = array(_data(rng, _shapes(rng, 1)[0]))
+    v = _value(rng)
     k = int(rng.integers(2, 9))
     return [
-        Sequence("affine", [call(x, v), call(x, jnp.float32(v)), call(x, v + 1.0)],
+        Sequence("affine", [call(x, py(v)), call(x, jnp_scalar(v, "float32")), call(x, py(v + 1.0))],
                  "a Python float, then a float32 scalar of the same value"),
-        Sequence("affine", [call(x, np.int32(k)), call(x, k), call(x, np.int32(k + 1))],
+        Sequence("affine", [call(x, np_scalar(k, "int32")), call(x, py(k)), call(x, np_scalar(k + 1, "int32"))],
                  "an int32 scalar, then a Python int of the same value"),
     ]
 
 
+def numpy_sequence(rng) -> Sequence:
+    """NumPy arguments where JAX ones of the same type were: one key for both (a trace is not a
+    dispatch-cache entry), then a Python float: another key."""
+    data = _data(rng, _shapes(rng, 1)[0])
+    v = _value(rng)
+    return Sequence("affine", [call(array(data), jnp_scalar(v, "float32")),
+                               call(array(data, numpy=True), np_scalar(_value(rng))),
+                               call(array(data), py(v))],
+                    "a NumPy array and scalar where JAX ones of the same type were, then a Python float")
+
+
 def hidden_sequences(rng) -> list[Sequence]:
-    return weak_type_sequences(rng) + [random_sequence(rng, kind) for kind in VARIANTS]
+    return weak_type_sequences(rng) + [numpy_sequence(rng)] + [random_sequence(rng, kind) for kind in VARIANTS]
 
 
 # ---------------------------------------------------------------------------------------------
-# The audits: each returns the problems it found, as sentences for the student; [] is a pass.
+# Reading what the student's kernel reported: untrusted values, checked for kind here.
 
 def _fault(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
 
 
+def _text(value) -> str:
+    return value[:300] if type(value) is str else "an error"
+
+
 def _whole_number(answer) -> int | None:
-    if isinstance(answer, bool):
+    """An int, a NumPy integer or a 0-d integer array, as an int; None for anything else."""
+    kind = type(answer)
+    if kind is bool or not issubclass(kind, (int, np.integer, np.ndarray, jax.Array)):
         return None
     try:
         return operator.index(answer)
@@ -239,84 +277,169 @@ def _whole_number(answer) -> int | None:
         return None
 
 
+def _shown(value) -> str:
+    kind = type(value)
+    if kind in (int, float, str, bool, type(None)) or issubclass(kind, (np.generic, np.ndarray, jax.Array)):
+        return f"{type(value).__name__} {value}"[:80]
+    if isinstance(value, (list, dict)):
+        return f"a {'list' if isinstance(value, list) else 'dict'}"
+    if kind is remote.Remote:
+        return f"an object of type {object.__getattribute__(value, '_info').get('type', '?')}"
+    return f"an object of type {kind.__name__}"
+
+
+class Malformed(Exception):
+    """The student's kernel reported something that is not what the probe returns."""
+
+
+def _report(value, steps: int) -> list[tuple]:
+    if type(value) is not tuple or len(value) != steps or not all(
+            type(r) is tuple and r and type(r[0]) is str and r[0] in ("answer", "made", "ran", "error") for r in value):
+        raise Malformed("the student's kernel sent back a report that is not the probe's")
+    return list(value)
+
+
+def _probe(name: str, student_function, steps: list) -> list[tuple]:
+    return _report(remote.probe(name, student_function, steps), len(steps))
+
+
+# ---------------------------------------------------------------------------------------------
+# The audits: each returns the problems it found, as sentences for the student; [] is a pass.
+
+def _made(result) -> dict | str:
+    """A "made" result as a dict, or the error text."""
+    if result[0] == "error":
+        return _text(result[1] if len(result) > 1 else None)
+    if result[0] != "made" or len(result) != 6:
+        raise Malformed("a malformed report of counted_jit")
+    _, is_dict, reading, has_lower, shares, shown = result
+    return {"is_dict": is_dict is True, "reading": _whole_number(reading), "has_lower": has_lower is True,
+            "shares": tuple(s for s in shares if type(s) is str) if type(shares) is tuple else (),
+            "shown": _text(shown)}
+
+
+def _ran(result) -> dict | str:
+    if result[0] == "error":
+        return _text(result[1] if len(result) > 1 else None)
+    if result[0] != "ran" or len(result) != 4 or not all(type(part) is tuple for part in result[1:]):
+        raise Malformed("a malformed report of a counted function's calls")
+    _, outputs, readings, traces = result
+    pairs = lambda found: {p[0]: _whole_number(p[1]) for p in found  # noqa: E731
+                           if type(p) is tuple and len(p) == 2 and type(p[0]) is str}
+    return {"outputs": outputs, "readings": pairs(readings), "traces": pairs(traces)}
+
+
 def audit_counted_jit(counted_jit, rng=None) -> list[str]:
     """Is `counted_jit(fn, **jit_kwargs)` a jitted fn whose fresh counter counts its traces?"""
     rng = rng if rng is not None else np.random.default_rng()
-    box = probe("affine")
+    data = _data(rng, _shapes(rng, 1)[0])
+    scale = _value(rng)
+    three = Sequence("affine", [call(array(data), py(scale))] * 3, "three identical calls")
+    mixed = random_sequence(rng, "affine")
+    power = random_sequence(rng, "power", length=5)
+    steps = [
+        {"make": "one", "function": "one", "kind": "affine", "jit_kwargs": {}},
+        {"run": "one", "sequence": three.description(), "outputs": True},
+        {"make": "mixed", "function": "mixed", "kind": "affine", "jit_kwargs": {}},
+        {"run": "mixed", "sequence": mixed.description()},
+        {"make": "again", "function": "mixed", "kind": "affine", "jit_kwargs": {}},  # the same fn again
+        {"run": "again", "sequence": mixed.head(1).description()},
+        {"make": "power", "function": "power", "kind": "power", "jit_kwargs": {"static_argnames": ("n",)}},
+        {"run": "power", "sequence": power.description()},
+    ]
     try:
-        jitted, counter = counted_jit(box.fn)
-    except Exception as exc:  # noqa: BLE001 (any failure is the student's to see)
-        return [f"counted_jit(fn) should return (jitted, counter); it failed with {_fault(exc)}"]
-    if not isinstance(counter, dict) or counter.get("traces") != 0:
-        return [f"counted_jit must return a fresh counter reading {{'traces': 0}}, got {counter!r}"]
+        report = _probe("tracing.counted_jit", counted_jit, steps)
+        return _judge_counted_jit(report, data, scale, mixed, power)
+    except Malformed as exc:
+        return [str(exc)]
+    except Exception as exc:  # noqa: BLE001 (the student's kernel failed to answer)
+        return [f"counted_jit could not be run: {_fault(exc)}"]
+
+
+def _judge_counted_jit(report, data, scale, mixed, power) -> list[str]:
+    one = _made(report[0])
+    if isinstance(one, str):
+        return [f"counted_jit(fn) should return (jitted, counter); it failed with {one}"]
+    if not one["is_dict"] or one["reading"] != 0:
+        return [f"counted_jit must return a fresh counter reading {{'traces': 0}}, got {one['shown']}"]
     problems = []
-    if not callable(getattr(jitted, "lower", None)):
+    if not one["has_lower"]:
         problems.append("the counted function is not compiled with jax.jit (it has no .lower)")
 
-    x = _array(rng, _shapes(rng, 1)[0], np.float32)
-    scale = float(np.round(rng.uniform(0.5, 4.0), 3))
-    try:
-        outputs = run(jitted, [call(x, scale)] * 3)
-    except Exception as exc:  # noqa: BLE001
-        return problems + [f"calling the counted function failed with {_fault(exc)}"]
-    if counter["traces"] != box.traces or box.traces != 1:
-        problems.append(f"three identical calls: the counter says {counter['traces']}, JAX traced "
-                        f"the function {box.traces} time(s); count traces, not calls")
-    expected = np.asarray(x) * np.float32(scale) + 1
-    if not all(np.allclose(np.asarray(out), expected, rtol=1e-6) for out in outputs):
+    ran = _ran(report[1])
+    if isinstance(ran, str):
+        return problems + [f"calling the counted function failed with {ran}"]
+    counted, traced = ran["readings"].get("one"), ran["traces"].get("one")
+    if counted != traced or traced != 1:
+        problems.append(f"three identical calls: the counter says {counted}, JAX traced "
+                        f"the function {traced} time(s); count traces, not calls")
+    expected = data * np.float32(scale) + 1
+    outputs = ran["outputs"]
+    if len(outputs) != 3 or not all(issubclass(type(out), (np.ndarray, jax.Array)) and np.shape(out) == expected.shape
+                                    and np.allclose(np.asarray(out), expected, rtol=1e-6) for out in outputs):
         problems.append("the counted function must return what fn returns")
 
-    sequence = random_sequence(rng, "affine")
-    box = probe("affine")
-    jitted, counter = counted_jit(box.fn)
-    run(jitted, sequence.calls)
-    reference = reference_count(sequence)
-    if not counter["traces"] == box.traces == reference:
-        problems.append(f"{sequence.label}: the counter says {counter['traces']}, JAX traced the "
-                        f"function {box.traces} time(s), a fresh jax.jit traces it {reference} time(s)")
-
-    again, second = counted_jit(box.fn)
-    before = counter["traces"]
-    run(again, sequence.calls[:1])
-    if second is counter or second.get("traces") != 1 or counter["traces"] != before:
-        problems.append("a second counted_jit(fn) needs its own jitted function and its own counter, "
-                        f"starting from zero (after one call it reads {second.get('traces')!r}, "
-                        f"the first counter moved from {before} to {counter['traces']})")
-
-    sequence = random_sequence(rng, "power", length=5)
-    box = probe("power")
-    try:
-        jitted, counter = counted_jit(box.fn, static_argnames=("n",))
-        run(jitted, sequence.calls)
-    except Exception as exc:  # noqa: BLE001
-        problems.append(f"counted_jit(fn, static_argnames=('n',)) failed with {_fault(exc)}: "
-                        "pass jax.jit's keyword arguments on to it")
+    made, ran = _made(report[2]), _ran(report[3])
+    if isinstance(made, str) or isinstance(ran, str):
+        problems.append(f"{mixed.label}: counted_jit or its counted function failed with "
+                        f"{made if isinstance(made, str) else ran}")
     else:
-        reference = reference_count(sequence)
-        if not counter["traces"] == box.traces == reference:
-            problems.append(f"with static_argnames=('n',), {sequence.label}: the counter says "
-                            f"{counter['traces']}, a fresh jax.jit traces it {reference} time(s)")
+        reference = reference_count(mixed)
+        counted, traced = ran["readings"].get("mixed"), ran["traces"].get("mixed")
+        if not counted == traced == reference:
+            problems.append(f"{mixed.label}: the counter says {counted}, JAX traced the "
+                            f"function {traced} time(s), a fresh jax.jit traces it {reference} time(s)")
+        before = counted
+        again, ran = _made(report[4]), _ran(report[5])
+        if isinstance(again, str) or isinstance(ran, str):
+            problems.append("a second counted_jit(fn) failed with "
+                            f"{again if isinstance(again, str) else ran}")
+        else:
+            second, after = ran["readings"].get("again"), ran["readings"].get("mixed")
+            if "mixed" in again["shares"] or second != 1 or after != before:
+                problems.append("a second counted_jit(fn) needs its own jitted function and its own counter, "
+                                f"starting from zero (after one call it reads {second!r}, "
+                                f"the first counter moved from {before} to {after})")
+
+    made, ran = _made(report[6]), _ran(report[7])
+    if isinstance(made, str) or isinstance(ran, str):
+        problems.append(f"counted_jit(fn, static_argnames=('n',)) failed with "
+                        f"{made if isinstance(made, str) else ran}: pass jax.jit's keyword arguments on to it")
+    else:
+        reference = reference_count(power)
+        counted, traced = ran["readings"].get("power"), ran["traces"].get("power")
+        if not counted == traced == reference:
+            problems.append(f"with static_argnames=('n',), {power.label}: the counter says "
+                            f"{counted}, a fresh jax.jit traces it {reference} time(s)")
     return problems
 
 
 def audit_count_traces(count_traces, rng=None) -> list[str]:
     """Does `count_traces(fn, calls, **jit_kwargs)` measure what a fresh jax.jit does?"""
     rng = rng if rng is not None else np.random.default_rng()
+    sequences = hidden_sequences(rng)
+    steps = [{"function": f"fn{i}", "sequence": s.description()} for i, s in enumerate(sequences)]
+    try:
+        report = _probe("tracing.count_traces", count_traces, steps)
+    except Malformed as exc:
+        return [str(exc)]
+    except Exception as exc:  # noqa: BLE001
+        return [f"count_traces could not be run: {_fault(exc)}"]
     problems = []
-    for sequence in hidden_sequences(rng):
-        box = probe(sequence.kind)
-        try:
-            answer = count_traces(box.fn, sequence.calls, **sequence.jit_kwargs)
-        except Exception as exc:  # noqa: BLE001
-            problems.append(f"{sequence.label}: count_traces failed with {_fault(exc)}")
+    for sequence, result in zip(sequences, report):
+        if result[0] != "answer" or len(result) != 3:
+            fault = _text(result[1] if len(result) > 1 else None)
+            problems.append(f"{sequence.label}: count_traces failed with {fault}")
             continue
+        _, answer, traces = result
         reference = reference_count(sequence)
-        if _whole_number(answer) is None:
-            problems.append(f"{sequence.label}: count_traces must return an int, got {answer!r}")
-        elif not answer == box.traces == reference:
-            hint = " (measure, do not predict)" if answer != box.traces else ""
-            problems.append(f"{sequence.label}: count_traces answered {answer}; JAX traced the "
-                            f"function {box.traces} time(s) while it ran{hint}, and a fresh "
+        number, traced = _whole_number(answer), _whole_number(traces)
+        if number is None:
+            problems.append(f"{sequence.label}: count_traces must return an int, got {_shown(answer)}")
+        elif not number == traced == reference:
+            hint = " (measure, do not predict)" if number != traced else ""
+            problems.append(f"{sequence.label}: count_traces answered {number}; JAX traced the "
+                            f"function {traced} time(s) while it ran{hint}, and a fresh "
                             f"jax.jit traces it {reference} time(s)")
     return problems
 
@@ -324,18 +447,22 @@ def audit_count_traces(count_traces, rng=None) -> list[str]:
 def audit_isolation(count_traces, rng=None) -> list[str]:
     """Does a count depend only on its own sequence, not on counts made before it?"""
     rng = rng if rng is not None else np.random.default_rng()
-    box = probe("affine")
     first, other = random_sequence(rng, "affine"), random_sequence(rng, "affine")
+    steps = [{"function": "same", "sequence": s.description()} for s in (first, first, other, first)]
+    steps.append({"function": "new", "sequence": first.description()})
     try:
-        answers = [count_traces(box.fn, first.calls)]
-        answers.append(count_traces(box.fn, first.calls))
-        count_traces(box.fn, other.calls)
-        answers.append(count_traces(box.fn, first.calls))
-        answers.append(count_traces(probe("affine").fn, first.calls))
+        report = _probe("tracing.count_traces", count_traces, steps)
+    except Malformed as exc:
+        return [str(exc)]
     except Exception as exc:  # noqa: BLE001
-        return [f"count_traces failed with {_fault(exc)}"]
-    if len(set(answers)) != 1:
+        return [f"count_traces could not be run: {_fault(exc)}"]
+    for result in report:
+        if result[0] != "answer" or len(result) != 3:
+            return [f"count_traces failed with {_text(result[1] if len(result) > 1 else None)}"]
+    answers = [report[i][1] for i in (0, 1, 3, 4)]
+    comparable = [_whole_number(a) if _whole_number(a) is not None else _shown(a) for a in answers]
+    if len(set(comparable)) != 1:
         return [f"the same sequence counted four times (twice in a row, again after another "
-                f"sequence, then with a new function) gave {answers}: each count must start "
+                f"sequence, then with a new function) gave {comparable}: each count must start "
                 "from a function JAX has never traced and a counter at zero"]
     return []
