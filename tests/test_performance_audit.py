@@ -11,6 +11,7 @@ import ast
 import json
 import math
 import os
+import random
 import re
 import shutil
 import statistics
@@ -272,8 +273,10 @@ WARM_UP = variant("""    start = time.perf_counter()
 
 
 @pytest.mark.parametrize("name,source,stage,message", [
-    ("unsynchronized", UNSYNCHRONIZED, 1, "the clock was read before the result of call(s) [1, 2, 3, 4, 5, 6] was ready"),
-    ("warmup", WARM_UP, 1, "the timer called fn 6 times"),
+    # Which later calls read as late varies: a call dispatched while the previous one still runs can
+    # wait for it. The first call has nothing before it, so it is always among them.
+    ("unsynchronized", UNSYNCHRONIZED, 1, "the clock was read before the result of call(s) [1"),
+    ("warmup", WARM_UP, 1, "the timer called fn 6 time(s); expected 1 first call and 4 steady calls"),
     ("counts_calls", COUNTS_CALLS, 2, "it counts calls, not traces"),
     ("no_memory_flag", NO_MEMORY_FLAG, 3, 'the report must say "memory_measured": false explicitly'),
 ])
@@ -351,7 +354,54 @@ def test_trace_counts_do_not_depend_on_what_ran_before():
     namespace = solution_module()
     for _ in range(2):
         counted = audit.check_trace_count(namespace["workload"], namespace["trace_count"])
+        assert counted["traces"] == counted["calls"] // 2  # n new shapes twice, a clear, a shape twice
+        counted = audit.count_traces(namespace["workload"], namespace["trace_count"])
         assert counted["trace_count"] == counted["after_repeat"] == 2
+
+
+def test_the_trace_protocol_is_fresh_and_has_its_structure():
+    """New shapes (never the lesson's squares), each called twice, then a clear and a repeat."""
+    seen = set()
+    for seed in range(20):
+        inputs, steps = audit.trace_protocol(random.Random(seed), np.random.default_rng(seed))
+        assert len(inputs) in (2, 3) and steps[-3] == audit.CLEAR and steps[-2] == steps[-1]
+        assert sorted(steps[:-3]) == sorted(list(range(len(inputs))) * 2)
+        expected = audit.expected_traces(steps)
+        assert expected[-3:] == [0, 1, 0] and sum(expected) == len(inputs) + 1
+        for a, b in inputs:
+            assert a.dtype == b.dtype == np.float32 and a.shape[1] == b.shape[0]
+            assert not (a.shape == b.shape and a.shape[0] in (16, 32, 64) and a.shape[0] == a.shape[1])
+            seen.add((a.shape, b.shape))
+    assert len(seen) > 20  # picked at random, not from a list
+
+
+def test_a_counter_of_new_shapes_is_named():
+    """Counts shapes in a set: right until jax.clear_caches() makes JAX trace a known shape again."""
+    seen = set()
+
+    @jax.jit
+    def workload(a, b):
+        seen.add((a.shape, b.shape))
+        return jnp.tanh(a @ b)
+    with pytest.raises(audit.AuditFailure, match="it counts new shapes, not traces"):
+        audit.check_trace_count(workload, lambda: len(seen))
+
+
+def test_the_count_is_driven_in_the_students_process_by_the_probe(monkeypatch):
+    """The check reaches the counter only through the probe, and judges the readings it returns."""
+    asked = []
+
+    def fake_probe(name, *args, **kwargs):
+        asked.append(name)
+        steps = args[3]
+        return {"readings": list(range(len(steps) + 1)), "error": None}  # a call counter's readings
+    monkeypatch.setattr(audit.remote, "probe", fake_probe)
+    with pytest.raises(audit.AuditFailure, match="it counts calls, not traces"):
+        audit.check_trace_count(object(), object())
+    assert asked == ["audit.count_traces"]
+    monkeypatch.setattr(audit.remote, "probe", lambda *a, **k: "PASS")
+    with pytest.raises(audit.AuditFailure, match="was perfcourse.kernel.probes replaced"):
+        audit.check_trace_count(object(), object())
 
 
 def test_a_counter_that_never_moves_is_named():
@@ -412,6 +462,47 @@ def test_the_jaxpr_is_plain_text_with_the_workload():
         audit.capture_jaxpr(jax.jit(lambda a, b: a @ b))
 
 
+def test_a_capture_traces_only_where_jax_has_no_trace():
+    """What the notebook says about make_jaxpr: it shares the record of traces with calls."""
+    namespace = solution_module()
+    workload, count = namespace["workload"], namespace["trace_count"]
+    jax.clear_caches()
+    x, y = jnp.ones((16, 16), jnp.float32), jnp.ones((32, 32), jnp.float32)
+    before = count()
+    workload(x, x)
+    jax.make_jaxpr(workload)(x, x)          # a shape already called: no trace
+    assert count() - before == 1
+    jax.make_jaxpr(workload)(y, y)          # a new shape: one trace ...
+    workload(y, y)                          # ... and the call after it traces nothing new
+    assert count() - before == 2
+    jax.clear_caches()
+    jax.make_jaxpr(workload)(x, x)          # after a clear, a shape called before traces again
+    assert count() - before == 3
+
+
+def test_stage_3_without_a_directory_writes_to_a_temporary_one_and_removes_it():
+    """The notebook's way: the probe makes the directory, writes, reads back and removes it."""
+    import tempfile
+    before = set(Path(tempfile.gettempdir()).glob("performance-audit-*"))
+    line = audit.stage3(implementation())
+    assert line.startswith("wrote report.json and workload.jaxpr.txt in a temporary directory (removed)")
+    assert set(Path(tempfile.gettempdir()).glob("performance-audit-*")) == before
+
+
+def test_evidence_read_back_is_judged_here(monkeypatch):
+    """A probe that says it wrote the files but hands back other text fails the stage."""
+    real = audit.remote.probe
+
+    def forged(name, *args, **kwargs):
+        if name == "audit.write_evidence":
+            return {"directory": "/nowhere", "listing": ["report.json", "workload.jaxpr.txt"], "error": None,
+                    "files": {"report.json": '{"memory_measured": false}', "workload.jaxpr.txt": "x"}}
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(audit.remote, "probe", forged)
+    with pytest.raises(audit.AuditFailure, match="differs from what was written"):
+        audit.write_evidence(implementation())
+
+
 def test_a_missing_piece_is_named():
     namespace = solution_module()
     del namespace["build_report"]
@@ -444,8 +535,12 @@ def test_the_notebook_grades_with_the_same_checks_as_check_py():
                            ("test_trace_count", "audit.check_trace_count("),
                            ("test_evidence", "audit.stage3("), ("test_audit", "audit.stage4(")]:
         assert call in hidden[grade_id], grade_id
-        assert "TemporaryDirectory" in hidden[grade_id] or grade_id not in ("test_evidence", "test_audit")
+        # The evidence is written in the student's kernel (a probe's temporary directory), not here.
+        assert "TemporaryDirectory" not in hidden[grade_id]
     assert "audit.run_stage(" in CHECK.read_text()
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert "EVIDENCE_DIR = Path(_evidence.name)" in code and "runs/" not in code
     assert '_evidence = tempfile.TemporaryDirectory(prefix="performance-audit-")' in code
+    text = "\n".join(c.source for c in nb.cells)
+    assert "a capture in between would change the count" not in text
+    assert "at a shape already called since the last clear it adds nothing" in " ".join(text.split())

@@ -5,8 +5,8 @@
 
 --implementation NAME  checks projects/performance-audit/NAME/model.py (starter, solution, or a
                        folder of your own beside them)
---stage N              1: the result against NumPy and the timer's method; 2: the trace count;
-                       3: the evidence files; 4: stages 1 to 3 together
+--stage N              1: the result against NumPy and the timer's method; 2: the trace count
+                       at shapes picked at random; 3: the evidence files; 4: stages 1 to 3 together
 --evidence-dir DIR     where stages 3 and 4 write report.json and workload.jaxpr.txt; created if
                        missing. Relative to the current directory. Default: runs/performance-audit
                        under the repository root.
