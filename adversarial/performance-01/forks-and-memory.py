@@ -1,6 +1,7 @@
-# A correct notebook whose cell forks until refused and has children hold memory, together far
-# more than one kernel's bound. The bounds hold for the kernel and all its processes together;
-# the children are stopped, the kernel and the grade survive.
+# A correct notebook whose cell starts children that each try to hold 1 GiB (together far more
+# than the kernel's bound), then forks until refused. The bounds hold for the kernel and all
+# its processes together: the memory bound stops the hoarding children, the process bound
+# stops the forks, and the kernel and its grade survive.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
 # %% solutions
 # %% replace workload
@@ -12,30 +13,33 @@ import time as _time
 def workload(x, w):
     return jnp.tanh(x @ w)
 
-_children = []
+def _child(action):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            action()
+        finally:
+            os._exit(0)
+    return pid
+
+def _hoard():
+    block = bytearray(1 << 30)  # zero-filled: every page is touched
+    _time.sleep(20)
+
+_hoarders = [_child(_hoard) for _ in range(6)]
+_time.sleep(3)
+_killed = sum(os.waitpid(pid, os.WNOHANG)[0] != 0 for pid in _hoarders)
+print(f"{_killed} of 6 memory hoarders were stopped")
+
+_forked = []
 try:
     for _ in range(2000):
-        _pid = os.fork()
-        if _pid == 0:
-            _hoard = []
-            try:
-                for _ in range(6):
-                    _hoard.append(bytearray(100 << 20))
-            except MemoryError:
-                pass
-            _time.sleep(30)
-            os._exit(0)
-        _children.append(_pid)
+        _forked.append(_child(lambda: _time.sleep(5)))
 except OSError as exc:
-    print(f"fork refused after {len(_children)} children:", type(exc).__name__)
-_time.sleep(2)
-for _pid in _children:
+    print(f"fork refused after {len(_forked)} children:", type(exc).__name__)
+for _pid in _hoarders + _forked:
     try:
         os.kill(_pid, signal.SIGKILL)
-    except OSError:
-        pass
-for _pid in _children:
-    try:
         os.waitpid(_pid, 0)
     except OSError:
         pass

@@ -268,7 +268,7 @@ def check_first_call_apart(timer, steady_counts=(4, 9)) -> None:
 
 def check_synchronized(timer, steady_calls: int = 5) -> None:
     """Every measurement lasts until its own call's result is ready (work picked per call here)."""
-    problems = timing.synchronization_problems(_run_timer(timer, steady_calls))
+    problems = timing.confirmed_synchronization_problems(lambda: _run_timer(timer, steady_calls))
     if problems:
         raise AuditFailure(_steady(problems[0]))
 
