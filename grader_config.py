@@ -45,9 +45,11 @@ c.LimitOutput.max_lines = 1000
 # its own merits) instead of being skipped.
 c.OverwriteCells.add_missing_cells = True
 
-# The student kernel's evidence (perfcourse.kernel.evidence) stays in the graded notebook's
-# metadata, where the grade report reads it; all other notebook metadata is cleared as before.
-c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"), ("perfcourse_evidence",)}
+# The student kernel's evidence (perfcourse.kernel.evidence.EVIDENCE_KEY) and the time the
+# grade cells took (perfcourse.grading.execute.TIMING_KEY) stay in the graded notebook's metadata,
+# where the grade report and the benchmark read them; all other notebook metadata is cleared.
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
+    ("language_info", "name"), ("perfcourse_evidence",), ("perfcourse_grading",)}
 
 # Feedback shows the public tests only: the outputs of cells with hidden tests become one line
 # (passed, or failed and the error's type), then the hidden tests' source is removed.

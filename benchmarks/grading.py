@@ -6,9 +6,10 @@ Builds a class of N students (each hands in one of the samples of every lesson, 
 it into two scratch courses, and in one run measures:
   - the floor: starting a jax-cpu kernel and importing jax in it (median of 5);
   - plain nbgrader: `nbgrader autograde LESSON` per lesson, serially, as an instructor runs it;
-  - `perfcourse grade`: parallel workers, sandboxed and guarded.
+  - `perfcourse grade`: parallel workers, sandboxed, grade cells in a trusted kernel;
+  - the trusted side's cost: seconds each notebook spent in its grade cells.
 Both runs use the course's grader_config.py, so each notebook gets the same kernel, sandbox and
-guard; what differs is how the class is scheduled. It prints the times, their ratio, and the
+trusted kernel; what differs is how the class is scheduled. It prints the times, their ratio, and the
 cost per notebook beside the floor, then checks that both runs gave every notebook the same score.
 These are one machine's seconds; the ratio is what carries over.
 """
@@ -63,6 +64,22 @@ def kernel_floor(repeats: int = 5) -> float:
     return statistics.median(times)
 
 
+def trusted_side(root: Path, pairs) -> list[float]:
+    """Seconds each graded notebook spent in its grade cells (recorded by GuardedExecute)."""
+    import nbformat
+
+    from perfcourse.grading.execute import TIMING_KEY
+
+    found = []
+    for student, lesson in pairs:
+        path = root / "autograded" / student / lesson / f"{lesson}.ipynb"
+        if path.is_file():
+            timing = nbformat.read(path, as_version=4).metadata.get(TIMING_KEY) or {}
+            if "grade_cell_seconds" in timing:
+                found.append(float(timing["grade_cell_seconds"]))
+    return found
+
+
 def timed(command: list[str], cwd: Path) -> float:
     started = time.perf_counter()
     subprocess.run(command, cwd=cwd, env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -98,6 +115,11 @@ def main() -> int:
         print(f"perfcourse grade, parallel:        {parallel:7.1f} s  {parallel / len(pairs):5.2f} s per notebook")
         print(f"speed-up: {serial / parallel:.2f}x; per-notebook cost {parallel / len(pairs) / floor:.2f}x the floor "
               f"(serial: {serial / len(pairs) / floor:.2f}x)")
+        trusted = trusted_side(parallel_root, pairs)
+        if trusted:
+            print(f"trusted side (grade cells in the trusted kernel, channel included): median "
+                  f"{statistics.median(trusted):.2f} s per notebook ({sum(trusted):.0f} s over {len(trusted)} "
+                  "notebooks); its kernel starts beside the student's, at no wall-clock cost of its own")
 
         differ = [(s, l) for s, l in pairs
                   if getattr(notebook_score(serial_root, l, s), "cells", None)

@@ -46,6 +46,7 @@ from . import sandbox
 
 # Errors the grader itself writes into a notebook (the grade report names them).
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "SubmissionRefused")
+TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time
 SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 
 
@@ -93,6 +94,7 @@ class GuardedExecute(Execute):
             check_submission(self._submission)
             _keep_only_notebooks(self._autograded_folder(resources))
         self.trusted_km = self.trusted_kc = None
+        self._grade_cells, self._grade_seconds = 0, 0.0
         self.extra_arguments = [
             "--HistoryManager.hist_file=:memory:",
             _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",
@@ -107,6 +109,8 @@ class GuardedExecute(Execute):
             flags = read_evidence(self._evidence) if self._evidence.exists() else []
             shutil.rmtree(self._base, ignore_errors=True)
         nb.metadata[EVIDENCE_KEY] = flags  # always: a key a student wrote into the notebook is replaced
+        nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
+                                   "grade_cell_seconds": round(self._grade_seconds, 3)}
         return nb, resources
 
     def _sandbox_settings(self, role: str, runtime: Path) -> str:
@@ -218,6 +222,7 @@ class GuardedExecute(Execute):
 
     def _grade_cell(self, cell, resources, index):
         """Run a grade cell on the trusted kernel while the student's kernel answers its requests."""
+        started = time.perf_counter()
         serving = self.student_kc.execute(SERVE_LINE, silent=False, store_history=False, allow_stdin=False)
         self._in_grade_cell = True
         self.kc, self.km = self.trusted_kc, self.trusted_km
@@ -232,6 +237,8 @@ class GuardedExecute(Execute):
             self.kc, self.km = self.student_kc, self.student_km
             self._in_grade_cell = False
         printed = self._end_serving(serving)
+        self._grade_cells += 1
+        self._grade_seconds += time.perf_counter() - started
         if printed:
             cell.outputs.append(new_output("stream", name="stdout", text=printed))
         return cell, resources
