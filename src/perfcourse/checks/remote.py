@@ -38,6 +38,7 @@ class Channel:
         self.codec = Codec(make_proxy=lambda handle, info: Remote(handle, info), wrap_container=self._container)
         self.codec.peer_handle = _peer_handle
         self.fetched: set[str] = set()
+        self.pinned: set[str] = set()   # names bound here by the instructor's imports: never fetched
 
     # --- connection ------------------------------------------------------------------------
     def connect(self) -> None:
@@ -91,7 +92,8 @@ class Channel:
         except SyntaxError:
             return
         namespace = shell.user_ns
-        wanted = sorted(name for name in wanted if name not in namespace or name in self.fetched)
+        wanted = sorted(name for name in wanted
+                        if name not in self.pinned and (name not in namespace or name in self.fetched))
         if not wanted:
             return
         try:
@@ -311,3 +313,22 @@ def install(path: str) -> None:
 
     _channel = Channel(path)
     get_ipython().events.register("pre_run_cell", _channel.before_cell)
+
+
+def pin(imports: str) -> None:
+    """Run the lesson's import statements here and never fetch the names they bind.
+
+    The grader takes them from the instructor's source notebook. A student who rebinds `np` or
+    `jnp` in their own kernel to an object of their making would otherwise have the grade cells'
+    `np.testing.assert_allclose` answered by their own code.
+    """
+    from IPython import get_ipython
+
+    namespace = get_ipython().user_ns
+    before = dict(namespace)
+    exec(compile(imports, "<lesson imports>", "exec"), namespace)  # noqa: S102 (the instructor's imports)
+    bound = {name for name, value in namespace.items() if before.get(name, _UNBOUND) is not value}
+    _channel.pinned |= bound - {"__builtins__"}
+
+
+_UNBOUND = object()

@@ -85,6 +85,7 @@ class GuardedExecute(Execute):
         self._socket = str(self._channel_dir / "student.sock")
         self._evidence = self._base / "evidence.log"
         self._submission = self._submission_folder(resources)
+        self._imports = self._lesson_imports(resources)
         if self._submission is not None:
             # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: refuse
             # links and special files before any kernel sees the submission (nbgrader then
@@ -164,6 +165,12 @@ class GuardedExecute(Execute):
         self.trusted_kc = self.trusted_km.client()
         self.trusted_kc.start_channels()
         await ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout))
+        if self._imports:
+            setup = f"__import__('perfcourse.checks.remote').checks.remote.pin({self._imports!r})"
+            msg_id = self.trusted_kc.execute(setup, silent=True, store_history=False)
+            reply = await self._wait_reply(self.trusted_kc, msg_id, self.startup_timeout)
+            if reply is None or reply["content"].get("status") != "ok":
+                raise RuntimeError("the grading kernel could not import the lesson's modules")
         return result
 
     start_new_kernel = run_sync(async_start_new_kernel)
@@ -187,6 +194,20 @@ class GuardedExecute(Execute):
 
         coursedir = CourseDirectory(config=self.config)
         return Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
+
+    def _lesson_imports(self, resources) -> str:
+        """The import statements of the instructor's source notebook (never the student's copy)."""
+        info = (resources or {}).get("nbgrader", {})
+        if not info.get("assignment") or not info.get("notebook"):
+            return ""
+        import nbformat
+        from nbgrader.coursedir import CourseDirectory
+
+        coursedir = CourseDirectory(config=self.config)
+        path = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
+        if not path.is_file():
+            return ""
+        return lesson_imports(nbformat.read(path, as_version=4))
 
     def _autograded_folder(self, resources) -> Path | None:
         info = (resources or {}).get("nbgrader", {})
@@ -334,6 +355,30 @@ class GuardedExecute(Execute):
                                             "the rest of this cell's output was dropped]\n"))
             return None
         return super().output(outs, msg, display_id, cell_index)
+
+
+def lesson_imports(nb) -> str:
+    """The import statements of the instructor's lesson cells that grade cells may rely on.
+
+    Lesson cells (neither solution nor grade cells) before the last grade cell, in order: the
+    report cells after it (plotting) are not needed by any check.
+    """
+    import ast
+
+    from nbgrader.utils import is_grade, is_solution
+
+    grades = [i for i, cell in enumerate(nb.cells) if is_grade(cell)]
+    found = []
+    for cell in nb.cells[: (grades[-1] if grades else 0)]:
+        if cell.cell_type != "code" or is_grade(cell) or is_solution(cell):
+            continue
+        try:
+            tree = ast.parse("\n".join(line for line in cell.source.splitlines()
+                                       if not line.lstrip().startswith(("%", "!"))))
+        except SyntaxError:
+            continue
+        found += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return "\n".join(dict.fromkeys(found))
 
 
 def _keep_only_notebooks(folder: Path | None) -> None:
