@@ -40,6 +40,9 @@ def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) ->
     elif not sandbox.bubblewrap():
         raise CourseError("bubblewrap (bwrap) is not installed, so student code cannot be sandboxed: "
                           "install it (apt-get install bubblewrap) or pass --unsandboxed")
+    else:
+        for missing in sandbox.bounds_available():  # graded anyway, but never silently unbounded
+            print(f"WARNING: {missing}", file=sys.stderr)
     outcomes = run.grade_class(root, lesson_ids, workers=args.workers, sandbox=mode,
                                cell_timeout=args.cell_timeout)
     print(report.table(outcomes, expected))
