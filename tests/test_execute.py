@@ -1,0 +1,58 @@
+"""The grader's executor, without a kernel: what it pins, keeps, removes and configures."""
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+from conftest import ROOT
+
+from perfcourse.gradebook import course_config
+from perfcourse.grading.execute import TIMING_KEY, _keep_only_notebooks, lesson_imports
+from perfcourse.kernel.evidence import EVIDENCE_KEY
+
+
+def _cell(source, **nbgrader):
+    cell = new_code_cell(source)
+    if nbgrader:
+        cell.metadata["nbgrader"] = {"grade_id": nbgrader.get("grade_id", "x"), "grade": False,
+                                     "solution": False, "locked": True, **nbgrader}
+    return cell
+
+
+def test_the_grading_kernel_pins_the_lessons_imports_only():
+    nb = new_notebook(cells=[
+        _cell("import numpy as np\nfrom pathlib import Path\nx = 1\n%matplotlib inline"),
+        _cell("import functools  # the student's own", grade_id="solution", solution=True, locked=False),
+        _cell("import contextlib\nassert True", grade_id="test", grade=True, points=1),
+        _cell("import time"),
+        _cell("assert True", grade_id="test2", grade=True, points=1),
+        _cell("import matplotlib.pyplot as plt  # a report cell after the last check"),
+    ])
+    assert lesson_imports(nb).splitlines() == ["import numpy as np", "from pathlib import Path", "import time"]
+
+
+def test_every_lessons_imports_are_found_in_its_source():
+    for path in sorted((ROOT / "source").glob("*/*.ipynb")):
+        assert "import numpy as np" in lesson_imports(nbformat.read(path, as_version=4)).splitlines(), path
+
+
+def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    (tmp_path / "outside-dir").mkdir()
+    (tmp_path / "outside-dir" / "file").write_text("keep me too")
+    folder = tmp_path / "autograded" / "student" / "lesson"
+    folder.mkdir(parents=True)
+    (folder / "lesson.ipynb").write_text("{}")
+    (folder / "data.csv").write_text("1,2")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "nested.txt").write_text("x")
+    (folder / "link.txt").symlink_to(outside)
+    (folder / "linked-dir").symlink_to(tmp_path / "outside-dir")
+    (folder / "fake.ipynb").symlink_to(outside)
+    _keep_only_notebooks(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["lesson.ipynb"]
+    assert outside.read_text() == "keep me" and (tmp_path / "outside-dir" / "file").read_text() == "keep me too"
+
+
+def test_the_graded_notebooks_metadata_keys_survive_nbgraders_clearing():
+    mask = course_config(ROOT).ClearMetadataPreprocessor.preserve_nb_metadata_mask
+    assert (EVIDENCE_KEY,) in mask and (TIMING_KEY,) in mask
