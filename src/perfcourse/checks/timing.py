@@ -42,21 +42,19 @@ class Schedule:
     """The work of every call, in order; counts the calls the student's timer makes.
 
     `seconds[i]` is the calibrated length of the work of `iterations[i]`; calls beyond the plan
-    repeat its last entry. `served` keeps the seconds of work each call actually got.
+    repeat its last entry. Student code holds this object only as a stand-in that can call
+    `next_call` and read public attributes, so everything else is kept under underscore names,
+    which never cross: it learns each call's trip count, never its length in seconds.
     """
 
     def __init__(self, iterations: list[int], seconds: list[float]):
-        self.iterations, self.seconds = list(iterations), list(seconds)
-        self.served: list[float] = []
-
-    @property
-    def calls(self) -> int:
-        return len(self.served)
+        self._iterations, self._seconds = list(iterations), list(seconds)
+        self._served: list[float] = []
 
     def next_call(self) -> int:
-        index = min(self.calls, len(self.iterations) - 1)
-        self.served.append(self.seconds[index])
-        return self.iterations[index]
+        index = min(len(self._served), len(self._iterations) - 1)
+        self._served.append(self._seconds[index])
+        return self._iterations[index]
 
 
 @dataclass
@@ -108,7 +106,7 @@ def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) 
     schedule = Schedule([calibration.iterations(seconds) for seconds in work], work)
     value = remote.probe("timing.run_timer", timer, schedule, keyword, warm_calls)
     first, warm = _pair(value)
-    return TimerRun(first, warm, schedule.calls, list(schedule.served))
+    return TimerRun(first, warm, len(schedule._served), list(schedule._served))
 
 
 def _pair(value) -> tuple[float, list[float]]:
