@@ -100,6 +100,8 @@ def test_nothing_outside_the_submission_was_visible(hostile_class):
     root, _, _ = hostile_class
     assert printed(root, "hostile-reads-source", "workload") == "found nothing to print\n"
     assert "connected to" not in printed(root, "hostile-network", "workload")
+    host = printed(root, "hostile-host-folders", "workload")
+    assert host.count("refused") >= 3 and "WRITTEN" not in host and "REPLACED" not in host, host
     attempts = printed(root, "hostile-gradebook-write", "workload")
     assert attempts.count("refused") == 3 and "WRITTEN" not in attempts
     assert (root / "autograded" / "hostile-output-flood" / "performance-01" / "performance-01.ipynb").stat().st_size < 3_000_000

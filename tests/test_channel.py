@@ -106,7 +106,7 @@ def student():
                  "jitted": jax.jit(lambda a: a + 1), "calls_back": lambda obj: obj.cost_analysis(),
                  "with_default": lambda obj: getattr(obj, "missing", "default"),
                  "catches": lambda obj: _catches(obj)}
-    agent = Agent(path, namespace)
+    agent = Agent.at(path, namespace)
     thread = threading.Thread(target=agent.serve, daemon=True)
     thread.start()
     channel = remote.Channel(path)

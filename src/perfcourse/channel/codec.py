@@ -251,8 +251,14 @@ class Codec:
         raise ChannelError(f"unknown array kind {str(kind)[:20]!r}")
 
     def _module(self, name: str):
-        """This side's own copy of a module the peer named, where the name is one it trusts."""
-        if self.import_modules and name.split(".")[0] in MODULE_ROOTS:
+        """This side's own copy of a module the peer named: one already imported here, or a
+        top-level package on the list (importing a submodule by a peer's say-so could run code
+        such as a package's __main__)."""
+        if not self.import_modules:
+            return None
+        if name in sys.modules:
+            return sys.modules[name]
+        if "." not in name and name in MODULE_ROOTS:
             try:
                 return importlib.import_module(name)
             except ImportError:

@@ -19,7 +19,8 @@ to NumPy), an honest timer passes on any machine speed.
 
 What a forger would need: a probe that calls the schedule exactly once per call it claims and
 reports, for each call, a duration at least SYNC_FRACTION of work it cannot see in seconds, long
-calls longer than short ones: in practice, running the work and waiting for it, which is the task.
+calls longer than short ones, and that also lets that much time pass, on this side's clock,
+between one call and the next: in practice, running the work and waiting for it, which is the task.
 """
 from __future__ import annotations
 
@@ -50,8 +51,10 @@ class Schedule:
     def __init__(self, iterations: list[int], seconds: list[float]):
         self._iterations, self._seconds = list(iterations), list(seconds)
         self._served: list[float] = []
+        self._asked: list[float] = []   # when each call asked, on this side's clock
 
     def next_call(self) -> int:
+        self._asked.append(time.monotonic())
         index = min(len(self._served), len(self._iterations) - 1)
         self._served.append(self._seconds[index])
         return self._iterations[index]
@@ -93,7 +96,8 @@ class TimerRun:
     warm: list
     calls: int
     work: list            # calibrated seconds of the work each call got, in call order
-    problems: list = field(default_factory=list)
+    spans: list = field(default_factory=list)  # seconds from each call to the next (the last: to
+                                               # the timer's return), measured on this side
 
 
 def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) -> TimerRun:
@@ -105,8 +109,11 @@ def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) 
     work = [FIRST_FACTOR * LONG_SECONDS] + warm_work
     schedule = Schedule([calibration.iterations(seconds) for seconds in work], work)
     value = remote.probe("timing.run_timer", timer, schedule, keyword, warm_calls)
+    returned = time.monotonic()
     first, warm = _pair(value)
-    return TimerRun(first, warm, len(schedule._served), list(schedule._served))
+    asked = schedule._asked + [returned]
+    spans = [later - earlier for earlier, later in zip(asked, asked[1:])]
+    return TimerRun(first, warm, len(schedule._served), list(schedule._served), spans)
 
 
 def _pair(value) -> tuple[float, list[float]]:
@@ -147,8 +154,11 @@ def synchronization_problems(run: TimerRun) -> list[str]:
         return [f"the timer reported {len(samples)} measurements of only {run.calls} call(s)"]
     offset = run.calls - len(samples)
     work = run.work[offset:]
-    late = [offset + index + 1 for index, (sample, seconds) in enumerate(zip(samples, work))
-            if sample < SYNC_FRACTION * seconds]
+    # What the timer reports, and what this side saw: a call that waits for its result cannot
+    # make its next call (or return) before the work is done, whatever numbers it reports.
+    late = [offset + index + 1 for index, (sample, seconds, span)
+            in enumerate(zip(samples, work, run.spans[offset:] or [math.inf] * len(samples)))
+            if sample < SYNC_FRACTION * seconds or span < SYNC_FRACTION * seconds]
     if late:
         return [f"the clock was read before the result of call(s) {late} was ready (call 1 is the first call): "
                 "wait for the result (jax.block_until_ready) before reading the clock"]

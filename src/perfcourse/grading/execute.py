@@ -95,6 +95,7 @@ class GuardedExecute(Execute):
             check_submission(self._submission)
             _keep_only_notebooks(self._autograded_folder(resources))
         self.trusted_km = self.trusted_kc = None
+        self._end = None
         self._grade_cells, self._grade_seconds = 0, 0.0
         self.extra_arguments = [
             "--HistoryManager.hist_file=:memory:",
@@ -104,6 +105,8 @@ class GuardedExecute(Execute):
         try:
             nb, resources = super().preprocess(nb, resources, km)
         finally:
+            if self._end is not None:
+                self._end.close()
             self._stop_trusted()
             for runtime in (self._student_runtime, self._trusted_runtime):
                 sandbox.cleanup(runtime)
@@ -122,6 +125,7 @@ class GuardedExecute(Execute):
             "runtime": str(runtime),
             "scratch_source": str(self._submission) if student and self._submission else None,
             "binds": [str(self._channel_dir)],
+            "channel": self._socket if student else None,
             "evidence": str(self._evidence) if student else None,
             "limits": {"memory_bytes": self.memory_bytes, "pids": self.pids, "disk_bytes": self.disk_bytes,
                        "cpu_seconds": self.cpu_seconds, "file_bytes": self.file_bytes, "open_files": 1024},
@@ -154,7 +158,7 @@ class GuardedExecute(Execute):
         env = dict(os.environ)
         env[sandbox.ENV_SETTINGS] = self._sandbox_settings("trusted", self._trusted_runtime)
         await km.start_kernel(
-            extra_arguments=["--HistoryManager.hist_file=:memory:",
+            extra_arguments=["--HistoryManager.hist_file=:memory:", "--IPKernelApp.capture_fd_output=False",
                              _exec_lines(f"__import__('perfcourse.checks.remote').checks.remote.install({self._socket!r})")],
             env=env, cwd=str(self._trusted_runtime))
         self.trusted_km = km
@@ -162,6 +166,14 @@ class GuardedExecute(Execute):
     async def async_start_new_kernel_client(self):
         result = await super().async_start_new_kernel_client()
         self.student_kc, self.student_km = self.kc, self.km
+        # The kernels have made their sockets: from now on they can add nothing to their runtime
+        # folders, and the grader's own connection to the channel is made before any student
+        # code runs, so it never follows a path the student could have changed.
+        for runtime in (self._student_runtime, self._trusted_runtime):
+            sandbox.seal(runtime)
+        self._end = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._end.settimeout(self.interrupt_grace)
+        self._end.connect(self._socket)
         self.trusted_kc = self.trusted_km.client()
         self.trusted_kc.start_channels()
         await ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout))
@@ -282,11 +294,8 @@ class GuardedExecute(Execute):
     def _send_end(self) -> None:
         message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(self.interrupt_grace)
-                sock.connect(self._socket)
-                sock.sendall(struct.pack(">I", len(message)) + message)
-                sock.recv(64)
+            self._end.sendall(struct.pack(">I", len(message)) + message)
+            self._end.recv(1 << 16)  # the acknowledgement (its content does not matter)
         except OSError:  # the student's kernel is not listening: the interrupt below ends `serve()`
             pass
 
@@ -350,7 +359,8 @@ class GuardedExecute(Execute):
         self._output_bytes = getattr(self, "_output_bytes", 0) + size
         if self._output_bytes > self.max_output_bytes:
             if self._output_bytes - size <= self.max_output_bytes:
-                outs.append(new_output("stream", name="stderr",
+                # stdout: nbgrader scores any stderr output of a grade cell as a failure
+                outs.append(new_output("stream", name="stdout",
                                        text=f"\n[output limit of {self.max_output_bytes} bytes reached: "
                                             "the rest of this cell's output was dropped]\n"))
             return None

@@ -11,14 +11,21 @@ variable PERFCOURSE_SANDBOX (`ENV_SETTINGS`). Settings:
                     Only a student kernel may have `evidence`.
     runtime         absolute path of a directory private to the grader for this kernel: the
                     connection file and the IPC sockets (the kernel talks to the grader over Unix
-                    sockets, it has no network). Writable inside; handed to the kernel's user.
+                    sockets, it has no network). When the grader is root it stays the grader's,
+                    writable by the kernel's group until the grader takes that away once the
+                    kernel has made its sockets; the files in it are handed to the kernel's user.
                     The kernel's stdout/stderr go to runtime/kernel.log (bounded by file_bytes).
     scratch_source  optional absolute path of a directory of regular files and folders (a
                     submission: see grading/scratch.py, anything else is refused) copied into
                     the kernel's working directory, a fresh scratch folder.
-    binds           optional list of absolute directory paths bound read-write at the same path
-                    (a channel shared by two kernels, say); when the grader is root each is
-                    handed to the kernel's user.
+    binds           optional list of absolute directory paths bound at the same path (a channel
+                    shared by two kernels, say); they keep the grader's ownership and
+                    permissions, so the kernel can write there only what those allow.
+    channel         optional absolute path (student role) in a directory of `binds` where the
+                    launcher, before anything else runs, binds the listening Unix socket of the
+                    value channel and hands it to the kernel as PERFCOURSE_CHANNEL_FD (see
+                    perfcourse.kernel.agent): the kernel needs no write access to that directory,
+                    so it can neither fill it nor replace the socket by a link.
     evidence        optional absolute path of a file outside the sandbox (not under runtime,
                     binds, scratch_source or anything bound into it) where the student kernel's
                     evidence records go: the launcher stays alive as the parent of bubblewrap and
@@ -71,6 +78,7 @@ from pathlib import Path
 from ..course import CourseError
 from ..kernel.evidence import ENV_FD as ENV_EVIDENCE_FD
 from ..kernel.evidence import TRUNCATED
+from ..kernel import CHANNEL_FD_ENV as ENV_CHANNEL_FD
 from . import scratch
 
 ENV_SETTINGS = "PERFCOURSE_SANDBOX"
@@ -136,6 +144,14 @@ def read_settings(text: str | None) -> dict:
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise SettingsError(f"limits.{key} must be a positive integer")
     settings["limits"] = {k: v for k, v in limits.items() if v is not None}
+    channel = settings.get("channel")
+    if channel is not None:
+        if settings.get("role", "student") != "student":
+            raise SettingsError("a channel is served by a student kernel only")
+        if not isinstance(channel, str) or not os.path.isabs(channel):
+            raise SettingsError("channel must be an absolute path")
+        if os.path.dirname(channel) not in settings["binds"]:
+            raise SettingsError("channel must lie directly in one of the binds")
     evidence = settings.get("evidence")
     if evidence is not None:
         if settings["role"] != "student":
@@ -212,7 +228,8 @@ def kernel_environment(source: dict, home: str, role: str, user: str | None) -> 
 # becomes the kernel.
 SHIM = r"""
 import os, sys
-uid, gid, keep = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+uid, gid = int(sys.argv[1]), int(sys.argv[2])
+keep = sorted(int(fd) for fd in sys.argv[3].split(",") if fd and int(fd) >= 3)
 tops, argv = sys.argv[4:6], sys.argv[7:]
 if os.getuid() == 0:
     for top in tops:
@@ -227,18 +244,18 @@ if os.getuid() == 0:
         sys.exit("perfcourse sandbox: could not drop privileges")
 for key in ("TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "IPYTHONDIR"):
     os.makedirs(os.environ[key], exist_ok=True)
-if keep >= 3:
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 20)
-else:
-    os.closerange(3, 1 << 20)
+low = 3
+for fd in keep:
+    os.closerange(low, fd)
+    low = fd + 1
+os.closerange(low, 1 << 20)
 os.execvp(argv[0], argv)
 """
 
 
 def bwrap_command(kernel_argv: list[str], runtime: str, binds: list[str], folders: list[str],
                   files: list[tuple[str, int]], disk_bytes: int | None, privileged: bool,
-                  keep_fd: int = -1) -> list[str]:
+                  keep_fds: tuple[int, ...] = ()) -> list[str]:
     """bubblewrap's command line: an empty read-only root, two tmpfs, runtime and binds writable."""
     command = [bubblewrap() or "bwrap"]
     for directory in SYSTEM_DIRECTORIES:
@@ -275,7 +292,8 @@ def bwrap_command(kernel_argv: list[str], runtime: str, binds: list[str], folder
     else:
         command += ["--unshare-all", "--unshare-user", "--disable-userns"]
     command += ["--die-with-parent", "--new-session", "--",
-                sys.executable, "-I", "-S", "-c", SHIM, str(KERNEL_UID), str(KERNEL_GID), str(keep_fd),
+                sys.executable, "-I", "-S", "-c", SHIM, str(KERNEL_UID), str(KERNEL_GID),
+                ",".join(str(fd) for fd in keep_fds if fd >= 3),
                 HOME, WORKDIR, "--", *kernel_argv]
     return command
 
@@ -472,17 +490,34 @@ def _kill_members(directory: Path, name: str) -> int:
 
 
 # --- the launcher ------------------------------------------------------------------------------
-def _hand_over(paths: list[str], deep: list[str]) -> None:
-    """Give the kernel's user the runtime (everything in it: only the grader has written there)
-    and the top of each bind; links are changed, never followed."""
-    for top in deep:
-        for _, dirs, files, fd in os.fwalk(top):
-            for name in dirs + files:
-                os.chown(name, KERNEL_UID, KERNEL_GID, dir_fd=fd, follow_symlinks=False)
-        os.chown(top, KERNEL_UID, KERNEL_GID, follow_symlinks=False)
-        os.chmod(top, 0o700)
-    for top in paths:
-        os.chown(top, KERNEL_UID, KERNEL_GID, follow_symlinks=False)
+def _hand_over(runtime: str) -> None:
+    """Give the kernel's user what is in the runtime (only the grader has written there), and
+    its group the right to add files to it: the grader keeps the folder itself, and takes that
+    right away once the kernel is up (`seal`). Links are changed, never followed."""
+    for _, dirs, files, fd in os.fwalk(runtime):
+        for name in dirs + files:
+            os.chown(name, KERNEL_UID, KERNEL_GID, dir_fd=fd, follow_symlinks=False)
+    os.chown(runtime, os.geteuid(), KERNEL_GID, follow_symlinks=False)
+    os.chmod(runtime, 0o770)
+
+
+def seal(runtime) -> None:
+    """Once a kernel has made its sockets: it can add nothing more to its runtime folder."""
+    if os.geteuid() == 0 and os.stat(runtime, follow_symlinks=False).st_gid == KERNEL_GID:
+        os.chmod(runtime, 0o750)
+
+
+def _listen(path: str) -> int:
+    """The channel's listening socket, made by the grader's user; its descriptor, inheritable."""
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o666)  # both kernels' user connects; the folder stays the grader's
+    listener.listen(8)
+    fd = listener.detach()
+    os.set_inheritable(fd, True)
+    return fd
 
 
 def _copy_evidence(source: int, target: int, child: int) -> int:
@@ -547,8 +582,11 @@ def main(argv: list[str]) -> int:
     if settings.get("evidence"):
         evidence = os.open(settings["evidence"],
                            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    listener = _listen(settings["channel"]) if settings.get("channel") else -1
+    if listener >= 0:
+        env[ENV_CHANNEL_FD] = str(listener)
     if mode == "bwrap" and root:
-        _hand_over(settings["binds"], [runtime])
+        _hand_over(runtime)
 
     reader = writer = -1
     if evidence is not None:
@@ -556,7 +594,7 @@ def main(argv: list[str]) -> int:
         env[ENV_EVIDENCE_FD] = str(writer)
     if mode == "bwrap":
         command = bwrap_command(argv, runtime, settings["binds"], folders, files, limits.get("disk_bytes"),
-                                privileged=root, keep_fd=writer)
+                                privileged=root, keep_fds=(writer, listener))
         passed = [fd for _, fd in files]
     else:
         os.chdir(Path(runtime) / "work")
@@ -587,6 +625,8 @@ def main(argv: list[str]) -> int:
     os.close(writer)
     for fd in passed:
         os.close(fd)
+    if listener >= 0:
+        os.close(listener)
     return _copy_evidence(reader, evidence, child)
 
 

@@ -18,6 +18,7 @@ import selectors
 import socket
 
 from ..channel.codec import ChannelError, Codec
+from . import CHANNEL_FD_ENV
 from ..channel.endpoint import Endpoint, PeerError, as_exception
 
 # The operators a grade cell may apply to a student's object (a == b, a / b, a[i], -a, ...).
@@ -53,37 +54,49 @@ class Lent:
 
 
 class Agent:
-    def __init__(self, path: str, namespace: dict):
-        self.path, self.namespace = path, namespace
+    def __init__(self, listener: socket.socket, namespace: dict):
+        self.listener, self.namespace = listener, namespace
         self.codec = Codec(make_proxy=lambda handle, info: Lent(self, handle, info))
         self.codec.peer_handle = lambda value: value._handle if type(value) is Lent else None
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.connections: list[Endpoint] = []  # kept between grade cells (the grader's among them)
+        self.current: Endpoint | None = None
+
+    @classmethod
+    def at(cls, path: str, namespace: dict) -> "Agent":
+        """An agent listening on a socket it makes itself (unsandboxed runs and tests)."""
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if os.path.exists(path):
             os.unlink(path)
-        self.listener.bind(path)
-        self.listener.listen(8)
-        self.current: Endpoint | None = None
+        listener.bind(path)
+        listener.listen(8)
+        return cls(listener, namespace)
 
     def serve(self) -> None:
         """Answer requests until a connection says `end` (the grader, after the grade cell)."""
         selector = selectors.DefaultSelector()
         selector.register(self.listener, selectors.EVENT_READ)
-        connections = []
+        for endpoint in self.connections:
+            selector.register(endpoint.sock, selectors.EVENT_READ, endpoint)
+
+        def drop(endpoint):
+            selector.unregister(endpoint.sock)
+            endpoint.sock.close()
+            self.connections.remove(endpoint)
+
         try:
             while True:
                 for key, _ in selector.select():
                     if key.fileobj is self.listener:
                         conn, _ = self.listener.accept()
                         endpoint = Endpoint(conn, self.codec, self.handle)
-                        connections.append(endpoint)
+                        self.connections.append(endpoint)
                         selector.register(conn, selectors.EVENT_READ, endpoint)
                         continue
                     endpoint = key.data
                     try:
                         message = endpoint.receive()
                     except (ChannelError, OSError):
-                        selector.unregister(endpoint.sock)
-                        endpoint.sock.close()
+                        drop(endpoint)
                         continue
                     if message.get("op") == "end":
                         endpoint.send({"re": message.get("id"), "ok": None})
@@ -92,8 +105,7 @@ class Agent:
                     try:
                         endpoint.answer(message)
                     except (ChannelError, OSError):
-                        selector.unregister(endpoint.sock)
-                        endpoint.sock.close()
+                        drop(endpoint)
         finally:
             selector.close()
 
@@ -131,11 +143,19 @@ _agent: Agent | None = None
 
 
 def install(path: str) -> None:
-    """Listen for the trusted kernel (called by the grader before any student cell runs)."""
+    """Listen for the trusted kernel (called by the grader before any student cell runs): on the
+    socket the sandbox's launcher made and handed over, else on one made here at `path`."""
     global _agent
     from IPython import get_ipython
 
-    _agent = Agent(path, get_ipython().user_ns)
+    namespace = get_ipython().user_ns
+    fd = os.environ.pop(CHANNEL_FD_ENV, None)
+    if fd is not None:
+        listener = socket.socket(fileno=int(fd))
+        os.set_inheritable(listener.fileno(), False)  # the student's subprocesses do not get it
+        _agent = Agent(listener, namespace)
+    else:
+        _agent = Agent.at(path, namespace)
 
 
 def serve() -> None:
