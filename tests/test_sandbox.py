@@ -28,7 +28,7 @@ class Kernel:
     """One launch of the sandbox around a Python program given as source."""
 
     def __init__(self, base: Path, program: str, mode="bwrap", limits=None, binds=(), evidence=False,
-                 files=None, role=None):
+                 files=None, role=None, channel=None):
         base.mkdir(parents=True, exist_ok=True)
         self.base = base
         self.runtime = base / "runtime"
@@ -45,6 +45,8 @@ class Kernel:
                                "memory_bytes": 512 * MiB, "disk_bytes": 16 * MiB, **(limits or {})}}
         if role:
             settings["role"] = role
+        if channel:
+            settings["channel"] = str(channel)
         if self.evidence:
             settings["evidence"] = str(self.evidence)
         self.env = {**os.environ, sandbox.ENV_SETTINGS: json.dumps(settings), "GRADER_SECRET": "s3cret"}
@@ -119,9 +121,9 @@ def test_the_kernel_sees_only_the_system_python_and_its_own_folders(kernel, tmp_
     assert "GRADER_SECRET" not in found["env"] and sandbox.ENV_SETTINGS not in found["env"]
 
 
-def test_writes_land_only_in_scratch_home_runtime_and_binds(kernel, tmp_path):
+def test_writes_land_only_in_scratch_home_and_runtime(kernel, tmp_path):
     channel = tmp_path / "channel"
-    channel.mkdir(mode=0o700)
+    channel.mkdir(mode=0o755)  # a bind keeps the grader's ownership: the kernel reads, never writes
     places = ["/", "/usr", "/etc", "/root", "/tmp", str(ROOT / "src"), sys.prefix, str(Path(sys.executable).parent)]
     k = kernel(f"""
         import json, os
@@ -140,8 +142,9 @@ def test_writes_land_only_in_scratch_home_runtime_and_binds(kernel, tmp_path):
     results = k.report()
     for place in places:
         assert results[place] in (13, 30, 2), f"{place}: {results[place]}"  # EACCES, EROFS, ENOENT
+    assert results.pop(str(channel)) == 13 and not (channel / "written.txt").exists()
     assert {results[p] for p in results if p not in places} == {"written"}
-    written = channel / "written.txt"
+    written = tmp_path / "k0" / "runtime" / "written.txt"
     assert written.read_text() == "mine" and written.stat().st_uid == 65534  # and root reads it
     assert sorted(p.name for p in k.source.iterdir()) == ["prog.py"]  # the scratch copy died with it
     for place in places:
@@ -149,6 +152,39 @@ def test_writes_land_only_in_scratch_home_runtime_and_binds(kernel, tmp_path):
 
 
 @ROOTED
+@ROOTED
+def test_the_channel_socket_is_handed_over_and_the_runtime_sealed_once_the_kernel_is_up(kernel, tmp_path):
+    folder = tmp_path / "channel"
+    folder.mkdir(mode=0o755)
+    k = kernel("""
+        import json, os, socket, time
+        listener = socket.socket(fileno=int(os.environ["PERFCOURSE_CHANNEL_FD"]))
+        found = {"listening": listener.getsockname()}
+        time.sleep(2)  # meanwhile the grader seals the runtime folder
+        for name in ("late.txt",):
+            try:
+                open(os.path.join(os.environ["PERFCOURSE_TEST_RUNTIME"], name), "w").close()
+                found[name] = "written"
+            except OSError as exc:
+                found[name] = exc.errno
+        try:
+            os.unlink(found["listening"])
+            found["unlink"] = "done"
+        except OSError as exc:
+            found["unlink"] = exc.errno
+        print(json.dumps(found))
+    """, binds=[folder], channel=folder / "student.sock")
+    k.env["PERFCOURSE_TEST_RUNTIME"] = str(k.runtime)
+    process = k.start()
+    wait_for(lambda: (folder / "student.sock").exists())
+    sandbox.seal(k.runtime)
+    assert process.wait(30) == 0
+    k.log = (k.runtime / "kernel.log").read_text()
+    found = k.report()
+    assert found == {"listening": str(folder / "student.sock"), "late.txt": 13, "unlink": 13}
+    assert (folder / "student.sock").stat().st_uid == 0
+
+
 def test_memory_bound_kills_a_big_allocation_but_not_many_threads(kernel):
     big = kernel("""
         data = bytearray(300 << 20)

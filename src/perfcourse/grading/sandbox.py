@@ -88,7 +88,7 @@ WORKDIR = "/home/student/work"        # its working directory: another tmpfs, wi
 EVIDENCE_CAP = 1 << 20
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
 LIMIT_KEYS = ("memory_bytes", "pids", "disk_bytes", "cpu_seconds", "file_bytes", "open_files")
-SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "evidence", "limits")
+SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "channel", "evidence", "limits")
 CGROUP_MOUNT = "/sys/fs/cgroup"
 
 # The kernel gets only these of the grader's environment variables (plus its own HOME, TMPDIR
