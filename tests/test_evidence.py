@@ -75,6 +75,7 @@ def test_normal_jax_numpy_matplotlib_and_ipython_work_raises_no_flag(tmp_path):
             "        jax.block_until_ready(fn(*args))\\n        times.append(time.perf_counter() - start)\\n"
             "    return times[0], statistics.median(times[1:])\\ntime_completed(workload, x, x)",
             "#ok\\njax.make_jaxpr(workload)(x, x)",
+            "#ok\\nexample = {}\\nexec(compile('WIDTH = 16', 'lesson-example', 'exec'), example)",
             "#ok\\nc = jax.jit(workload).lower(x, x).compile(); c.cost_analysis(); c.as_text()[:10]",
             "#ok\\njax.grad(lambda v: jnp.sum(workload(v, v)))(x)",
             "#ok\\nsaved = jax.checkpoint(lambda v: jnp.sin(jnp.sin(v)))\\njax.grad(lambda v: saved(v).sum())(x)",

@@ -71,7 +71,7 @@ LABELS = {
     "sys.settrace": "installed a trace function (sys.settrace)",
     "sys.setprofile": "installed a profile function (sys.setprofile, or a profiler's enable())",
     "sys.addaudithook": "added an audit hook (sys.addaudithook)",
-    "compile:file": "compiled code under a file's name (compile)",
+    "compile:file": "compiled code under a file's path (compile)",
     "code.__new__": "built a code object (types.CodeType or code.replace)",
     "function.__new__": "built a function from a code object (types.FunctionType)",
     **{f"ctypes:{event}": f"used ctypes ({event})" for event in CTYPES_EVENTS},
@@ -130,10 +130,14 @@ def _make_hook(fd: int):
         return None
 
     def compiled(args):
+        # Code compiled under a path (or a cell's name) would pass for a library's, the grader's or
+        # another cell's frames; a plain label ("lesson-example") passes for nothing.
         name = args[1] if len(args) > 1 else None
         if isinstance(name, bytes):
             name = name.decode("utf-8", "replace")
-        return "compile:file" if isinstance(name, str) and name and not name.startswith("<") else None
+        looks_like_a_file = isinstance(name, str) and (os.sep in name or name.endswith(".py")
+                                                       or bool(cell_name.search(name)))
+        return "compile:file" if looks_like_a_file and not name.startswith("<") else None
 
     caller, on_stack = 1, 2
     rules = {
