@@ -20,6 +20,8 @@ def test_demo_succeeds_and_prints_the_grade_table(graded_demo):
     with open(root / "grades.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(SAMPLES) and all(not row["error"] for row in rows)
+    # Honest work in every lesson, lesson cells included, raises no evidence flag.
+    assert [(row["student"], row["lesson"], row["flags"]) for row in rows if row["flags"]] == []
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: f"{s.lesson}/{s.case}")
