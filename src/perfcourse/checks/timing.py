@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 from . import remote
 
-SHORT_SECONDS = 0.012        # calibrated work of a short warm call
-LONG_SECONDS = 0.048         # of a long one (4x: averaging or reusing samples cannot match both)
-FIRST_FACTOR = 6             # the first call's work, in long warm calls
+SHORT_SECONDS = 0.010        # calibrated work of a short warm call
+LONG_SECONDS = 0.040         # of a long one (4x: averaging or reusing samples cannot match both)
+FIRST_FACTOR = 5             # the first call's work, in long warm calls
 SYNC_FRACTION = 0.4          # a synchronized measurement spans at least this much of its work (margin
                              # for a calibration taken on a busier moment than the measurement)
 

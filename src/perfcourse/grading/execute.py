@@ -145,9 +145,13 @@ class GuardedExecute(Execute):
         self._prepare(km, self._student_runtime)
         return km
 
-    async def async_start_new_kernel(self, **kwargs):
+    def _kernel_env(self, role: str, runtime: Path) -> dict:
         env = dict(os.environ)
-        env[sandbox.ENV_SETTINGS] = self._sandbox_settings("student", self._student_runtime)
+        env[sandbox.ENV_SETTINGS] = self._sandbox_settings(role, runtime)
+        return env
+
+    async def async_start_new_kernel(self, **kwargs):
+        env = self._kernel_env("student", self._student_runtime)
         kwargs["env"] = env
         # Both kernels start at once: the trusted one costs no wall-clock time of its own.
         await asyncio.gather(super().async_start_new_kernel(**kwargs), self._start_trusted())
@@ -155,8 +159,7 @@ class GuardedExecute(Execute):
     async def _start_trusted(self):
         km = AsyncKernelManager(kernel_name=self.kernel_name)
         self._prepare(km, self._trusted_runtime)
-        env = dict(os.environ)
-        env[sandbox.ENV_SETTINGS] = self._sandbox_settings("trusted", self._trusted_runtime)
+        env = self._kernel_env("trusted", self._trusted_runtime)
         await km.start_kernel(
             extra_arguments=["--HistoryManager.hist_file=:memory:", "--IPKernelApp.capture_fd_output=False",
                              _exec_lines(f"__import__('perfcourse.checks.remote').checks.remote.install({self._socket!r})")],
