@@ -2,10 +2,10 @@
 
 `grade_class` checks every submission folder first (a missing, renamed or corrupt notebook, a
 link, a pipe or a device where only regular files and folders belong, or too many files: each is
-reported, never handed to nbgrader), then keeps `workers` worker processes busy, one student
-each at a time. A worker that crashes or outlives its time limit is killed; its student's
-unfinished lessons are reported as not graded, with the reason, and a fresh worker carries on
-with the next student, so no other student's grade is lost.
+reported, never handed to nbgrader), then keeps `workers` worker processes busy, one notebook
+each at a time, lesson by lesson, never two notebooks of one student at once. A worker that
+crashes or outlives its time limit is killed; that notebook is reported as not graded, with the
+reason, and a fresh worker carries on with the next, so no other grade is lost.
 """
 from __future__ import annotations
 
@@ -189,27 +189,44 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         raise CourseError(f"{root / 'submitted'}: no submissions to grade")
     _require_assignments(root, sorted({l for ls in gradable.values() for l in ls}))
     options = ["--sandbox", sandbox] + (["--cell-timeout", str(cell_timeout)] if cell_timeout else [])
-    tasks = queue.Queue()
-    for student, student_lessons in gradable.items():
-        tasks.put((student, student_lessons))
-    progress = Progress(sum(len(v) for v in gradable.values()))
-    results, lock = list(refused), threading.Lock()
+    # One notebook per task, lesson by lesson, so the last minutes are not one student's whole
+    # set of lessons on one worker while the others idle. A student is never graded by two
+    # workers at once (nbgrader breaks when one student is graded twice at the same time).
+    pending = [(student, lesson) for lesson in lessons for student, student_lessons in gradable.items()
+               if lesson in student_lessons]
+    busy: set[str] = set()
+    progress = Progress(len(pending))
+    results, lock, changed = list(refused), threading.Lock(), threading.Condition()
+
+    def take():
+        with changed:
+            while True:
+                if not pending:
+                    return None
+                for index, (student, lesson) in enumerate(pending):
+                    if student not in busy:
+                        busy.add(student)
+                        return pending.pop(index)
+                changed.wait()
+
+    def done(student):
+        with changed:
+            busy.discard(student)
+            changed.notify_all()
 
     def serve():
         slot = WorkerSlot(root, options)
         try:
-            while True:
+            while (task := take()) is not None:
+                student, lesson = task
                 try:
-                    student, student_lessons = tasks.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    outcomes = slot.grade(student, student_lessons, notebook_limit * len(student_lessons), progress)
+                    outcomes = slot.grade(student, [lesson], notebook_limit, progress)
                 except Exception as exc:  # a worker that cannot start: this student is reported, not lost
                     slot.kill()
-                    outcomes = [Outcome(student, lesson, error=f"not graded: {exc}") for lesson in student_lessons]
-                    for lesson in student_lessons:
-                        progress.advance(f"{student}/{lesson}")
+                    outcomes = [Outcome(student, lesson, error=f"not graded: {exc}")]
+                    progress.advance(f"{student}/{lesson}")
+                finally:
+                    done(student)
                 with lock:
                     results.extend(outcomes)
         finally:
