@@ -11,7 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Copies of the seed artifacts the course was created from (../shared/seeds/ in the course's
-# workspace), kept here so the suite stands alone: one JSON file per lesson that has one.
+# workspace), kept here so the suite stands alone: one JSON artifact per lesson that has one,
+# and the performance-audit project's student text.
 SEEDS = ROOT / "tests" / "data" / "seeds"
 COURSE_PARTS = ("grader_config.py", "nbgrader_config.py", "course.toml", "source", "release", "samples", "artifacts")
 
