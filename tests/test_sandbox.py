@@ -114,8 +114,10 @@ def test_the_kernel_sees_only_the_system_python_and_its_own_folders(kernel, tmp_
     assert found["caps"] == [0, 0, "1"]
     assert found["course"] is False and found["source"] is False
     assert found["around"] == [["k0"], ["runtime"]]  # only the runtime: not the submission, not the course
+    # The system's folders, and the top folders of what is bound in: the checkout, the venv, the test's tmp.
+    bound = {Path(p).resolve().parts[1] for p in (ROOT, sys.prefix, tmp_path)}
     assert set(found["top"]) <= {"bin", "dev", "etc", "home", "lib", "lib64", "proc", "root", "sbin", "tmp",
-                                 "usr", "work"}
+                                 "usr"} | bound
     assert len(found["processes"]) <= 3  # bubblewrap's init, the kernel, and this listing's own view
     assert found["shadow"] == 13 and found["network"] == ["lo"]
     assert "GRADER_SECRET" not in found["env"] and sandbox.ENV_SETTINGS not in found["env"]
