@@ -1,6 +1,7 @@
 # The course's commands. Each target sets up .venv by itself on a fresh clone.
 #   make demo       release the lessons, grade the sample class, print the grade table
-#   make test       the whole test suite
+#   make test       the whole test suite: the fast tier, then the end-to-end tier
+#   make check      the fast tier only (no kernels, no notebooks executed; under a minute)
 #   make release    source/ -> release/ (nbgrader generate_assignment)
 #   make grade      autograde everything in submitted/
 #   make artifacts  re-execute every lesson on the jax-cpu kernel and rewrite artifacts/cpu/
@@ -14,7 +15,7 @@ STAMP := $(VENV)/.installed
 NEWEST := .venv-newest-jax
 COLAB := .venv-colab
 
-.PHONY: demo test test-newest-jax release grade artifacts artifacts-check lab clean
+.PHONY: demo test check test-newest-jax release grade artifacts artifacts-check lab clean
 
 $(STAMP): requirements-cpu.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,11 +49,19 @@ $(COLAB)/.installed: requirements-cpu.txt
 demo: $(STAMP)
 	$(BIN)/perfcourse demo
 
+# The fast tier spreads over every core (pytest-xdist); the end-to-end tier runs in one process,
+# since its graded classes already keep every core busy and share session-wide fixtures.
+FAST := -m "not e2e" -n logical
 test: $(STAMP) $(COLAB)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(FAST)
+	$(BIN)/python -m pytest -m e2e
+
+check: $(STAMP)
+	$(BIN)/python -m pytest $(FAST)
 
 test-newest-jax: $(NEWEST)/.installed $(COLAB)/.installed
-	PERFCOURSE_NEWEST_JAX=1 $(NEWEST)/bin/python -m pytest
+	PERFCOURSE_NEWEST_JAX=1 $(NEWEST)/bin/python -m pytest $(FAST)
+	PERFCOURSE_NEWEST_JAX=1 $(NEWEST)/bin/python -m pytest -m e2e
 
 release: $(STAMP)
 	$(BIN)/perfcourse release
@@ -66,8 +75,14 @@ artifacts: $(STAMP)
 artifacts-check: $(STAMP)
 	$(BIN)/perfcourse artifacts --check
 
+# JupyterLab refuses to run as root unless told; containers and CI run as root. LAB_ARGS adds
+# JupyterLab options (the browser test sets its port and token through it), but not the root
+# folder, which is the course. exchange/ must exist before Formgrader offers Release and Collect.
+LAB_ARGS ?=
 lab: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --notebook-dir=.
+	mkdir -p exchange
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab --notebook-dir=. $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
 
 clean:
-	rm -rf $(VENV) $(NEWEST) $(COLAB) submitted autograded/*/ feedback gradebook.db grades.csv
+	rm -rf $(VENV) $(NEWEST) $(COLAB) submitted autograded/*/ feedback exchange gradebook.db grades.csv \
+	  $(patsubst source/%,%,$(wildcard source/*))

@@ -2,9 +2,18 @@
 #
 # nbgrader 0.9.6 ignores `--config=FILE` without saying so; nbgrader_config.py beside this file
 # loads this one, so a plain `nbgrader <verb>` run from the course root uses it.
+import os
+
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.course_id = "jax-performance"
+
+# nbgrader's exchange, where released lessons wait for students and submissions wait to be
+# collected (JupyterLab's Assignments panel, `nbgrader release_assignment/fetch/submit/collect`).
+# One machine, one user: exchange/ in the course (`make lab` makes it; Formgrader offers Release
+# and Collect only once it exists; a student's Fetch lands in the course root). For many users on
+# one server, point it at a folder every user can write (README: "The exchange").
+c.Exchange.root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange")  # noqa: F821
 
 # Every notebook is graded on the CPU kernel the course installs (JAX_PLATFORMS=cpu), whatever
 # kernel the student's notebook names; grades must not depend on the grader's accelerator.

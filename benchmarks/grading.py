@@ -24,15 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from perfcourse import kernels, release, samples
+from perfcourse.course import copy_course, find_root, lessons
+from perfcourse.nbgrader_bridge import folder, nbgrader_env, notebook_score
 
-from conftest import copy_course  # noqa: E402
-
-from perfcourse import release, samples  # noqa: E402
-from perfcourse.course import lessons  # noqa: E402
-from perfcourse.gradebook import notebook_score  # noqa: E402
-from perfcourse.nbgrader_runner import nbgrader_env  # noqa: E402
+ROOT = find_root(Path(__file__).resolve().parent)
 
 
 def build_class(root: Path, students: int) -> list[tuple[str, str]]:
@@ -55,7 +51,7 @@ def kernel_floor(repeats: int = 5) -> float:
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
-        km, kc = start_new_kernel(kernel_name="jax-cpu", stderr=subprocess.DEVNULL)
+        km, kc = start_new_kernel(kernel_name=kernels.DEFAULT, stderr=subprocess.DEVNULL)
         kc.execute_interactive("import jax, jax.numpy as jnp; jnp.zeros(1).block_until_ready()", timeout=60,
                                output_hook=lambda msg: None)
         times.append(time.perf_counter() - started)
@@ -72,7 +68,7 @@ def trusted_side(root: Path, pairs) -> list[float]:
 
     found = []
     for student, lesson in pairs:
-        path = root / "autograded" / student / lesson / f"{lesson}.ipynb"
+        path = folder(root, "autograded", student, lesson) / f"{lesson}.ipynb"
         if path.is_file():
             timing = nbformat.read(path, as_version=4).metadata.get(TIMING_KEY) or {}
             if "grade_cell_seconds" in timing:
@@ -93,7 +89,7 @@ def main() -> int:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="perfcourse-bench-") as scratch:
-        serial_root = copy_course(Path(scratch) / "serial")
+        serial_root = copy_course(ROOT, Path(scratch) / "serial")
         release.generate(serial_root)
         pairs = build_class(serial_root, args.students)
         parallel_root = Path(scratch) / "parallel"

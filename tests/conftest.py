@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from perfcourse.course import copy_course as course_copy
+
 ROOT = Path(__file__).resolve().parents[1]
 # Copies of the seed artifacts the course was created from (../shared/seeds/ in the course's
 # workspace), kept here so the suite stands alone: one JSON artifact per lesson that has one,
 # and the performance-audit project's student text.
 SEEDS = ROOT / "tests" / "data" / "seeds"
-COURSE_PARTS = ("grader_config.py", "nbgrader_config.py", "course.toml", "source", "release", "samples", "artifacts")
 
 
 def seed(lesson: str) -> dict:
@@ -27,11 +28,7 @@ def seed(lesson: str) -> dict:
 
 def copy_course(target: Path) -> Path:
     """A scratch course with the committed parts only (no gradebook, submissions or outputs)."""
-    target.mkdir(parents=True, exist_ok=True)
-    for part in COURSE_PARTS:
-        src = ROOT / part
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, target / part)
-    return target
+    return course_copy(ROOT, target)
 
 
 def perfcourse(*args: str, cwd: Path, check: bool = False) -> subprocess.CompletedProcess:

@@ -15,8 +15,10 @@ import pytest
 from conftest import ROOT, copy_course, perfcourse
 
 from perfcourse import samples
-from perfcourse.gradebook import notebook_score
-from perfcourse.nbgrader_runner import nbgrader_env
+from perfcourse.nbgrader_bridge import notebook_score
+from perfcourse.nbgrader_bridge import nbgrader_env
+
+pytestmark = pytest.mark.e2e  # kernels, graded classes or executed notebooks (make test, not make check)
 
 HOSTILE = samples.discover(ROOT, folder="adversarial", prefix="hostile")
 # Honest performance-01 samples share the hostile class; the other lessons' honest samples are
@@ -37,7 +39,7 @@ def hostile_class(tmp_path_factory):
     samples.write_submissions(root, HOSTILE + [s for s in HONEST if s.lesson in lessons])
     proc = perfcourse("grade", "--cell-timeout", "10", "--workers", "2", cwd=root)
     with open(root / "grades.csv") as handle:
-        rows = {(r["student"], r["lesson"]): r for r in csv.DictReader(handle)}
+        rows = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(handle)}
     return root, proc, rows
 
 

@@ -9,6 +9,8 @@ from conftest import ROOT, perfcourse, seed
 from perfcourse.artifacts import record, render
 from perfcourse.course import lessons, read_notebook
 
+pytestmark = pytest.mark.e2e  # kernels, graded classes or executed notebooks (make test, not make check)
+
 
 def committed(lesson, backend="cpu"):
     return json.loads((ROOT / "artifacts" / backend / f"{lesson}.json").read_text())

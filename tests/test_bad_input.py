@@ -1,6 +1,8 @@
 """Bad input: one clear line naming what is wrong, a non-zero exit, nothing half-written."""
 import json
 
+import pytest
+
 from conftest import perfcourse
 
 
@@ -23,6 +25,7 @@ def test_unknown_kernel_writes_nothing(course):
     assert (course / "artifacts" / "cpu" / "performance-01.json").read_bytes() == before
 
 
+@pytest.mark.e2e
 def test_corrupt_source_notebook_writes_nothing(course):
     path = course / "source" / "performance-01" / "performance-01.ipynb"
     path.write_text(path.read_text()[:500])

@@ -13,6 +13,8 @@ from conftest import ROOT, copy_course, kernelspec_dir
 from perfcourse import release, samples
 from perfcourse.course import lessons
 
+pytestmark = pytest.mark.e2e  # kernels, graded classes or executed notebooks (make test, not make check)
+
 COLAB_PYTHON = ROOT / ".venv-colab" / "bin" / "python"
 SOLUTIONS = [s for s in samples.discover(ROOT) if s.case == "solution"]
 

@@ -4,12 +4,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, copy_course
 
-from perfcourse.gradebook import course_config
-from perfcourse.nbgrader_runner import nbgrader_env
+from perfcourse.nbgrader_bridge import config as course_config
+from perfcourse.nbgrader_bridge import nbgrader_env
 
 
+@pytest.mark.e2e
 def test_a_plain_nbgrader_run_reads_grader_config(tmp_path):
     root = copy_course(tmp_path / "course")
     with open(root / "grader_config.py", "a") as config:

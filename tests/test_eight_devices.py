@@ -12,6 +12,8 @@ from conftest import ROOT, kernelspec_dir, perfcourse
 
 from perfcourse.course import lessons
 
+pytestmark = pytest.mark.e2e  # kernels, graded classes or executed notebooks (make test, not make check)
+
 EIGHT = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
 
 

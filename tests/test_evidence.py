@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+from conftest import ROOT
+
 from perfcourse.kernel import evidence
 from perfcourse.kernel.evidence import LABELS, read_evidence
 
@@ -208,9 +210,12 @@ def test_the_grade_table_and_grades_csv_name_the_flags_without_changing_scores(t
 
     import nbformat
 
-    from perfcourse.gradebook import NotebookScore
+    from perfcourse.nbgrader_bridge import NotebookScore
     from perfcourse.grading import report, run
 
+    from perfcourse.course import CONFIG_FILES, copy_course
+
+    copy_course(ROOT, tmp_path, CONFIG_FILES)  # nbgrader's layout and settings, nothing else
     folder = tmp_path / "autograded" / "alice" / "performance-01"
     folder.mkdir(parents=True)
     nb = nbformat.v4.new_notebook()
@@ -221,11 +226,12 @@ def test_the_grade_table_and_grades_csv_name_the_flags_without_changing_scores(t
     assert run.flags(tmp_path, "bob", "performance-01") == []
 
     score = NotebookScore("alice", "performance-01", 8.0, 8.0, {})
-    outcomes = [run.Outcome("alice", "performance-01", 1.0, score=score, flags=flags),
-                run.Outcome("bob", "performance-01", 1.0, score=score)]
+    exported = {"raw_score": "8.0", "late_submission_penalty": "0.0", "score": "8.0", "max_score": "8.0"}
+    outcomes = [run.Outcome("alice", "performance-01", 1.0, score=score, flags=flags, export=exported),
+                run.Outcome("bob", "performance-01", 1.0, score=score, export=exported)]
     table = report.table(outcomes).splitlines()
-    assert table[0].split() == ["student", "lesson", "score", "seconds", "notes", "flags"]
-    assert table[2].split()[:5] == ["alice", "performance-01", "8/8", "1.0", "-"]
+    assert table[0].split() == ["student", "lesson", "score", "penalty", "seconds", "notes", "flags"]
+    assert table[2].split()[:6] == ["alice", "performance-01", "8/8", "-", "1.0", "-"]
     assert table[2].endswith("  " + "; ".join(flags)) and table[3].split()[-2:] == ["-", "-"]
     report.write_csv(tmp_path / "grades.csv", outcomes)
     with open(tmp_path / "grades.csv") as handle:

@@ -4,7 +4,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from conftest import ROOT
 
-from perfcourse.gradebook import course_config
+from perfcourse.nbgrader_bridge import config as course_config
 from perfcourse.grading.execute import TIMING_KEY, _keep_only_notebooks, lesson_imports
 from perfcourse.kernel.evidence import EVIDENCE_KEY
 

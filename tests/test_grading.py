@@ -6,8 +6,10 @@ import pytest
 
 from conftest import ROOT
 
-from perfcourse.gradebook import notebook_score
+from perfcourse.nbgrader_bridge import notebook_score
 from perfcourse.samples import discover
+
+pytestmark = pytest.mark.e2e  # kernels, graded classes or executed notebooks (make test, not make check)
 
 SAMPLES = discover(ROOT)
 
@@ -21,7 +23,7 @@ def test_demo_succeeds_and_prints_the_grade_table(graded_demo):
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(SAMPLES) and all(not row["error"] for row in rows)
     # Honest work in every lesson, lesson cells included, raises no evidence flag.
-    assert [(row["student"], row["lesson"], row["flags"]) for row in rows if row["flags"]] == []
+    assert [(row["student_id"], row["assignment"], row["flags"]) for row in rows if row["flags"]] == []
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: f"{s.lesson}/{s.case}")
@@ -69,7 +71,7 @@ def test_an_edited_test_cell_is_restored_before_grading(graded_demo):
 def test_feedback_shows_public_tests_without_hidden_ones(graded_demo):
     import subprocess
     import sys
-    from perfcourse.nbgrader_runner import nbgrader_env
+    from perfcourse.nbgrader_bridge import nbgrader_env
     root, _ = graded_demo
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01",
                     "--student", "sample-solution", "--force"], cwd=root, env=nbgrader_env(),

@@ -31,6 +31,8 @@ from conftest import ROOT, SEEDS
 
 from perfcourse.checks import audit
 
+pytestmark = pytest.mark.e2e  # kernels, graded classes or executed notebooks (make test, not make check)
+
 PROJECT = ROOT / "projects" / "performance-audit"
 CHECK = PROJECT / "tests" / "check.py"
 SOLUTION = (PROJECT / "solution" / "model.py").read_text()

@@ -30,12 +30,14 @@ def test_release_has_no_solutions_or_hidden_tests(lesson):
     assert "raise NotImplementedError()" in text
 
 
+@pytest.mark.e2e
 def test_release_is_up_to_date():
     proc = perfcourse("release", "--check", cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "release: up to date" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_a_stale_release_is_named(course):
     path = course / "source" / "performance-01" / "performance-01.ipynb"
     nb = json.loads(path.read_text())

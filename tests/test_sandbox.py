@@ -155,6 +155,7 @@ def test_writes_land_only_in_scratch_home_and_runtime(kernel, tmp_path):
 
 @ROOTED
 @ROOTED
+@pytest.mark.e2e
 def test_the_channel_socket_is_handed_over_and_the_runtime_sealed_once_the_kernel_is_up(kernel, tmp_path):
     folder = tmp_path / "channel"
     folder.mkdir(mode=0o755)
@@ -329,6 +330,7 @@ def test_killing_the_launcher_ends_the_sandbox(kernel, evidence):
 
 
 @ROOTED
+@pytest.mark.e2e
 def test_a_jupyter_kernel_answers_over_ipc_sockets_in_the_runtime(kernel):
     from jupyter_client import KernelManager
 

@@ -9,6 +9,8 @@ import threading
 import nbformat
 import pytest
 
+from conftest import ROOT
+
 from perfcourse.grading import run, scratch
 from perfcourse.grading.scratch import SubmissionRefused, check_submission, copy_submission
 
@@ -42,10 +44,19 @@ def test_regular_files_and_folders_are_accepted_and_copied(submission, tmp_path)
     assert stat.S_IMODE(into.stat().st_mode) == 0o755
 
 
+def make_socket(path):
+    """A Unix socket at `path`, bound under a short folder first (socket paths are short; tmp_path is not)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as short:
+        socket.socket(socket.AF_UNIX).bind(f"{short}/s")
+        os.rename(f"{short}/s", path)
+
+
 @pytest.mark.parametrize("make, kind", [
     (lambda p, target: p.symlink_to(target), "a symbolic link"),
     (lambda p, target: os.mkfifo(p), "a named pipe"),
-    (lambda p, target: socket.socket(socket.AF_UNIX).bind(str(p)), "a socket"),
+    (lambda p, target: make_socket(p), "a socket"),
     (lambda p, target: os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(1, 3)), "a character device"),
     (lambda p, target: os.link(target, p), "a hard link"),
 ])
@@ -137,6 +148,9 @@ def test_a_file_swapped_for_a_link_during_copies_is_never_followed(submission, t
 
 
 def test_survey_refuses_links_and_keeps_the_other_reasons(tmp_path):
+    from perfcourse.course import CONFIG_FILES, copy_course
+
+    copy_course(ROOT, tmp_path, CONFIG_FILES)  # nbgrader's layout and settings, nothing else
     lesson = "performance-01"
     submitted = tmp_path / "submitted"
     nb = nbformat.v4.new_notebook()

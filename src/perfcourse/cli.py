@@ -1,10 +1,11 @@
 """`perfcourse`: the course's one command-line tool.
 
   perfcourse release [--check]     source/ -> release/ (nbgrader generate_assignment)
-  perfcourse grade                 autograde everything in submitted/, print a grade table
+  perfcourse grade [...]           autograde new and resubmitted work in submitted/, print a grade table
   perfcourse demo                  release, build the sample class, grade it, check the scores
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse kernel                install the jax-cpu kernelspec into this environment
+  perfcourse --version
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import kernels, release, samples
+from . import __version__, kernels, release, samples
 from .course import CourseError, find_root, lessons, read_notebook, source_notebook
 
 
@@ -29,9 +30,11 @@ def cmd_release(root: Path, args) -> int:
 
 
 def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) -> list:
+    from . import nbgrader_bridge as nbgrader
     from .grading import report, run, sandbox
 
-    kernels.require("jax-cpu")
+    loaded = nbgrader.config(root)
+    kernels.require(loaded.Execute.kernel_name)  # the kernel grader_config.py grades on
     mode = "bwrap"
     if args.unsandboxed:
         mode = "none"
@@ -44,12 +47,15 @@ def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) ->
         for missing in sandbox.bounds_available():  # graded anyway, but never silently unbounded
             print(f"WARNING: {missing}", file=sys.stderr)
     outcomes = run.grade_class(root, lesson_ids, workers=args.workers, sandbox=mode,
-                               cell_timeout=args.cell_timeout)
+                               cell_timeout=args.cell_timeout, students=args.student,
+                               force=args.force or expected is not None)
     print(report.table(outcomes, expected))
     report.write_csv(root / "grades.csv", outcomes)
     failed = [o for o in outcomes if o.error]
-    print(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} notebooks graded; scores in the gradebook "
-          f"and grades.csv")
+    kept = sum(o.up_to_date for o in outcomes)
+    print(f"\n{len(outcomes) - len(failed) - kept} of {len(outcomes)} notebooks graded now"
+          + (f", {kept} up to date (unchanged since graded; --force regrades them)" if kept else "")
+          + "; scores in the gradebook and grades.csv")
     for o in failed:
         print(f"NOT GRADED {o.student}/{o.lesson}: {o.error}")
     return outcomes
@@ -107,8 +113,25 @@ def cmd_kernel(root: Path, args) -> int:
     return 0
 
 
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
+
+
+def student_id(text: str) -> str:
+    if not text or text in (".", "..") or "/" in text or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"not a student id (a folder name in submitted/): {text!r}")
+    return text
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="perfcourse", description=__doc__.split("\n\n")[0])
+    top.add_argument("--version", action="version", version=f"perfcourse {__version__}")
     verbs = top.add_subparsers(dest="verb", required=True)
 
     p = verbs.add_parser("release", help="generate release/ from source/ with nbgrader")
@@ -116,26 +139,31 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="exit 1 if release/ is stale against source/")
     p.set_defaults(run=cmd_release)
 
-    for verb, about, run in (("grade", "autograde every submission in submitted/", cmd_grade),
+    for verb, about, run in (("grade", "autograde new and resubmitted work in submitted/", cmd_grade),
                              ("demo", "grade the sample class in samples/ and check its scores", cmd_demo)):
         p = verbs.add_parser(verb, help=about)
         p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-        p.add_argument("--workers", type=int, help="parallel workers (default: one per core)")
-        p.add_argument("--cell-timeout", type=int, help="seconds per cell (default: grader_config.py)")
+        p.add_argument("--workers", type=positive, help="parallel workers (default: one per core)")
+        p.add_argument("--cell-timeout", type=positive, help="seconds per cell (default: grader_config.py)")
         p.add_argument("--unsandboxed", action="store_true",
                        help="grade without bubblewrap (student code runs with your rights)")
-        p.set_defaults(run=run)
+        if verb == "grade":
+            p.add_argument("--student", action="append", type=student_id,
+                           help="only this student (repeatable)")
+            p.add_argument("--force", action="store_true",
+                           help="grade again what is up to date (unchanged since it was graded)")
+        p.set_defaults(run=run, student=None, force=False)
 
     p = verbs.add_parser("artifacts", help="execute lessons and record their artifacts")
     p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-    p.add_argument("--kernel", default="jax-cpu", help="Jupyter kernel to execute on (default jax-cpu)")
+    p.add_argument("--kernel", default=kernels.DEFAULT, help=f"Jupyter kernel to execute on (default {kernels.DEFAULT})")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 naming each missing or stale artifact")
     mode.add_argument("--render", action="store_true", help="redraw images from the recorded JSON only")
     p.set_defaults(run=cmd_artifacts)
 
     p = verbs.add_parser("kernel", help="install a course kernelspec into this environment")
-    p.add_argument("name", nargs="?", default="jax-cpu", choices=sorted(kernels.KERNELS))
+    p.add_argument("name", nargs="?", default=kernels.DEFAULT, choices=sorted(kernels.KERNELS))
     p.set_defaults(run=cmd_kernel)
     return top
 

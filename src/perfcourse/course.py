@@ -8,6 +8,9 @@ from pathlib import Path
 
 GRADER_CONFIG = "grader_config.py"
 COURSE_SETTINGS = "course.toml"
+# The course's configuration files, and everything committed that a scratch copy of the course needs.
+CONFIG_FILES = (GRADER_CONFIG, "nbgrader_config.py", COURSE_SETTINGS)
+COURSE_PARTS = CONFIG_FILES + ("source", "release", "samples", "artifacts")
 ASSIGNMENT_PREFIXES = ("performance-",)
 
 
@@ -82,6 +85,20 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     except nbformat.ValidationError as exc:
         raise CourseError(f"{path}: invalid notebook ({exc.message})") from None
     return nb
+
+
+def copy_course(root: Path, target: Path, parts: tuple[str, ...] = COURSE_PARTS) -> Path:
+    """A scratch course holding `parts` of the course at `root` (no gradebook, submissions or outputs)."""
+    import shutil
+
+    target.mkdir(parents=True, exist_ok=True)
+    for part in parts:
+        src = root / part
+        if src.is_dir():
+            shutil.copytree(src, target / part)
+        elif src.is_file():
+            shutil.copy2(src, target / part)
+    return target
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -5,7 +5,6 @@ check regenerates them in a scratch copy of the course and compares.
 """
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -13,10 +12,9 @@ import re
 
 import nbformat
 
-from .course import CourseError, lessons, read_notebook, settings, source_notebook, write_atomic
-from .nbgrader_runner import run_nbgrader
+from . import nbgrader_bridge
+from .course import CONFIG_FILES, CourseError, copy_course, lessons, read_notebook, settings, source_notebook, write_atomic
 
-CONFIG_FILES = ("grader_config.py", "nbgrader_config.py", "course.toml")
 REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 COLAB_CELL_ID = "open-in-colab"
 
@@ -53,11 +51,16 @@ def generate(root: Path, lesson_ids: list[str] | None = None) -> list[Path]:
     for lesson in lesson_ids or lessons(root):
         read_notebook(source_notebook(root, lesson))  # a corrupt source fails here, by name
         colab_link(root, lesson)  # so does a bad [colab] setting, before nbgrader writes anything
-        run_nbgrader(root, "generate_assignment", lesson, "--force")
-        path = root / "release" / lesson / f"{lesson}.ipynb"
+        nbgrader_bridge.generate_assignment(root, lesson)
+        path = released(root, lesson)
         _add_colab_link(root, lesson, path)
         written.append(path)
     return written
+
+
+def released(root: Path, lesson: str) -> Path:
+    """release/<lesson>/<lesson>.ipynb, in nbgrader's layout."""
+    return nbgrader_bridge.folder(root, "release", ".", lesson) / f"{lesson}.ipynb"
 
 
 def _comparable(nb: nbformat.NotebookNode) -> list:
@@ -68,18 +71,14 @@ def stale(root: Path) -> list[str]:
     """Lessons whose committed release differs from what source/ generates now."""
     problems = []
     with tempfile.TemporaryDirectory(prefix="perfcourse-release-") as scratch:
-        scratch = Path(scratch)
-        for name in CONFIG_FILES:
-            if (root / name).is_file():
-                shutil.copy2(root / name, scratch / name)
-        shutil.copytree(root / "source", scratch / "source")
+        scratch = copy_course(root, Path(scratch), CONFIG_FILES + ("source",))
         for lesson in lessons(root):
             generate(scratch, [lesson])
-            committed = root / "release" / lesson / f"{lesson}.ipynb"
+            committed = released(root, lesson)
             if not committed.is_file():
                 problems.append(f"{committed.relative_to(root)}: missing (run 'make release')")
                 continue
-            fresh = read_notebook(scratch / "release" / lesson / f"{lesson}.ipynb")
+            fresh = read_notebook(released(scratch, lesson))
             if _comparable(read_notebook(committed)) != _comparable(fresh):
                 problems.append(f"{committed.relative_to(root)}: stale against source/ (run 'make release')")
     return problems

@@ -107,7 +107,9 @@ def _strip_solution_markers(source: str) -> str:
 
 def build(root: Path, sample: Sample) -> nbformat.NotebookNode:
     """The student's notebook: the release with the sample's edits applied."""
-    nb = read_notebook(root / "release" / sample.lesson / f"{sample.lesson}.ipynb")
+    from .release import released
+
+    nb = read_notebook(released(root, sample.lesson))
     source = read_notebook(source_notebook(root, sample.lesson))
     solutions = {c.metadata["nbgrader"]["grade_id"]: _strip_solution_markers(c.source)
                  for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
@@ -137,11 +139,13 @@ def build(root: Path, sample: Sample) -> nbformat.NotebookNode:
 
 
 def write_submissions(root: Path, samples: list[Sample], submitted: Path | None = None) -> list[Path]:
-    """Put each sample where nbgrader looks: submitted/<student>/<lesson>/<lesson>.ipynb."""
-    submitted = submitted or root / "submitted"
+    """Put each sample where nbgrader looks: submitted/<student>/<lesson>/<lesson>.ipynb (or under `submitted`)."""
+    from .nbgrader_bridge import folder as course_folder
+
     paths = []
     for sample in samples:
-        folder = submitted / sample.student / sample.lesson
+        folder = (submitted / sample.student / sample.lesson if submitted is not None
+                  else course_folder(root, "submitted", sample.student, sample.lesson))
         files = dict((target.split(" ", 1) + [""])[:2] for verb, target, _ in sample.steps if verb == "file")
         folder.mkdir(parents=True, exist_ok=True)
         if "empty" in files:

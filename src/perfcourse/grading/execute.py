@@ -46,7 +46,7 @@ from . import sandbox
 
 # Errors the grader itself writes into a notebook (the grade report names them).
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "SubmissionRefused")
-TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time
+TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
 SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 
 
@@ -85,17 +85,21 @@ class GuardedExecute(Execute):
         self._socket = str(self._channel_dir / "student.sock")
         self._evidence = self._base / "evidence.log"
         self._submission = self._submission_folder(resources)
+        self._digest = None
         self._imports = self._lesson_imports(resources)
         if self._submission is not None:
             # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: refuse
             # links and special files before any kernel sees the submission (nbgrader then
             # removes what it had copied for this submission).
-            from .scratch import check_submission
+            from .scratch import check_submission, digest
 
             check_submission(self._submission)
+            source = self._folder(resources, "source") / f"{resources['nbgrader'].get('notebook')}.ipynb"
+            if source.is_file():  # grading skips this notebook next time while neither changes
+                self._digest = digest(self._submission, source)
             _keep_only_notebooks(self._autograded_folder(resources))
         self.trusted_km = self.trusted_kc = None
-        self._end = None
+        self._end = self._pin = None
         self._grade_cells, self._grade_seconds = 0, 0.0
         self.extra_arguments = [
             "--HistoryManager.hist_file=:memory:",
@@ -114,7 +118,8 @@ class GuardedExecute(Execute):
             shutil.rmtree(self._base, ignore_errors=True)
         nb.metadata[EVIDENCE_KEY] = flags  # always: a key a student wrote into the notebook is replaced
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
-                                   "grade_cell_seconds": round(self._grade_seconds, 3)}
+                                   "grade_cell_seconds": round(self._grade_seconds, 3),
+                                   "submission": self._digest}
         return nb, resources
 
     def _sandbox_settings(self, role: str, runtime: Path) -> str:
@@ -180,13 +185,22 @@ class GuardedExecute(Execute):
         self.trusted_kc = self.trusted_km.client()
         self.trusted_kc.start_channels()
         await ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout))
+        # The lesson's imports load in the trusted kernel while the student's first cells run;
+        # the first grade cell waits for them (_pinned).
+        self._pin = None
         if self._imports:
             setup = f"__import__('perfcourse.checks.remote').checks.remote.pin({self._imports!r})"
-            msg_id = self.trusted_kc.execute(setup, silent=True, store_history=False)
-            reply = await self._wait_reply(self.trusted_kc, msg_id, self.startup_timeout)
-            if reply is None or reply["content"].get("status") != "ok":
-                raise RuntimeError("the grading kernel could not import the lesson's modules")
+            self._pin = self.trusted_kc.execute(setup, silent=True, store_history=False)
         return result
+
+    def _pinned(self) -> None:
+        """Wait once for the trusted kernel's import of the lesson's modules; fail grading if it failed."""
+        if self._pin is None:
+            return
+        msg_id, self._pin = self._pin, None
+        reply = run_sync(self._wait_reply)(self.trusted_kc, msg_id, self.startup_timeout)
+        if reply is None or reply["content"].get("status") != "ok":
+            raise RuntimeError("the grading kernel could not import the lesson's modules")
 
     start_new_kernel = run_sync(async_start_new_kernel)
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
@@ -200,38 +214,35 @@ class GuardedExecute(Execute):
             except Exception:  # already gone
                 pass
 
-    def _submission_folder(self, resources) -> Path | None:
-        """submitted/<student>/<assignment>/ of the notebook being graded, through nbgrader's layout."""
+    def _folder(self, resources, kind: str, student: str = ".") -> Path | None:
+        """A folder of the notebook being graded in nbgrader's layout (CourseDirectory.format_path)."""
         info = (resources or {}).get("nbgrader", {})
-        if not info.get("student") or not info.get("assignment"):
+        if not info.get("assignment"):
             return None
         from nbgrader.coursedir import CourseDirectory
 
-        coursedir = CourseDirectory(config=self.config)
-        return Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
+        directory = CourseDirectory(config=self.config)
+        return Path(directory.format_path(getattr(directory, f"{kind}_directory"), student, info["assignment"]))
+
+    def _submission_folder(self, resources) -> Path | None:
+        """submitted/<student>/<assignment>/ of the notebook being graded."""
+        student = (resources or {}).get("nbgrader", {}).get("student")
+        return self._folder(resources, "submitted", student) if student else None
 
     def _lesson_imports(self, resources) -> str:
         """The import statements of the instructor's source notebook (never the student's copy)."""
-        info = (resources or {}).get("nbgrader", {})
-        if not info.get("assignment") or not info.get("notebook"):
-            return ""
         import nbformat
-        from nbgrader.coursedir import CourseDirectory
 
-        coursedir = CourseDirectory(config=self.config)
-        path = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
-        if not path.is_file():
-            return ""
-        return lesson_imports(nbformat.read(path, as_version=4))
+        notebook = (resources or {}).get("nbgrader", {}).get("notebook")
+        source = self._folder(resources, "source")
+        path = source / f"{notebook}.ipynb" if source and notebook else None
+        return lesson_imports(nbformat.read(path, as_version=4)) if path and path.is_file() else ""
 
     def _autograded_folder(self, resources) -> Path | None:
-        info = (resources or {}).get("nbgrader", {})
-        from nbgrader.coursedir import CourseDirectory
-
-        coursedir = CourseDirectory(config=self.config)
-        folder = Path(coursedir.format_path(coursedir.autograded_directory, info["student"], info["assignment"]))
+        student = (resources or {}).get("nbgrader", {}).get("student")
+        folder = self._folder(resources, "autograded", student) if student else None
         path = (resources or {}).get("metadata", {}).get("path")
-        return folder if path and Path(path).resolve() == folder.resolve() else None
+        return folder if folder and path and Path(path).resolve() == folder.resolve() else None
 
     # --- each cell ---------------------------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
@@ -259,6 +270,7 @@ class GuardedExecute(Execute):
     def _grade_cell(self, cell, resources, index):
         """Run a grade cell on the trusted kernel while the student's kernel answers its requests."""
         started = time.perf_counter()
+        self._pinned()
         serving = self.student_kc.execute(SERVE_LINE, silent=False, store_history=False, allow_stdin=False)
         self._in_grade_cell = True
         self.kc, self.km = self.trusted_kc, self.trusted_km

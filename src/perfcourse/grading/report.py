@@ -14,17 +14,34 @@ from ..course import write_atomic
 from .run import Outcome
 
 
-def _points(value: float) -> str:
-    return f"{value:g}"
+EXPORT_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "raw_score", "late_submission_penalty",
+                  "score", "max_score")  # nbgrader's CSV export plugin's, as `nbgrader export` writes them
+
+
+def _points(value) -> str:
+    return f"{float(value):g}"
+
+
+def _score(o: Outcome) -> str:
+    """The score nbgrader export gives (raw score less the late penalty), out of the maximum."""
+    if o.export is None:
+        return "not graded"
+    return f"{_points(o.export['score'])}/{_points(o.export['max_score'])}"
+
+
+def _penalty(o: Outcome) -> str:
+    penalty = float(o.export["late_submission_penalty"] or 0) if o.export else 0.0
+    return f"-{_points(penalty)} late" if penalty else "-"
 
 
 def table(outcomes: list[Outcome], expected: dict | None = None) -> str:
-    """One row per notebook; with `expected`, whether each score is the intended one."""
-    header = ("student", "lesson", "score", "seconds") + (("expected",) if expected else ()) + ("notes", "flags")
+    """One row per notebook; with `expected`, whether each raw score is the intended one."""
+    header = ("student", "lesson", "score", "penalty", "seconds") + (("expected",) if expected else ()) \
+        + ("notes", "flags")
     rows = [header]
     for o in outcomes:
-        score = f"{_points(o.score.score)}/{_points(o.score.max_score)}" if o.score else "not graded"
-        row = (o.student, o.lesson, score, f"{o.seconds:.1f}")
+        seconds = "up to date" if o.up_to_date else f"{o.seconds:.1f}"
+        row = (o.student, o.lesson, _score(o), _penalty(o), seconds)
         if expected:
             want = expected.get((o.student, o.lesson))
             got = o.score.score if o.score else None
@@ -38,11 +55,14 @@ def table(outcomes: list[Outcome], expected: dict | None = None) -> str:
 
 
 def write_csv(path: Path, outcomes: list[Outcome]) -> None:
+    """nbgrader export's columns for each notebook in view, then what this run adds: when it was
+    graded, and the grader's error, notes and flags."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["student", "lesson", "score", "max_score", "seconds", "error", "notes", "flags"])
+    writer.writerow([*EXPORT_COLUMNS, "graded", "seconds", "error", "notes", "flags"])
     for o in outcomes:
-        writer.writerow([o.student, o.lesson, o.score.score if o.score else "",
-                         o.score.max_score if o.score else "", o.seconds, o.error or "", "; ".join(o.notes),
-                         "; ".join(o.flags)])
+        exported = o.export or {"assignment": o.lesson, "student_id": o.student}
+        writer.writerow([exported.get(column, "") for column in EXPORT_COLUMNS]
+                        + ["before" if o.up_to_date else ("now" if not o.error else "no"),
+                           o.seconds, o.error or "", "; ".join(o.notes), "; ".join(o.flags)])
     write_atomic(path, buffer.getvalue())

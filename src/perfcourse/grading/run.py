@@ -22,8 +22,8 @@ from pathlib import Path
 
 import nbformat
 
+from .. import nbgrader_bridge as nbgrader
 from ..course import CourseError, read_notebook
-from ..gradebook import NotebookScore, db_url, notebook_score
 from ..kernel.evidence import EVIDENCE_KEY
 from . import scratch
 
@@ -36,25 +36,37 @@ class Outcome:
     lesson: str
     seconds: float = 0.0
     error: str | None = None
-    score: NotebookScore | None = None
+    score: nbgrader.NotebookScore | None = None  # the autograded notebook's cells
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # evidence for review, not a verdict
+    export: dict | None = None  # nbgrader export's row: raw_score, late_submission_penalty, score, ...
+    up_to_date: bool = False  # graded before, submission unchanged since: not graded again
 
 
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-def survey(root: Path, lessons: list[str]) -> tuple[dict[str, list[str]], list[Outcome]]:
+def survey(root: Path, lessons: list[str], only: list[str] | None = None
+           ) -> tuple[dict[str, list[str]], list[Outcome]]:
     """Students' gradable lessons, and the submissions that cannot be graded, with why.
 
     Nothing a student made is followed: a student or lesson folder that is a link, or a lesson
     folder holding anything but regular files and folders (a link, a pipe, a device) or too much,
-    is refused here and never handed to nbgrader.
+    is refused here and never handed to nbgrader. With `only`, just those students. When the
+    course sets Autograde.create_student = False, a student the gradebook does not list is
+    refused, as nbgrader would.
     """
     gradable, refused = {}, []
-    folder = root / "submitted"
-    for student in _students(folder, lessons, refused):
+    folder = nbgrader.step(root, "submitted")
+    registered = None if nbgrader.creates_students(root) else nbgrader.students(root)
+    for student in _students(folder, lessons, refused, only):
+        if registered is not None and student.name not in registered:
+            refused.extend(Outcome(student.name, lesson, error="not in the gradebook's student list "
+                                   "(Autograde.create_student is False): add the student with "
+                                   "'nbgrader db student add'") for lesson in lessons
+                           if (student / lesson).is_dir())
+            continue
         for lesson in lessons:
             where = student / lesson
             try:
@@ -89,13 +101,15 @@ def survey(root: Path, lessons: list[str]) -> tuple[dict[str, list[str]], list[O
     return gradable, refused
 
 
-def _students(folder: Path, lessons: list[str], refused: list[Outcome]) -> list[Path]:
+def _students(folder: Path, lessons: list[str], refused: list[Outcome], only: list[str] | None) -> list[Path]:
     """The real folders in submitted/; a student entry that is a link is refused for every lesson."""
     if not folder.is_dir():
         return []
     students = []
     with os.scandir(folder) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
+            if only is not None and entry.name not in only:
+                continue
             if entry.is_dir(follow_symlinks=False):
                 students.append(Path(entry.path))
             elif entry.is_symlink():
@@ -106,19 +120,28 @@ def _students(folder: Path, lessons: list[str], refused: list[Outcome]) -> list[
 
 
 class Progress:
+    """tqdm's bar on a terminal; elsewhere (CI, logs) one line per graded notebook, in tqdm's words."""
+
     def __init__(self, total: int, stream=sys.stderr):
+        from tqdm import tqdm
+
         self.total, self.done, self.stream = total, 0, stream
         self.started = time.monotonic()
         self.lock = threading.Lock()
+        self.format = tqdm.format_meter
+        self.bar = tqdm(total=total, unit="notebook", file=stream) if stream.isatty() and total else None
 
     def advance(self, label: str) -> None:
         with self.lock:
             self.done += 1
-            width = 30
-            filled = int(width * self.done / max(self.total, 1))
-            print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} notebooks "
-                  f"{time.monotonic() - self.started:5.0f} s  {label[:40]:40}",
-                  end="" if self.done < self.total else "\n", file=self.stream, flush=True)
+            if self.bar is not None:
+                self.bar.set_postfix_str(label[:40], refresh=False)
+                self.bar.update()
+                if self.done >= self.total:
+                    self.bar.close()
+                return
+            meter = self.format(self.done, self.total, time.monotonic() - self.started, unit="notebook")
+            print(f"{meter} {label}", file=self.stream, flush=True)
 
 
 class WorkerSlot:
@@ -182,21 +205,67 @@ class WorkerSlot:
         return [outcomes[lesson] for lesson in lessons]
 
 
+def notebook_limit(root: Path) -> float:
+    """How long a worker may take over one notebook before it is killed: GuardedExecute's own limit
+    (notebook_timeout, in grader_config.py) plus its interrupt grace for both kernels and the time
+    to start and stop them, so the notebook's own limit always ends it first."""
+    from .execute import GuardedExecute
+
+    guard = GuardedExecute(config=nbgrader.config(root))
+    return guard.notebook_timeout + 2 * guard.interrupt_grace + STARTUP_SECONDS
+
+
+STARTUP_SECONDS = 120  # a worker's nbgrader, two sandboxed kernels, the gradebook writes
+
+
+def submission_digest(root: Path, student: str, lesson: str) -> str | None:
+    try:
+        return scratch.digest(nbgrader.folder(root, "submitted", student, lesson),
+                              nbgrader.folder(root, "source", ".", lesson) / f"{lesson}.ipynb")
+    except (CourseError, OSError):
+        return None
+
+
+def up_to_date(root: Path, student: str, lesson: str) -> bool:
+    """Graded before, and the submission is the one graded (same digest), and nbgrader has its score."""
+    from .execute import TIMING_KEY
+
+    nb = _autograded(root, student, lesson)
+    graded = (nb.metadata.get(TIMING_KEY) or {}).get("submission") if nb is not None else None
+    return (isinstance(graded, str) and graded == submission_digest(root, student, lesson)
+            and nbgrader.notebook_score(root, lesson, student) is not None)
+
+
 def grade_class(root: Path, lessons: list[str], workers: int | None = None, sandbox: str = "bwrap",
-                cell_timeout: int | None = None, notebook_limit: float = 700.0) -> list[Outcome]:
-    gradable, refused = survey(root, lessons)
+                cell_timeout: int | None = None, students: list[str] | None = None,
+                force: bool = False) -> list[Outcome]:
+    """Grade what needs grading (everything with `force`), then report every submission in view."""
+    gradable, refused = survey(root, lessons, students)
+    submitted = nbgrader.step(root, "submitted")
+    absent = sorted(set(students or []) - set(gradable) - {o.student for o in refused})
+    if absent:
+        raise CourseError(f"{submitted}: no submissions of {', '.join(map(repr, absent))} "
+                          f"for {', '.join(lessons)}")
     if not gradable and not refused:
-        raise CourseError(f"{root / 'submitted'}: no submissions to grade")
+        raise CourseError(f"{submitted}: no submissions to grade")
     _require_assignments(root, sorted({l for ls in gradable.values() for l in ls}))
     options = ["--sandbox", sandbox] + (["--cell-timeout", str(cell_timeout)] if cell_timeout else [])
+    limit = notebook_limit(root)
     # One notebook per task, lesson by lesson, so the last minutes are not one student's whole
     # set of lessons on one worker while the others idle. A student is never graded by two
     # workers at once (nbgrader breaks when one student is graded twice at the same time).
-    pending = [(student, lesson) for lesson in lessons for student, student_lessons in gradable.items()
-               if lesson in student_lessons]
+    pending, results = [], list(refused)
+    for lesson in lessons:
+        for student, student_lessons in gradable.items():
+            if lesson not in student_lessons:
+                continue
+            if not force and up_to_date(root, student, lesson):
+                results.append(Outcome(student, lesson, up_to_date=True))
+            else:
+                pending.append((student, lesson))
     busy: set[str] = set()
     progress = Progress(len(pending))
-    results, lock, changed = list(refused), threading.Lock(), threading.Condition()
+    lock, changed = threading.Lock(), threading.Condition()
 
     def take():
         with changed:
@@ -220,7 +289,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
             while (task := take()) is not None:
                 student, lesson = task
                 try:
-                    outcomes = slot.grade(student, [lesson], notebook_limit, progress)
+                    outcomes = slot.grade(student, [lesson], limit, progress)
                 except Exception as exc:  # a worker that cannot start: this student is reported, not lost
                     slot.kill()
                     outcomes = [Outcome(student, lesson, error=f"not graded: {exc}")]
@@ -232,44 +301,48 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         finally:
             slot.kill()
 
-    threads = [threading.Thread(target=serve) for _ in range(min(workers or default_workers(), len(gradable)))]
+    busy_students = {student for student, _ in pending}
+    threads = [threading.Thread(target=serve) for _ in range(min(workers or default_workers(), len(busy_students)))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    for outcome in results:
-        if outcome.error is None:
-            outcome.score = notebook_score(root, outcome.lesson, outcome.student)
-            outcome.notes = notes(root, outcome.student, outcome.lesson)
-            outcome.flags = flags(root, outcome.student, outcome.lesson)
-            if outcome.score is None:
-                outcome.error = "nbgrader recorded no score"
+    _read_back(root, lessons, results)
     return sorted(results, key=lambda o: (o.student, o.lesson))
 
 
+def _read_back(root: Path, lessons: list[str], results: list[Outcome]) -> None:
+    """Each graded outcome's scores, from nbgrader's gradebook and its CSV export (penalties included)."""
+    graded = [o for o in results if o.error is None]
+    rows = nbgrader.export(root, lessons, sorted({o.student for o in graded})) if graded else {}
+    for outcome in graded:
+        outcome.score = nbgrader.notebook_score(root, outcome.lesson, outcome.student)
+        outcome.export = rows.get((outcome.student, outcome.lesson))
+        outcome.notes = notes(root, outcome.student, outcome.lesson)
+        outcome.flags = flags(root, outcome.student, outcome.lesson)
+        if outcome.score is None or outcome.export is None:
+            outcome.error = "nbgrader recorded no score"
+
+
 def _require_assignments(root: Path, lessons: list[str]) -> None:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(db_url(root)) as gb:
-        for lesson in lessons:
-            try:
-                gb.find_assignment(lesson)
-            except MissingEntry:
-                raise CourseError(f"{lesson} is not in the gradebook: run 'perfcourse release' first") from None
-
-
-GRADER_ERRORS = ("IntegrityError", "NotRun", "KernelDied", "CellTimeoutError")
+    missing = nbgrader.missing_assignments(root, lessons)
+    if missing:
+        raise CourseError(f"{', '.join(missing)} not in the gradebook ({nbgrader.db_url(root)}): "
+                          "run 'make release' (perfcourse release) first")
 
 
 def _autograded(root: Path, student: str, lesson: str):
     try:
-        return nbformat.read(root / "autograded" / student / lesson / f"{lesson}.ipynb", as_version=4)
+        return nbformat.read(nbgrader.folder(root, "autograded", student, lesson) / f"{lesson}.ipynb",
+                             as_version=4)
     except Exception:
         return None
 
 
 def notes(root: Path, student: str, lesson: str) -> list[str]:
     """Why grade cells failed, where the grader (not the test) decided it."""
+    from .execute import GRADER_ERRORS
+
     nb = _autograded(root, student, lesson)
     found = []
     for cell in nb.cells if nb is not None else []:

@@ -69,6 +69,31 @@ def check_submission(folder: Path) -> None:
             os.close(fd)
 
 
+def digest(folder: Path, checks: Path) -> str:
+    """A SHA-256 of a checked submission (folders, file names, contents; links never followed) and
+    of the instructor's notebook that holds its checks.
+
+    Grading stores it in the graded notebook; while neither changes, the notebook is up to date
+    and is not graded again unless asked (a resubmission or a changed source notebook changes it).
+    """
+    import hashlib
+
+    summary = hashlib.sha256(b"checks\0" + Path(checks).read_bytes() + b"\0")
+    folders, files = open_submission(folder)
+    try:
+        for relative in folders:
+            summary.update(b"d\0" + os.fsencode(relative) + b"\0")
+        for relative, fd in sorted(files):
+            summary.update(b"f\0" + os.fsencode(relative) + b"\0")
+            while chunk := os.read(fd, 1 << 20):
+                summary.update(chunk)
+            summary.update(b"\0")
+    finally:
+        for _relative, fd in files:
+            os.close(fd)
+    return summary.hexdigest()
+
+
 def open_submission(folder: Path) -> tuple[list[str], list[tuple[str, int]]]:
     """The folders (parents first) and the opened regular files of a checked submission.
 

@@ -17,37 +17,22 @@ import sys
 import time
 from pathlib import Path
 
-from ..gradebook import course_config
+from .. import nbgrader_bridge as nbgrader
 
 
 def grade(root: Path, student: str, lessons: list[str], sandbox: str, cell_timeout: int | None):
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
-    config = course_config(root)
+    config = nbgrader.config(root)
     config.GuardedExecute.sandbox = sandbox
     if cell_timeout:
         config.Execute.timeout = cell_timeout
-    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     for lesson in lessons:
         started = time.perf_counter()
         try:
-            result = api.autograde(lesson, student, force=True, create=True)
-            error = None if result.get("success") else _reason(result)
+            error = nbgrader.autograde(root, lesson, student, config)
         except Exception as exc:  # never let one lesson cost the student's other lessons
             error = f"{type(exc).__name__}: {exc}"
         yield {"student": student, "lesson": lesson,
                "seconds": round(time.perf_counter() - started, 3), "error": error}
-
-
-def _reason(result: dict) -> str:
-    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if line.startswith(("RuntimeError", "ValueError", "KeyError", "nbformat", "json", "OSError")) \
-                or "Error:" in line:
-            return line[:300]
-    return (lines[-1] if lines else "nbgrader reported a failure")[:300]
 
 
 def main(argv=None) -> int:

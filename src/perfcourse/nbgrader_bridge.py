@@ -1,0 +1,174 @@
+"""The one place the course talks to nbgrader: its configuration, its folders, its apps, its gradebook.
+
+Everything goes through nbgrader's own objects: the configuration a plain `nbgrader` run in the
+course root reads (nbgrader_config.py -> grader_config.py), `CourseDirectory` for every folder of
+nbgrader's layout, `NbGraderAPI` for generate_assignment and autograde, and the gradebook and
+its CSV export plugin for scores, so the course's grade table says what `nbgrader export` says,
+late penalties included.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .course import CourseError
+
+# nbgrader's gradebook migrations start `alembic` by name, and Jupyter starts kernels through
+# this environment's executables: this environment's bin/ comes first on PATH, in this process
+# and in every nbgrader run it starts.
+TOOLS = str(Path(sys.executable).parent)
+
+
+def tools_on_path() -> None:
+    path = os.environ.get("PATH", "")
+    if path.split(os.pathsep)[:1] != [TOOLS]:
+        os.environ["PATH"] = os.pathsep.join([TOOLS, path]) if path else TOOLS
+
+
+def nbgrader_env() -> dict:
+    """The environment for a `python -m nbgrader` subprocess (plain nbgrader, as an instructor runs it)."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([TOOLS, env.get("PATH", "")])
+    return env
+
+
+def config(root: Path):
+    """The configuration a plain `nbgrader` run in `root` sees (nbgrader_config.py -> grader_config.py)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    loaded.CourseDirectory.root = str(root)
+    return loaded
+
+
+def coursedir(root: Path, loaded=None):
+    from nbgrader.coursedir import CourseDirectory
+
+    return CourseDirectory(config=loaded if loaded is not None else config(root))
+
+
+def folder(root: Path, kind: str, student: str, lesson: str, loaded=None) -> Path:
+    """A lesson's folder in nbgrader's layout: kind is source, release, submitted, autograded or feedback."""
+    directory = coursedir(root, loaded)
+    return Path(directory.format_path(getattr(directory, f"{kind}_directory"), student, lesson))
+
+
+def step(root: Path, kind: str, loaded=None) -> Path:
+    """The folder of one step for the whole class (submitted/, autograded/, ...), in which
+    nbgrader's default layout {nbgrader_step}/{student_id}/{assignment_id} has a folder per student."""
+    directory = coursedir(root, loaded)
+    return Path(directory.root) / getattr(directory, f"{kind}_directory")
+
+
+def db_url(root: Path) -> str:
+    return coursedir(root).db_url
+
+
+def creates_students(root: Path, loaded=None) -> bool:
+    """Autograde.create_student: whether grading may add a student the gradebook does not list."""
+    from nbgrader.converters import Autograde
+
+    loaded = loaded if loaded is not None else config(root)
+    return Autograde(config=loaded).create_student
+
+
+def api(root: Path, loaded=None):
+    from nbgrader.apps import NbGraderAPI
+
+    tools_on_path()
+    loaded = loaded if loaded is not None else config(root)
+    return NbGraderAPI(coursedir=coursedir(root, loaded), config=loaded)
+
+
+def generate_assignment(root: Path, lesson: str) -> None:
+    """nbgrader generate_assignment: release/<lesson>/ and the lesson's cells in the gradebook."""
+    result = api(root).generate_assignment(lesson, force=True, create=True)
+    if not result.get("success"):
+        raise CourseError(f"nbgrader generate_assignment {lesson} failed in {root}: {failure(result)}")
+
+
+def autograde(root: Path, lesson: str, student: str, loaded) -> str | None:
+    """nbgrader autograde for one student's lesson, honouring Autograde.create_student; the failure, or None."""
+    result = api(root, loaded).autograde(lesson, student, force=True, create=creates_students(root, loaded))
+    return None if result.get("success") else failure(result)
+
+
+def failure(result: dict) -> str:
+    """The line of an NbGraderAPI result that says why it failed."""
+    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith(("RuntimeError", "ValueError", "KeyError", "nbformat", "json", "OSError")) \
+                or "Error:" in line or line.startswith("[ERROR]"):
+            return line.removeprefix("[ERROR] ")[:300]
+    return (lines[-1] if lines else "nbgrader reported a failure")[:300]
+
+
+# --- the gradebook -------------------------------------------------------------------------------
+def gradebook(root: Path):
+    from nbgrader.api import Gradebook
+
+    tools_on_path()
+    return Gradebook(db_url(root), coursedir(root).course_id)
+
+
+@dataclass
+class NotebookScore:
+    student: str
+    lesson: str
+    score: float
+    max_score: float
+    cells: dict[str, float]  # grade_id -> points earned
+
+
+def notebook_score(root: Path, lesson: str, student: str) -> NotebookScore | None:
+    """The autograded score of one student's lesson notebook, or None when nbgrader has none."""
+    from nbgrader.api import MissingEntry
+
+    with gradebook(root) as gb:
+        try:
+            nb = gb.find_submission_notebook(lesson, lesson, student)
+        except MissingEntry:
+            return None
+        cells = {grade.name: float(grade.score) for grade in nb.grades}
+        return NotebookScore(student, lesson, float(nb.score), float(nb.max_score), cells)
+
+
+def missing_assignments(root: Path, lessons: list[str]) -> list[str]:
+    from nbgrader.api import MissingEntry
+
+    missing = []
+    with gradebook(root) as gb:
+        for lesson in lessons:
+            try:
+                gb.find_assignment(lesson)
+            except MissingEntry:
+                missing.append(lesson)
+    return missing
+
+
+def students(root: Path) -> set[str]:
+    with gradebook(root) as gb:
+        return {student.id for student in gb.students}
+
+
+def export(root: Path, lessons: list[str], student_ids: list[str]) -> dict[tuple[str, str], dict]:
+    """nbgrader's CSV export of these lessons and students, by (student, lesson).
+
+    The rows are what `nbgrader export` writes: raw_score, late_submission_penalty, score (the
+    raw score less the penalty, never below 0), max_score, timestamp. A student the gradebook
+    does not list has no row.
+    """
+    from nbgrader.plugins import CsvExportPlugin
+
+    with tempfile.TemporaryDirectory(prefix="perfcourse-export-") as scratch:
+        target = Path(scratch) / "grades.csv"
+        plugin = CsvExportPlugin(to=str(target), assignment=list(lessons), student=list(student_ids))
+        with gradebook(root) as gb:
+            plugin.export(gb)
+        with open(target, newline="", encoding="utf-8") as handle:
+            return {(row["student_id"], row["assignment"]): row for row in csv.DictReader(handle)}

@@ -1,0 +1,161 @@
+"""The command line and the grading run's bookkeeping, without kernels (the fast tier).
+
+Arguments are validated before anything runs; settings come from their one home (grader_config.py
+through nbgrader's configuration, the kernels' table); the digest that decides "up to date" moves
+with every byte of a submission and of the instructor's notebook; the report renders nbgrader's
+export rows; progress off a terminal is one line per notebook.
+"""
+from __future__ import annotations
+
+import io
+import json
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+
+from perfcourse import __version__, kernels, nbgrader_bridge
+from perfcourse.grading import report, run, scratch
+
+
+def cli(args, cwd, monkeypatch, capsys) -> tuple[int, str, str]:
+    """`perfcourse ARGS` in this process (argparse's exits included): exit status, stdout, stderr."""
+    from perfcourse.cli import main
+
+    monkeypatch.chdir(cwd)
+    try:
+        status = main(list(args))
+    except SystemExit as exc:
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_version(monkeypatch, capsys):
+    status, out, _ = cli(["--version"], ROOT, monkeypatch, capsys)
+    assert status == 0 and out.strip() == f"perfcourse {__version__}" != "perfcourse unknown"
+
+
+@pytest.mark.parametrize("args", [("--workers", "-1"), ("--workers", "0"), ("--workers", "two"),
+                                  ("--cell-timeout", "0"), ("--student", "../alice"), ("--student", "")])
+def test_bad_grade_arguments_are_refused_before_anything_runs(course, args, monkeypatch, capsys):
+    (course / "grades.csv").write_text("kept\n")
+    status, out, err = cli(["grade", *args], course, monkeypatch, capsys)
+    assert status == 2 and f"argument {args[0]}:" in err and out == "", out + err
+    assert (course / "grades.csv").read_text() == "kept\n" and not (course / "autograded").exists()
+
+
+def test_the_worker_watchdog_follows_the_notebook_limit_in_grader_config(course):
+    default = run.notebook_limit(course)
+    assert default > nbgrader_bridge.config(course).GuardedExecute.notebook_timeout
+    with open(course / "grader_config.py", "a") as config:
+        config.write("\nc.GuardedExecute.notebook_timeout = 1000\n")
+    assert run.notebook_limit(course) == default + 1000 - 600 > 1000
+
+
+def test_grading_uses_the_configured_kernel(course, monkeypatch, capsys):
+    text = (course / "grader_config.py").read_text().replace('"jax-cpu"', '"jax-elsewhere"')
+    (course / "grader_config.py").write_text(text)
+    (course / "submitted" / "alice" / "performance-01").mkdir(parents=True)
+    status, _, err = cli(["grade"], course, monkeypatch, capsys)
+    assert status == 2 and "unknown kernel 'jax-elsewhere'" in err, err
+
+
+def test_the_digest_moves_with_the_submission_and_the_checks(tmp_path):
+    folder, checks = tmp_path / "alice", tmp_path / "source.ipynb"
+    (folder / "data").mkdir(parents=True)
+    (folder / "performance-01.ipynb").write_text("{}")
+    (folder / "data" / "x.txt").write_text("1")
+    checks.write_text("checks v1")
+    first = scratch.digest(folder, checks)
+    assert scratch.digest(folder, checks) == first
+    changes = [lambda: (folder / "data" / "x.txt").write_text("2"),
+               lambda: (folder / "data" / "x.txt").rename(folder / "data" / "y.txt"),
+               lambda: (folder / "timestamp.txt").write_text("2026-11-30 12:00:00"),
+               lambda: checks.write_text("checks v2")]
+    seen = {first}
+    for change in changes:
+        change()
+        seen.add(scratch.digest(folder, checks))
+    assert len(seen) == len(changes) + 1
+    (folder / "link").symlink_to(checks)
+    with pytest.raises(scratch.SubmissionRefused):
+        scratch.digest(folder, checks)
+
+
+def test_up_to_date_needs_the_same_digest_and_a_score(course):
+    # The positive case (graded, unchanged, scored: skipped) is proven end to end in test_grade_workflow.
+    from perfcourse.grading.execute import TIMING_KEY
+
+    folder = nbgrader_bridge.folder(course, "submitted", "alice", "performance-01")
+    folder.mkdir(parents=True)
+    (folder / "performance-01.ipynb").write_text("{}")
+    assert not run.up_to_date(course, "alice", "performance-01")  # never graded
+    graded = nbgrader_bridge.folder(course, "autograded", "alice", "performance-01")
+    graded.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata[TIMING_KEY] = {"submission": run.submission_digest(course, "alice", "performance-01")}
+    nbformat.write(nb, graded / "performance-01.ipynb")
+    assert not run.up_to_date(course, "alice", "performance-01")  # the gradebook has no score for it
+
+
+def test_the_report_shows_nbgraders_score_after_the_late_penalty(tmp_path):
+    late = run.Outcome("late", "performance-01", 3.0, export={
+        "assignment": "performance-01", "duedate": "2026-11-01 12:00:00", "timestamp": "2026-11-01 13:00:00",
+        "student_id": "late", "raw_score": "8.0", "late_submission_penalty": "8.0", "score": "0.0",
+        "max_score": "8.0"})
+    kept = run.Outcome("kept", "performance-01", up_to_date=True, export={
+        "assignment": "performance-01", "student_id": "kept", "raw_score": "8.0",
+        "late_submission_penalty": "0.0", "score": "8.0", "max_score": "8.0"})
+    refused = run.Outcome("x", "performance-01", error="refused submitted/x/performance-01/: it is a symbolic link")
+    text = report.table([kept, late, refused])
+    assert [line.split()[2:4] for line in text.splitlines()[2:4]] == [["8/8", "-"], ["0/8", "-8"]]
+    assert "up to date" in text.splitlines()[2] and "not graded" in text.splitlines()[4]
+    report.write_csv(tmp_path / "grades.csv", [kept, late, refused])
+    import csv
+    with open(tmp_path / "grades.csv") as handle:
+        written = list(csv.DictReader(handle))
+    assert [(r["student_id"], r["score"], r["late_submission_penalty"], r["graded"]) for r in written] == [
+        ("kept", "8.0", "0.0", "before"), ("late", "0.0", "8.0", "now"), ("x", "", "", "no")]
+
+
+def test_progress_off_a_terminal_is_one_line_per_notebook():
+    stream = io.StringIO()
+    progress = run.Progress(3, stream=stream)
+    for label in ("a/performance-01", "b/performance-01", "c/performance-01"):
+        progress.advance(label)
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue() and len(lines) == 3
+    assert lines[0].endswith("a/performance-01") and "1/3" in lines[0] and "3/3" in lines[2]
+
+
+def test_the_kernel_is_installed_by_ipykernel_with_the_course_environment(tmp_path):
+    path = kernels.install(kernels.DEFAULT, prefix=tmp_path)
+    spec = json.loads(path.read_text())
+    assert path == tmp_path / "share" / "jupyter" / "kernels" / kernels.DEFAULT / "kernel.json"
+    assert spec["env"] == {"JAX_PLATFORMS": "cpu"} and "ipykernel_launcher" in spec["argv"]
+    assert spec["display_name"] == kernels.KERNELS[kernels.DEFAULT]["display_name"]
+
+
+def test_an_unlisted_student_is_refused_when_the_course_creates_none(course):
+    with open(course / "grader_config.py", "a") as config:
+        config.write("\nc.Autograde.create_student = False\n")
+    with nbgrader_bridge.gradebook(course) as gb:
+        gb.add_student("alice")
+    for student in ("alice", "mallory"):
+        folder = nbgrader_bridge.folder(course, "submitted", student, "performance-01")
+        folder.mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(), folder / "performance-01.ipynb")
+    gradable, refused = run.survey(course, ["performance-01"])
+    assert gradable == {"alice": ["performance-01"]}, [o.error for o in refused]
+    assert [(o.student, "create_student is False" in o.error) for o in refused] == [("mallory", True)]
+    assert run.survey(course, ["performance-01"], only=["mallory"])[0] == {}
+
+
+def test_the_course_files_are_named_once():
+    from perfcourse import course, release
+
+    assert not hasattr(release, "CONFIG_FILES") or release.CONFIG_FILES is course.CONFIG_FILES
+    assert set(course.CONFIG_FILES) <= set(course.COURSE_PARTS)
+    assert all((ROOT / part).exists() for part in course.COURSE_PARTS)

@@ -1,0 +1,115 @@
+"""`perfcourse grade` as an instructor runs it, against nbgrader's own view of the class.
+
+One scratch course, performance-01 only, a class of three: `ontime` and `late` are on nbgrader's
+student list, `stranger` is not, and the course sets Autograde.create_student = False and a late
+penalty of zero points (nbgrader's LateSubmissionPlugin). The test then checks, in order:
+- the grade table and grades.csv say what `nbgrader export` says, penalty included; the
+  unlisted student is refused with the reason and never added to the gradebook;
+- a second run grades nothing (every submission is up to date) and reports the same scores;
+- a resubmission is graded again, alone; `--student` limits a run; `--force` regrades.
+"""
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+
+import nbformat
+import pytest
+
+from conftest import ROOT, perfcourse
+
+from perfcourse import nbgrader_bridge, samples
+
+pytestmark = pytest.mark.e2e
+
+LESSON = "performance-01"
+DUE = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def rows(path):
+    with open(path, newline="") as handle:
+        return {(row["student_id"], row["assignment"]): row for row in csv.DictReader(handle)}
+
+
+def table_line(stdout: str, student: str) -> str:
+    return next(line for line in stdout.splitlines() if line.startswith(student + " "))
+
+
+@pytest.fixture(scope="module")
+def workflow(tmp_path_factory):
+    from conftest import copy_course
+
+    root = copy_course(tmp_path_factory.mktemp("workflow") / "course")
+    with open(root / "grader_config.py", "a") as config:
+        config.write("\nc.Autograde.create_student = False\nc.LateSubmissionPlugin.penalty_method = 'zero'\n")
+    perfcourse("release", "--lesson", LESSON, cwd=root, check=True)
+    with nbgrader_bridge.gradebook(root) as gb:
+        gb.update_or_create_assignment(LESSON, duedate=DUE.replace(tzinfo=None))
+        gb.add_student("ontime")
+        gb.add_student("late")
+    solved = samples.build(root, samples.parse(ROOT / "samples" / LESSON / "solution.py", LESSON))
+    for student, submitted_at in (("ontime", DUE - timedelta(hours=1)), ("late", DUE + timedelta(hours=1)),
+                                  ("stranger", DUE - timedelta(hours=2))):
+        folder = nbgrader_bridge.folder(root, "submitted", student, LESSON)
+        folder.mkdir(parents=True)
+        nbformat.write(solved, folder / f"{LESSON}.ipynb")
+        (folder / "timestamp.txt").write_text(submitted_at.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def first_run(workflow):
+    return perfcourse("grade", cwd=workflow)
+
+
+def test_scores_are_nbgraders_own_late_penalty_included(workflow, first_run):
+    assert first_run.returncode == 1, first_run.stdout + first_run.stderr  # the stranger is not graded
+    exported = workflow / "exported.csv"
+    subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(exported)], cwd=workflow,
+                   env=nbgrader_bridge.nbgrader_env(), check=True, capture_output=True)
+    theirs, ours = rows(exported), rows(workflow / "grades.csv")
+    for student, score, penalty in (("ontime", 8, 0), ("late", 0, 8)):
+        key = (student, LESSON)
+        assert float(theirs[key]["score"]) == score and float(theirs[key]["late_submission_penalty"]) == penalty
+        for column in ("raw_score", "late_submission_penalty", "score", "max_score", "timestamp"):
+            assert ours[key][column] == theirs[key][column], (column, ours[key], theirs[key])
+    assert "0/8" in table_line(first_run.stdout, "late") and "-8 late" in table_line(first_run.stdout, "late")
+    assert "8/8" in table_line(first_run.stdout, "ontime")
+
+
+def test_a_student_missing_from_the_list_is_refused_not_added(workflow, first_run):
+    assert ("stranger", LESSON) not in rows(workflow / "exported.csv")
+    assert "stranger" not in nbgrader_bridge.students(workflow)
+    line = table_line(first_run.stdout, "stranger")
+    assert "not graded" in line and "create_student is False" in line
+    assert "NOT GRADED stranger/performance-01" in first_run.stdout
+
+
+def test_a_second_run_grades_only_what_changed(workflow, first_run):
+    again = perfcourse("grade", "--lesson", LESSON, cwd=workflow)
+    assert "0 of 3 notebooks graded now, 2 up to date" in again.stdout, again.stdout + again.stderr
+    assert "up to date" in table_line(again.stdout, "ontime") and "8/8" in table_line(again.stdout, "ontime")
+    assert "0/8" in table_line(again.stdout, "late")
+
+    # ontime resubmits (a new timestamp); only that notebook is graded again, and only ontime is named.
+    (workflow / "submitted" / "ontime" / LESSON / "timestamp.txt").write_text(
+        (DUE - timedelta(minutes=5)).strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    resubmitted = perfcourse("grade", "--student", "ontime", "--student", "late", cwd=workflow)
+    assert resubmitted.returncode == 0, resubmitted.stdout + resubmitted.stderr
+    assert "1 of 2 notebooks graded now, 1 up to date" in resubmitted.stdout
+    assert "stranger" not in resubmitted.stdout
+    assert "up to date" not in table_line(resubmitted.stdout, "ontime")
+
+    forced = perfcourse("grade", "--student", "late", "--force", cwd=workflow)
+    assert forced.returncode == 0 and "1 of 1 notebooks graded now" in forced.stdout, forced.stdout + forced.stderr
+    assert "0/8" in table_line(forced.stdout, "late")
+    assert "graded 1/1" not in forced.stderr and "\r" not in forced.stderr  # line by line off a terminal
+
+
+def test_an_unknown_student_is_one_clear_error(workflow, first_run):
+    before = (workflow / "grades.csv").read_bytes()
+    proc = perfcourse("grade", "--student", "nobody-here", cwd=workflow)
+    assert proc.returncode == 2 and "no submissions of 'nobody-here'" in proc.stderr, proc.stderr
+    assert (workflow / "grades.csv").read_bytes() == before
