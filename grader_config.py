@@ -41,12 +41,15 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# The grading limits live here and nowhere else (GuardedExecute has no defaults; `perfcourse grade`
+# derives its worker watchdog from notebook_timeout and interrupt_grace).
 c.GuardedExecute.notebook_timeout = 600   # seconds for a whole notebook
 c.GuardedExecute.interrupt_grace = 5      # seconds to stop after an interrupt before the kernel is killed
 c.GuardedExecute.memory_bytes = 2 << 30   # resident memory of the student kernel and everything it starts
 c.GuardedExecute.pids = 512              # processes and threads of the student kernel, all together
 c.GuardedExecute.disk_bytes = 256 << 20  # its scratch folder (a tmpfs: counts against the memory bound)
-c.GuardedExecute.cpu_seconds = 900
+c.GuardedExecute.cpu_seconds = 900       # CPU seconds of each kernel process
+c.GuardedExecute.file_bytes = 64 << 20   # the largest file a kernel may write
 c.GuardedExecute.max_output_bytes = 1_000_000  # per cell
 c.LimitOutput.max_lines = 1000
 
@@ -59,6 +62,25 @@ c.OverwriteCells.add_missing_cells = True
 # where the grade report and the benchmark read them; all other notebook metadata is cleared.
 c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
     ("language_info", "name"), ("perfcourse_evidence",), ("perfcourse_grading",)}
+
+# Release: nbgrader's generate_assignment, with each unfilled solution cell's stub naming its
+# task ("Task 2 (a synchronized timer) is not done yet ..."), so a fresh notebook's first failure
+# says what to do (perfcourse/stubs.py).
+c.GenerateAssignment.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearSolutions",
+    "perfcourse.stubs.TaskStubs",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 # Feedback shows the public tests only: the outputs of cells with hidden tests become one line
 # (passed, or failed and the error's type), then the hidden tests' source is removed.

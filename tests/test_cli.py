@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT
 
 from perfcourse import __version__, kernels, nbgrader_bridge
+from perfcourse.course import CourseError
 from perfcourse.grading import report, run, scratch
 
 
@@ -52,6 +53,14 @@ def test_the_worker_watchdog_follows_the_notebook_limit_in_grader_config(course)
     with open(course / "grader_config.py", "a") as config:
         config.write("\nc.GuardedExecute.notebook_timeout = 1000\n")
     assert run.notebook_limit(course) == default + 1000 - 600 > 1000
+
+
+def test_a_limit_missing_from_grader_config_is_named_before_grading(course):
+    text = (course / "grader_config.py").read_text()
+    kept = [line for line in text.splitlines() if not line.startswith("c.GuardedExecute.memory_bytes")]
+    (course / "grader_config.py").write_text("\n".join(kept) + "\n")
+    with pytest.raises(CourseError, match=r"grader_config.py: .*must set GuardedExecute.memory_bytes"):
+        run.notebook_limit(course)
 
 
 def test_grading_uses_the_configured_kernel(course, monkeypatch, capsys):
@@ -159,3 +168,24 @@ def test_the_course_files_are_named_once():
     assert not hasattr(release, "CONFIG_FILES") or release.CONFIG_FILES is course.CONFIG_FILES
     assert set(course.CONFIG_FILES) <= set(course.COURSE_PARTS)
     assert all((ROOT / part).exists() for part in course.COURSE_PARTS)
+
+
+@pytest.mark.e2e  # a real fresh start: an interpreter without this environment on PATH, a new gradebook
+def test_a_fresh_clone_with_submissions_is_told_to_release_first(course):
+    """No gradebook yet, and this environment's bin/ not on PATH (nbgrader starts alembic by name)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = nbgrader_bridge.folder(course, "submitted", "alice", "performance-01")
+    folder.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), folder / "performance-01.ipynb")
+    bindir = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != bindir)
+    proc = subprocess.run([sys.executable, "-m", "perfcourse.cli", "grade", "--unsandboxed"], cwd=course,
+                          env={**os.environ, "PATH": path}, capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "perfcourse: error: performance-01 not in the gradebook "
+        f"(sqlite:///{course}/gradebook.db): run 'make release' (perfcourse release) first")

@@ -6,6 +6,7 @@ ipykernel, and nothing of the course: no perfcourse, no nbgrader, no papermill.
 import subprocess
 
 import nbclient
+import nbformat
 import pytest
 
 from conftest import ROOT, copy_course, kernelspec_dir
@@ -52,6 +53,17 @@ def test_solved_release_notebook_passes_its_public_tests(sample, colab_kernel, t
     assert not errors, f"{sample.lesson} failed outside the course's environment: {errors}"
     environment = "".join(out.get("text", "") for out in nb.cells[1].outputs)
     assert "jax " in environment and "backend" in environment, "the notebook opens with its environment cell"
+
+
+def test_an_unfilled_notebook_first_fails_naming_the_first_task(colab_kernel, tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PATH", str(colab_kernel))
+    nb = nbformat.read(ROOT / "release" / "performance-01" / "performance-01.ipynb", as_version=4)
+    client = nbclient.NotebookClient(nb, kernel_name="colab-like", timeout=300,
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(nbclient.exceptions.CellExecutionError) as failure:
+        client.execute()  # stops at the first error, as Run All does
+    assert failure.value.ename == "NotImplementedError"
+    assert failure.value.evalue.startswith("Task 1 (the jitted workload) is not done yet"), failure.value.evalue
 
 
 def test_open_in_colab_links_come_only_from_the_setting(tmp_path):

@@ -22,7 +22,8 @@ from conftest import ROOT, seed
 from perfcourse.checks import remat
 
 LESSON = "performance-05"
-SEED_PANELS = 2  # the seed's panels come first; the larger configuration's follow them
+SEED_PANELS = 2  # the seed's panels come first, then the lesson network's products, then the larger configuration's
+LESSON_PANELS = 3
 
 
 def committed():
@@ -109,7 +110,7 @@ def test_seed_panels_match_and_agree_with_stdout():
 
 def test_larger_configuration_shows_the_trade():
     ours = committed()
-    stdout, panels = ours["stdout"], ours["data"]["panels"][SEED_PANELS:]
+    stdout, panels = ours["stdout"], ours["data"]["panels"][LESSON_PANELS:]
     temps = line_value(stdout, "Larger configuration compiler temporary bytes:")
     flops = line_value(stdout, "Larger configuration compiler flop estimates (each loop body counted once):")
     medians = line_value(stdout, "Larger configuration synchronized warm medians, seconds:")
@@ -119,6 +120,208 @@ def test_larger_configuration_shows_the_trade():
     assert [p["series"][0]["y"] for p in panels] == [temps, flops, medians]
     assert all(p["labels"] == ["ordinary", "layer remat"] for p in panels)
     assert line_value(stdout, "Larger configuration gradients agree: max abs difference") < 1e-3
+
+
+# --- what the compiler did: the lesson says what the compiled programs show -----------------
+
+def source_cells() -> list[dict]:
+    return json.loads((ROOT / "source" / LESSON / f"{LESSON}.ipynb").read_text())["cells"]
+
+
+def cell_text(cell) -> str:
+    return "".join(cell["source"])
+
+
+def markdown() -> str:
+    return "\n".join(" ".join(cell_text(c).split()) for c in source_cells() if c["cell_type"] == "markdown")
+
+
+def test_lesson_network_programs_are_reported_as_compiled():
+    """The small network's remat gradient: JAX hands XLA 12 products and 4 optimization barriers;
+    the CPU compiler drops the barriers and merges the recomputed products with the forward ones."""
+    stdout, panels = committed()["stdout"], committed()["data"]["panels"]
+    handed = line_value(stdout, "Lesson network program handed to XLA (ordinary, layer remat):")
+    compiled = line_value(stdout, "Lesson network program compiled (ordinary, layer remat):")
+    costs = line_value(stdout, "Lesson network compiler estimates (ordinary, layer remat):")
+    assert handed == {"products": [8, 12], "tanh": [4, 8], "optimization barriers": [0, 4]}
+    assert compiled == {"products": [8, 8], "tanh": [4, 7], "optimization barriers": [0, 0]}
+    assert costs["flops"][0] == costs["flops"][1] and costs["transcendentals"] == [64.0, 112.0]
+    estimates = line_value(stdout, "Compiler memory estimates:")
+    assert estimates[0]["temp_size_in_bytes"] == estimates[1]["temp_size_in_bytes"] == 256
+    panel = panels[SEED_PANELS]
+    assert panel["title"] == "Lesson network: matrix products" and panel["labels"] == ["ordinary", "layer remat"]
+    assert [(s["label"], s["y"]) for s in panel["series"]] == [("handed to XLA", handed["products"]),
+                                                               ("compiled", compiled["products"])]
+
+
+def test_larger_configuration_keeps_the_recomputation():
+    stdout = committed()["stdout"]
+    handed = line_value(stdout, "Larger configuration program handed to XLA (ordinary, layer remat):")
+    compiled = line_value(stdout, "Larger configuration program compiled (ordinary, layer remat):")
+    assert handed == {"products": [2, 3], "tanh": [1, 2], "optimization barriers": [0, 1]}
+    assert compiled == {"products": [2, 3], "tanh": [1, 2], "optimization barriers": [0, 0]}
+    temps = line_value(stdout, "Larger configuration compiler temporary bytes:")
+    flops = line_value(stdout, "Larger configuration compiler flop estimates (each loop body counted once):")
+    assert 0.45 < temps[1] / temps[0] < 0.55 and 1.45 < flops[1] / flops[0] < 1.55
+
+
+def test_the_lesson_no_longer_claims_a_trade_the_compiler_undid():
+    text = markdown()
+    # The old claims: true of JAX's program, not of what the CPU compiler made of it.
+    assert "fewer saved entries, more work" not in text
+    assert "the backward pass recomputes each layer from its input when it gets there" not in text
+    # What it says instead, with the numbers the report records (test above).
+    for claim in ("**12 products and 8 `tanh`**", "**4 optimization barriers**", "**no barrier is left**",
+                  "**8 products, as many as the ordinary one, and the same flop estimate**",
+                  "7 instead of 4", "112 against 64", "same temporary estimate, 256 bytes",
+                  "rematerialization traded nothing", "common-subexpression elimination",
+                  "three products in the compiled remat gradient's loop bodies against two"):
+        assert claim in text, claim
+    [takeaway] = [cell_text(c) for c in source_cells() if cell_text(c).startswith("## What to take away")]
+    assert "What runs is the compiler's decision" in takeaway and "compiled.as_text()" in takeaway
+
+
+def test_program_counts_on_this_jax():
+    """The counts the notebook prints, recomputed here with this process's JAX (pinned or newest)."""
+    namespace = {"jax": jax, "jnp": jnp, "np": np}
+    [counting] = [cell_text(c) for c in source_cells() if cell_text(c).startswith("import re\n\nMEMORY_KEYS")]
+    definitions = counting[:counting.index("plain_gradient = ")]
+    exec(compile(definitions, "program_counts", "exec"), namespace)
+
+    def network(v, apply_layer=layer):
+        for _ in range(4):
+            v = apply_layer(v)
+        return jnp.sum(v * v)
+
+    v = jnp.asarray(np.random.default_rng(0).standard_normal(16, dtype=np.float32))
+    plain = namespace["program_counts"](jax.jit(jax.grad(network)), v)
+    remat_counts = namespace["program_counts"](jax.jit(jax.grad(lambda u: network(u, jax.checkpoint(layer)))), v)
+    assert plain["compiled"]["products"] == remat_counts["compiled"]["products"] == 8
+    assert remat_counts["handed to XLA"] == {"products": 12, "tanh": 8, "optimization barriers": 4}
+    assert remat_counts["compiled"]["optimization barriers"] == 0
+    if jax.default_backend() == "cpu":
+        assert "dot(" in namespace["main_computation"](jax.jit(jax.grad(network)), v)
+
+
+def test_a_host_callback_does_not_return_before_its_result():
+    """Why the timer's public check uses a device loop, as the lesson says: on the CPU backend a
+    program with a host callback (pure_callback around a sleep) runs to the end before the call returns."""
+    import time
+
+    def sleep_then_return(x):
+        time.sleep(0.05)
+        return x
+
+    delayed = jax.jit(lambda x: jax.pure_callback(sleep_then_return, jax.ShapeDtypeStruct(x.shape, x.dtype), x) + 1)
+    jax.block_until_ready(delayed(jnp.zeros(3)))
+    start = time.perf_counter()
+    result = delayed(jnp.zeros(3))
+    returned = time.perf_counter() - start
+    jax.block_until_ready(result)
+    if jax.default_backend() == "cpu":
+        assert returned >= 0.04
+
+
+# --- the public checks: the lines the test cells carry ---------------------------------------
+
+def public_part(grade_id: str) -> str:
+    [cell] = [c for c in source_cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+    source = cell_text(cell)
+    return source[:source.index("### BEGIN HIDDEN TESTS")]
+
+
+def lesson_cell(grade_id: str) -> str:
+    [cell] = [c for c in source_cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+    return cell_text(cell)
+
+
+def tolerance_of_public_checks(depth: int) -> float:
+    source = public_part("test_reverse_recurrence")
+    lines = source[:source.index("np.testing.assert_allclose")]
+    namespace = {"np": np, "jnp": jnp, "DEPTH": depth}
+    exec(compile(lines, "public tolerance", "exec"), namespace)
+    return namespace["_tolerance"]
+
+
+def tolerance_of_lesson(depth: int) -> float:
+    namespace = {"np": np, "jnp": jnp, "DEPTH": depth}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(lesson_cell("matmul_precision"), "lesson tolerance", "exec"), namespace)
+    return namespace["gradient_tolerance"](depth)
+
+
+def test_public_and_hidden_tolerances_are_the_same_function_of_the_precision():
+    assert public_part("test_gradients_agree").count("_tolerance = 4 * (DEPTH + 1)") == 1
+    for depth in (1, 4, 7):
+        assert tolerance_of_public_checks(depth) == pytest.approx(remat.gradient_tolerance(depth))
+        assert tolerance_of_lesson(depth) == pytest.approx(remat.gradient_tolerance(depth))
+    assert remat.gradient_tolerance(4, "float32") == pytest.approx(2e-5)
+    assert remat.gradient_tolerance(4, "bfloat16 passes") == pytest.approx(0.08)
+    assert "rtol=1e-4" not in "".join(cell_text(c) for c in source_cells())
+
+
+def busy_namespace():
+    namespace = {"jax": jax, "jnp": jnp, "np": np}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(lesson_cell("busy_work"), "busy_work", "exec"), namespace)
+    return namespace
+
+
+def synchronized_timer(fn, *args, warm_calls=5):
+    import time
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    first = time.perf_counter() - start
+    samples = []
+    for _ in range(warm_calls):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        samples.append(time.perf_counter() - start)
+    return first, samples
+
+
+def unsynchronized_timer(fn, *args, warm_calls=5):
+    import time
+    start = time.perf_counter()
+    fn(*args)
+    first = time.perf_counter() - start
+    samples = []
+    for _ in range(warm_calls):
+        start = time.perf_counter()
+        fn(*args)
+        samples.append(time.perf_counter() - start)
+    return first, samples
+
+
+@pytest.mark.parametrize("timer,passes", [(synchronized_timer, True), (unsynchronized_timer, False)])
+def test_public_timer_check_tells_a_timer_that_waits(timer, passes):
+    namespace = {**busy_namespace(), "time_gradient": timer}
+    with contextlib.redirect_stdout(io.StringIO()):
+        if passes:
+            exec(compile(public_part("test_timer_synchronized"), "public check", "exec"), namespace)
+        else:
+            with pytest.raises(AssertionError, match="wait for each result"):
+                exec(compile(public_part("test_timer_synchronized"), "public check", "exec"), namespace)
+
+
+@pytest.mark.parametrize("name,passes", [
+    ("numpy", True), ("jnp", True), ("scan", True), ("mixed", True), ("jitted jnp", True),
+    ("grad", False), ("jit of grad", False), ("vjp as a default argument", False), ("jacfwd", False),
+])
+def test_public_by_hand_check_finds_autodiff_in_the_trace(name, passes):
+    recurrences = {"numpy": numpy_recurrence, "jnp": jnp_recurrence, "scan": scan_recurrence,
+                   "mixed": mixed_recurrence, "jitted jnp": jax.jit(jnp_recurrence, static_argnums=2),
+                   **AUTODIFF_RECURRENCES}
+    namespace = {"jax": jax, "jnp": jnp, "np": np, "reverse_recurrence": recurrences[name],
+                 "v": jnp.asarray(np.random.default_rng(0).standard_normal(16, dtype=np.float32)),
+                 "W": W, "DEPTH": 4}
+    source = public_part("test_recurrence_by_hand")
+    with contextlib.redirect_stdout(io.StringIO()):
+        if passes:
+            exec(compile(source, "public check", "exec"), namespace)
+        else:
+            with pytest.raises(AssertionError, match="autodiff"):
+                exec(compile(source, "public check", "exec"), namespace)
 
 
 # --- the hidden checks: right idioms pass, each mistake fails its own check -----------------
@@ -397,3 +600,63 @@ def test_autodiff_is_read_from_name_stacks_not_from_scopes():
     assert remat.autodiff_in([(0, -1, "mul", (), "transpose(jvp(loss))")]) == ["jvp", "transpose"]
     assert remat.autodiff_in([(0, -1, "mul", (), "vmap(jvp())")]) == ["jvp"]
     assert remat.autodiff_in([(0, -1, "mul", (), "transpose_weights/jvp_like")]) == []
+
+
+# --- with bfloat16 passes: every tolerance follows the precision in use ----------------------
+
+@pytest.fixture
+def bfloat16_products(monkeypatch):
+    """A TPU's default float32 matrix products, emulated here: every float32 operand of every
+    dot_general rounded to bfloat16, the products accumulated in float32. JAX's caches are
+    cleared on the way in and out, so no program traced in one mode runs in the other."""
+    import jax._src.lax.lax as lax_internals
+
+    original = lax_internals.dot_general
+
+    def rounded(x):
+        x = jnp.asarray(x)
+        return x.astype(jnp.bfloat16).astype(jnp.float32) if x.dtype == jnp.float32 else x
+
+    def dot_general(lhs, rhs, *args, **kwargs):
+        return original(rounded(lhs), rounded(rhs), *args, **kwargs)
+
+    jax.clear_caches()
+    monkeypatch.setattr(lax_internals, "dot_general", dot_general)
+    yield
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_with_bfloat16_passes_right_work_passes_and_wrong_work_fails(bfloat16_products):
+    from perfcourse.checks import numerics
+
+    assert numerics.matmul_precision() == numerics.BFLOAT16_PASSES
+    assert tolerance_of_public_checks(4) == tolerance_of_lesson(4) == pytest.approx(0.08)
+    for name in ("checkpoint", "jit around it", "partial, nothing saveable"):
+        assert remat.gradient_problems(RIGHT_LAYERS[name], RNG()) == []
+        assert remat.remat_problems(RIGHT_LAYERS[name], RNG()) == []
+    for recurrence in (numpy_recurrence, jnp_recurrence, scan_recurrence):
+        assert remat.recurrence_problems(recurrence, RNG()) == []
+    transposed = remat.gradient_problems(jax.checkpoint(lambda v: jnp.tanh(v @ W)), RNG())
+    assert transposed and "bfloat16 passes" in transposed[0]  # the value or the gradient, beyond 0.08
+    assert "not the gradient" in remat.recurrence_problems(without_tanh_derivative, RNG())[0]
+    # Residuals are compared with layer outputs of the same computation: as tight as with float32.
+    saves_products = jax.checkpoint(layer, policy=jax.checkpoint_policies.dots_saveable)
+    assert "computed inside the layer" in remat.remat_problems(saves_products, RNG())[0]
+
+
+def test_with_bfloat16_passes_a_float32_tolerance_would_fail_right_work(bfloat16_products):
+    """The old fixed tolerance (rtol=1e-4) and the float32 one fail a right gradient here."""
+    v = np.random.default_rng(3).standard_normal(16).astype(np.float32)
+    exact = remat.network_gradient(v, W, 4)
+    got = np.asarray(jax.grad(lambda u: network_of_layer(u, jax.checkpoint(layer)))(jnp.asarray(v)), np.float64)
+    assert not np.allclose(got, exact, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(got, exact, rtol=remat.gradient_tolerance(4, "float32"),
+                           atol=remat.gradient_tolerance(4, "float32"))
+    assert np.allclose(got, exact, rtol=remat.gradient_tolerance(4), atol=remat.gradient_tolerance(4))
+
+
+def network_of_layer(v, apply_layer, depth=4):
+    for _ in range(depth):
+        v = apply_layer(v)
+    return jnp.sum(v * v)

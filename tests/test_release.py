@@ -27,7 +27,16 @@ def test_release_has_no_solutions_or_hidden_tests(lesson):
     nbformat.validate(nbformat.reads(text, as_version=4))
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "perfcourse.checks"):
         assert marker not in text
-    assert "raise NotImplementedError()" in text
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_unfilled_solution_cell_names_its_task(lesson):
+    nb = nbformat.read(ROOT / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+    solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert solutions
+    for number, cell in enumerate(solutions, 1):
+        assert "raise NotImplementedError()" not in cell.source, cell.source
+        assert f"raise NotImplementedError('Task {number} (" in cell.source, cell.source
 
 
 @pytest.mark.e2e

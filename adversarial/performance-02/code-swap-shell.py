@@ -2,7 +2,7 @@
 # numpy's comparisons, so that in one kernel every later failure would vanish. The grade cells
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
-# expect: test_counted_jit=0 test_count_traces=0 test_count_traces_isolated=0
+# expect: test_counted_jit=0 test_count_traces=0 test_count_traces_isolated=0 test_count_traces_and_compiles=0
 # %% replace counted_jit
 import numpy.testing
 

@@ -48,7 +48,9 @@ def settings(root: Path) -> dict:
 
 def lessons(root: Path) -> list[str]:
     """Assignment ids in source/: each is a folder holding a notebook of the same name."""
-    source = root / "source"
+    from .nbgrader_bridge import step
+
+    source = step(root, "source")
     return sorted(
         p.name for p in source.iterdir()
         if p.is_dir() and (p / f"{p.name}.ipynb").is_file()
@@ -61,7 +63,9 @@ def source_notebook(root: Path, lesson: str) -> Path:
         raise CourseError(
             f"unknown lesson {lesson!r}: source/ has {', '.join(known) or 'no lessons'}"
         )
-    return root / "source" / lesson / f"{lesson}.ipynb"
+    from .nbgrader_bridge import folder
+
+    return folder(root, "source", ".", lesson) / f"{lesson}.ipynb"
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:

@@ -40,6 +40,9 @@ def config(root: Path):
     """The configuration a plain `nbgrader` run in `root` sees (nbgrader_config.py -> grader_config.py)."""
     from traitlets.config.loader import PyFileConfigLoader
 
+    if not (Path(root) / "nbgrader_config.py").is_file():
+        raise CourseError(f"{Path(root) / 'nbgrader_config.py'}: missing (nbgrader reads the course's "
+                          "grader_config.py through it)")
     loaded = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     loaded.CourseDirectory.root = str(root)
     return loaded

@@ -1,1 +1,25 @@
-"""What hidden tests call to grade a student's method, never a wall-clock threshold."""
+"""What hidden tests call to grade a student's method, never a wall-clock threshold.
+
+A check that fails raises `CheckFailed` (or one of its kinds, all named in STUDENT_FACING) with
+a message written for the student: what was wrong and what to change, never a hidden test's
+source or the values of the inputs it picked. Feedback shows these messages and nothing else of
+a hidden test (grading/feedback.py); any other error in a cell with hidden tests is shown only
+as its type.
+"""
+
+
+class CheckFailed(AssertionError):
+    """A hidden check's verdict, worded for the student; feedback shows the message."""
+
+
+# Every exception class whose message feedback may show: CheckFailed and its kinds
+# (checks.audit.AuditFailure, checks.trusted.UntrustedResult). The grade cells run in the trusted
+# kernel, and nothing raised by student code crosses the channel as one of these (only builtin
+# exception types cross), so an error of one of these names came from a check.
+STUDENT_FACING = ("CheckFailed", "AuditFailure", "UntrustedResult")
+
+
+def verdict(problems: list[str]) -> None:
+    """Raise CheckFailed naming every problem an audit found; nothing when there is none."""
+    if problems:
+        raise CheckFailed("\n".join(problems))

@@ -12,8 +12,10 @@ The hidden checks, and what a student would have to forge to pass each without d
 
 - `check_scanned_result`: fresh shapes, lengths and values picked here; the student's `scanned`
   is called as it is and jitted in its own kernel (`probes.loops.call_jitted`); both results are
-  compared with a float64 NumPy recurrence computed here. Forging means returning the right
-  final state for inputs it sees only then: computing the recurrence, which is the task.
+  compared with a float64 NumPy recurrence computed here, within float32's tolerance
+  (`checks.numerics`: the recurrence has no matrix product, so it is float32 arithmetic on every
+  backend, a TPU's included). Forging means returning the right final state for inputs it sees
+  only then: computing the recurrence, which is the task.
 - `check_scanned_size`: the probe returns the structure of `jax.make_jaxpr(scanned)` for loop
   lengths picked here (up to 300); this side counts it. To pass with a Python loop, the student
   would have to replace the course's probe in its own process with one that returns a structure
@@ -57,7 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import remote, trusted
+from . import CheckFailed, numerics, remote, trusted
 
 COMPILE_FLOOR = 0.1          # a compilation measures at least this share of the calibrated compile
 COMPILE_WORK_FACTOR = 8      # a run in the compile check: this many calibrated compiles of work
@@ -84,11 +86,11 @@ def _structure(jaxpr):
 def count_structure(structure, _depth: int = 0) -> int:
     """Operations in a jaxpr's structure, counting nested jaxprs' operations instead of their holders."""
     if not isinstance(structure, list) or _depth > 20:
-        raise AssertionError("the jaxpr structure is not a list of equations")
+        raise CheckFailed("the jaxpr structure is not a list of equations")
     total = 0
     for eqn in structure:
         if not (isinstance(eqn, list) and len(eqn) == 2 and isinstance(eqn[0], str) and isinstance(eqn[1], list)):
-            raise AssertionError("the jaxpr structure holds an entry that is not [name, [nested jaxprs]]")
+            raise CheckFailed("the jaxpr structure holds an entry that is not [name, [nested jaxprs]]")
         inner = eqn[1]
         total += sum(count_structure(sub, _depth + 1) for sub in inner) if inner else 1
     return total
@@ -131,8 +133,8 @@ def check_scanned_result(scanned, rng: np.random.Generator | None = None) -> Non
         for how, out in (("scanned", lambda: scanned(*args)),
                          ("jax.jit(scanned)", lambda: remote.probe("loops.call_jitted", scanned, *args))):
             value = trusted.array(out(), dtype=np.float32, shape=(batch, width))
-            np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5,
-                                       err_msg=f"{how}: loop length {length}, state {(batch, width)}")
+            numerics.check_close(value, expected, f"{how} on fresh inputs (a loop length and a state shape "
+                                 "picked at grading time)", precision=numerics.FLOAT32)
 
 
 def check_scanned_size(scanned, lengths=(2, 5, 17, 120, 300), rng: np.random.Generator | None = None) -> None:
@@ -145,31 +147,35 @@ def check_scanned_size(scanned, lengths=(2, 5, 17, 120, 300), rng: np.random.Gen
     for length in lengths:
         args = tuple(jnp.asarray(v) for v in _loop_inputs(rng, length, 2, 3))
         counts[length] = count_structure(remote.probe("loops.jaxpr_structure", scanned, *args))
-    assert min(counts.values()) > 0, "the scanned jaxpr holds no operations"
-    assert len(set(counts.values())) == 1, f"the scanned jaxpr grows with the loop length: {counts}"
+    if min(counts.values()) <= 0:
+        raise CheckFailed("the scanned jaxpr holds no operations")
+    if len(set(counts.values())) != 1:
+        raise CheckFailed(f"the scanned jaxpr grows with the loop length: from {min(counts.values())} to "
+                          f"{max(counts.values())} equations over loop lengths picked at grading time. Is a "
+                          "Python loop still unrolling? Use lax.scan (or lax.fori_loop) over the steps")
 
 
 # --------------------------------------------------------------------------- the measurement
 
 def _result(value, warm_calls: int | None = None, timings: bool = True) -> dict:
-    """The dict measure returned, as plain numbers, or a clear AssertionError. Only the cell that
+    """The dict measure returned, as plain numbers, or a clear CheckFailed. Only the cell that
     judges a part of it checks that part (`timings`, and the number of run times: `warm_calls`)."""
     if not isinstance(value, dict):
-        raise AssertionError(f"measure must return a dict, got {type(value).__name__}")
+        raise CheckFailed(f"measure must return a dict, got {type(value).__name__}")
     missing = {"equations", "compile_seconds", "run_seconds"} - set(value)
     if missing:
-        raise AssertionError(f"measure's dict is missing {sorted(missing)}")
+        raise CheckFailed(f"measure's dict is missing {sorted(missing)}")
     if not timings:
         return dict(value)
     try:
         compile_seconds = float(value["compile_seconds"])
         run_seconds = [float(s) for s in value["run_seconds"]]
     except (TypeError, ValueError):
-        raise AssertionError("compile_seconds should be a number of seconds and run_seconds a list of them") from None
+        raise CheckFailed("compile_seconds should be a number of seconds and run_seconds a list of them") from None
     if not all(math.isfinite(s) for s in (compile_seconds, *run_seconds)):
-        raise AssertionError("timings should be finite numbers of seconds")
+        raise CheckFailed("timings should be finite numbers of seconds")
     if warm_calls is not None and len(run_seconds) != warm_calls:
-        raise AssertionError(f"with warm_calls={warm_calls} measure returned {len(run_seconds)} run times")
+        raise CheckFailed(f"with warm_calls={warm_calls} measure returned {len(run_seconds)} run times")
     return {"equations": value["equations"], "compile_seconds": compile_seconds, "run_seconds": run_seconds}
 
 
@@ -190,11 +196,12 @@ def check_measure_equations(measure, rng: np.random.Generator | None = None) -> 
         try:
             counted = int(counted)
         except (TypeError, ValueError):
-            raise AssertionError(f"equations should be an integer, got {type(counted).__name__}") from None
-        assert counted == expected, (
-            f"a function with a nested jit and scan: measure counted {counted} equations, its jaxpr has "
-            f"{expected} (count the operations inside nested jaxprs too)" if kind == "nested" else
-            f"the unrolled loop: measure counted {counted} equations, its jaxpr has {expected}")
+            raise CheckFailed(f"equations should be an integer, got {type(counted).__name__}") from None
+        if counted != expected:
+            raise CheckFailed(
+                f"a function with a nested jit and scan: measure counted {counted} equations, its jaxpr has "
+                f"{expected} (count the operations inside nested jaxprs too)" if kind == "nested" else
+                f"the unrolled loop: measure counted {counted} equations, its jaxpr has {expected}")
 
 
 class Program:
@@ -273,8 +280,10 @@ def run_instrument(measure, work_seconds: float, warm_calls: int, rng=None, exac
     args = _instrument_args(rng, calibration.iterations(work_seconds))
     value = remote.probe("loops.run_measure", measure, "instrument", args, warm_calls, program)
     result = _result(value, warm_calls if exact_count else None)
-    assert result["run_seconds"], "measure returned no run times"
-    assert program.traces > 0, "measure never traced fn: it must compile and run the function it is given"
+    if not result["run_seconds"]:
+        raise CheckFailed("measure returned no run times")
+    if program.traces <= 0:
+        raise CheckFailed("measure never traced fn: it must compile and run the function it is given")
     return MeasureRun(result, program.traces, work_seconds, calibration.compile_seconds)
 
 
@@ -312,10 +321,12 @@ def check_measure_compile_apart(measure, warm_calls: int = 2, rng=None) -> None:
     calibration = calibrate()
     run = run_instrument(measure, COMPILE_WORK_FACTOR * calibration.compile_seconds, warm_calls, rng)
     problems = compile_problems(run)
-    assert not problems, problems[0]
+    if problems:
+        raise CheckFailed(problems[0])
 
 
 def check_measure_synchronized(measure, warm_calls: int = 5, rng=None) -> None:
     run = run_instrument(measure, SYNC_WORK_SECONDS, warm_calls, rng, exact_count=False)  # counted in the compile cell
     problems = synchronization_problems(run)
-    assert not problems, problems[0]
+    if problems:
+        raise CheckFailed(problems[0])

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import remote
+from . import CheckFailed, remote
 from ..kernel.probes.stages import STAGE_KEYS, Watch, watched_matmul  # noqa: F401 (re-exported)
 
 # The estimate fields a student's `estimates_from` returns, and where the compiler keeps each.
@@ -229,9 +229,9 @@ def check_estimates_absent(estimates_from, rng: np.random.Generator | None = Non
     assert isinstance(answers, list) and len(answers) == len(cases), "the stand-in compiled programs got no answers"
     for case, answer in zip(cases, answers):
         if not isinstance(answer, dict) or ("returned" not in answer and "raised" not in answer):
-            raise AssertionError(f"estimates_from gave no answer for a compiled program with {case.name}")
+            raise CheckFailed(f"estimates_from gave no answer for a compiled program with {case.name}")
         if "raised" in answer:
-            raise AssertionError(f"estimates_from crashed on a compiled program with {case.name}: {answer['raised']}")
+            raise CheckFailed(f"estimates_from crashed on a compiled program with {case.name}: {answer['raised']}")
         problems = estimate_problems(answer["returned"], case.expected)
         assert not problems, f"a compiled program with {case.name}: {'; '.join(problems)}"
 
@@ -367,7 +367,8 @@ def check_read_program_not_run(read_program, estimates_from, rng: np.random.Gene
         m, k, n = fresh_matmul_shapes(rng)
         report = read_matmul(read_program, estimates_from, m, k, n, rng, specs=specs, count_runs=True)
         problems = not_run_problems(report, specs)
-        assert not problems, problems[0]
+        if problems:
+            raise CheckFailed(problems[0])
 
 
 # --- test_hand_count --------------------------------------------------------------------------
@@ -380,7 +381,7 @@ def check_hand_count(matmul_flops_, rng: np.random.Generator | None = None) -> N
     for (m, k, n), what in cases:
         count = matmul_flops_(m, k, n)
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
-            raise AssertionError(f"matmul_flops should return an int, got {type(count).__name__}")
+            raise CheckFailed(f"matmul_flops should return an int, got {type(count).__name__}")
         assert count == 2 * m * k * n, (
             f"matmul_flops is not 2*m*k*n for a product with {what}"
             + (": count the product you wrote, not the program XLA built from it" if "1" in what else ""))

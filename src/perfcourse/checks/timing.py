@@ -30,7 +30,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-from . import remote
+from . import CheckFailed, remote
 
 SHORT_SECONDS = 0.010        # calibrated work of a short warm call
 LONG_SECONDS = 0.040         # of a long one (4x: averaging or reusing samples cannot match both)
@@ -117,15 +117,15 @@ def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) 
 
 
 def _pair(value) -> tuple[float, list[float]]:
-    """(first_call_seconds, [warm seconds, ...]) as plain floats, or a clear AssertionError."""
+    """(first_call_seconds, [warm seconds, ...]) as plain floats, or a clear CheckFailed."""
     try:
         first, warm = value
         first, warm = float(first), [float(s) for s in warm]
     except (TypeError, ValueError):
-        raise AssertionError("the timer should return (first_call_seconds, [warm seconds, ...]), "
+        raise CheckFailed("the timer should return (first_call_seconds, [warm seconds, ...]), "
                              f"got {type(value).__name__}") from None
     if not all(math.isfinite(s) for s in (first, *warm)):
-        raise AssertionError("timings should be finite numbers of seconds")
+        raise CheckFailed("timings should be finite numbers of seconds")
     return first, warm
 
 
@@ -185,9 +185,11 @@ def confirmed_synchronization_problems(make_run) -> list[str]:
 def check_first_call_apart(timer, warm_counts=(4, 9), keyword: str = "warm_calls") -> None:
     for warm_calls in warm_counts:
         problems = first_call_problems(run_timer(timer, warm_calls, keyword=keyword), warm_calls, keyword)
-        assert not problems, problems[0]
+        if problems:
+            raise CheckFailed(problems[0])
 
 
 def check_synchronized(timer, warm_calls: int = 6, keyword: str = "warm_calls") -> None:
     problems = confirmed_synchronization_problems(lambda: run_timer(timer, warm_calls, keyword=keyword))
-    assert not problems, problems[0]
+    if problems:
+        raise CheckFailed(problems[0])

@@ -1,5 +1,5 @@
-"""Grade trace counting by measuring it: fresh functions that count their own traces, call
-sequences the lesson does not show, and an independent count made here, beside the student's.
+"""Grade trace and compile counting by measuring them: fresh functions that count their own traces,
+call sequences the lesson does not show, and an independent count made here, beside the student's.
 
 Grade cells run in the trusted kernel; the student's `counted_jit` and `count_traces` live in the
 student's kernel. So the sequences are picked here, at grading time, as plain descriptions (the
@@ -22,6 +22,22 @@ Each function handed to the student's code increments a counter of its own each 
 body runs, that is, each time some `jax.jit` traces it: that shows how many traces really
 happened during the student's count, whatever the student's own counter says.
 
+Compiles are not traces. JAX keeps two caches: a trace cache keyed on what the Python function
+sees (function, pytree, shapes, dtypes, weak types, static values), and a cache of compiled
+executables keyed, besides the traced program, on where the arguments live: an argument
+committed to a device (`jax.device_put(x, device)`) and the same data left uncommitted are two
+compile keys on one device already, and every other device (or sharding) is another. So a call
+can hit the trace cache and still compile: traces +0, compiles +1. No Python side effect runs
+at compile time, so compiles are observed the only way JAX offers, as `jax.monitoring` events
+(`perfcourse.kernel.probes.tracing.CompileEvents`, the one place the event is named). Before it
+grades a compile count, `compile_instrument()` checks that the JAX running the check still
+reports that event (one for a fresh function's first call, none for its repeat) and stops the
+check with an error naming the event if not: a renamed event must show up as a broken lesson,
+never as every student's mistake. Grading runs on one device by default; there the compile
+sequences commit arrays to device 0, which compiles without a trace as surely as a change of
+device does. On several devices (a TPU v2-8, or the CPU with
+`--xla_force_host_platform_device_count=8`) they also move the array to other devices.
+
 What a forger would have to produce (by replacing the probe or faking its report):
 - audit_counted_jit: a fresh counter at zero per call, readings equal to the trace count of a plain
   `jax.jit` for a random sequence of fresh shapes, dtypes, weak and strong scalars and keyword
@@ -34,6 +50,11 @@ What a forger would have to produce (by replacing the probe or faking its report
   included, which is the mistake the lesson warns about; measuring it is the task.
 - audit_isolation: the same answer for one sequence counted again after other counts and with a
   new function: a count that starts from a function JAX has never traced.
+- audit_count_traces_and_compiles: for sequences drawn at grading time that commit the same data
+  to devices (and move it between devices where there are several), change shapes, scalars'
+  weak types and static values, both numbers a fresh `jax.jit` produces: traces, and compiles,
+  which exceed the traces whenever a placement changes; predicting them means implementing
+  JAX's compile key, device placement included; measuring them is the task.
 """
 from __future__ import annotations
 
@@ -76,8 +97,13 @@ def jnp_scalar(value, dtype: str | None = None) -> dict:
     return {"t": "jnp", "v": value, "dtype": dtype}
 
 
-def array(data: np.ndarray, numpy: bool = False) -> dict:
-    return {"t": "array", "data": np.asarray(data), "numpy": numpy}
+def array(data: np.ndarray, numpy: bool = False, device: int | None = None) -> dict:
+    """An array argument: a JAX array (uncommitted), a NumPy array, or (device=k) a JAX array
+    committed to jax.devices()[k]."""
+    spec = {"t": "array", "data": np.asarray(data), "numpy": numpy}
+    if device is not None:
+        spec["device"] = int(device)
+    return spec
 
 
 def partial(fn: str, *args, tree: bool = False, share: str | None = None, **kwargs) -> dict:
@@ -127,6 +153,36 @@ def reference_count(sequence: Sequence) -> int:
     box = Box(sequence.kind)
     run(jax.jit(box.fn, **sequence.jit_kwargs), sequence.build())
     return box.traces
+
+
+class InstrumentMissing(RuntimeError):
+    """The JAX running the check does not report compiles the way the lesson counts them: a fault
+    of the course on this JAX, not of the submission (not a CheckFailed)."""
+
+
+def compile_instrument() -> None:
+    """Check that this JAX reports one compile event for a fresh function's first call and none for
+    its repeat; raise InstrumentMissing if not."""
+    box = Box("affine")
+    jitted, x = jax.jit(box.fn), jax.numpy.arange(3, dtype=np.float32)
+    with builder.CompileEvents() as first:
+        jax.block_until_ready(jitted(x, 2.0))
+    with builder.CompileEvents() as repeat:
+        jax.block_until_ready(jitted(x, 3.0))
+    if (first.count, repeat.count) != (1, 0):
+        raise InstrumentMissing(
+            f"jax {jax.__version__} reported {first.count} and {repeat.count} compile event(s) named "
+            f"{builder.COMPILE_EVENT!r} for a fresh function's first and second call (expected 1 and 0): "
+            "the lesson's compile count cannot be graded on this JAX; update the event name")
+
+
+def reference_counts(sequence: Sequence) -> tuple[int, int]:
+    """Traces and compiles of a fresh function under a plain jax.jit, counted in this process."""
+    box = Box(sequence.kind)
+    jitted, made = jax.jit(box.fn, **sequence.jit_kwargs), sequence.build()
+    with builder.CompileEvents() as seen:
+        run(jitted, made)
+    return box.traces, seen.count
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,6 +309,58 @@ def numpy_sequence(rng) -> Sequence:
 
 def hidden_sequences(rng) -> list[Sequence]:
     return weak_type_sequences(rng) + [numpy_sequence(rng)] + [random_sequence(rng, kind) for kind in VARIANTS]
+
+
+# Sequences for counting compiles apart from traces: the same data left uncommitted, committed to a
+# device, moved to other devices where there are several.
+
+def placement_sequence(rng, devices: int) -> Sequence:
+    """Uncommitted and committed calls of one array (with weak and strong scalars): more compiles
+    than traces on any number of devices."""
+    data = _data(rng, _shapes(rng, 1)[0])
+    k = int(rng.integers(0, devices))
+    variants = [
+        lambda: call(array(data), py(_value(rng))),                            # uncommitted
+        lambda: call(array(data, numpy=True), py(_value(rng))),                # a NumPy array: uncommitted too
+        lambda: call(array(data, device=k), py(_value(rng))),                  # the same data, committed
+        lambda: call(array(data, device=k), np_scalar(_value(rng))),           # committed, a strong scalar
+        lambda: call(array(data), jnp_scalar(_value(rng), "float32")),         # uncommitted, a strong scalar
+    ]
+    calls = [variants[0](), variants[2]()] + _draw(rng, variants, 4)
+    order = rng.permutation(len(calls))
+    return Sequence("affine", [calls[int(i)] for i in order],
+                    "one array, left uncommitted and committed to a device, with weak and strong scalars")
+
+
+def device_sequence(rng, devices: int) -> Sequence:
+    """The same array on several devices: one trace, a compile per placement."""
+    data = _data(rng, _shapes(rng, 1)[0])
+    ks = [int(k) for k in rng.choice(devices, size=min(3, devices), replace=False)]
+    calls = [call(array(data, device=k), py(_value(rng))) for k in ks]
+    calls += [call(array(data, device=ks[int(rng.integers(0, len(ks)))]), py(_value(rng))),
+              call(array(data), py(_value(rng)))]
+    return Sequence("affine", calls, "one array moved between devices, then left uncommitted")
+
+
+def static_placement_sequence(rng, devices: int) -> Sequence:
+    """A static argument and a committed array: new static values trace, new placements compile."""
+    data = _data(rng, _shapes(rng, 1)[0])
+    k = int(rng.integers(0, devices))
+    # n >= 1: with n = 0 the array is unused, and JAX compiles a program that ignores where it lives.
+    n1, n2 = (int(n) for n in rng.choice(np.arange(1, 6), size=2, replace=False))
+    calls = [call(array(data, device=k), n=py(n1)), call(array(data), n=py(n1)),
+             call(array(data, device=k), n=py(n2)), call(array(data, device=k), n=py(n1))]
+    return Sequence("power", calls, "a static argument with a committed and an uncommitted array")
+
+
+def compile_sequences(rng, devices: int | None = None) -> list[Sequence]:
+    """Sequences whose compiles a count must tell apart from traces, and one where they agree."""
+    devices = devices if devices is not None else jax.device_count()
+    sequences = [placement_sequence(rng, devices), static_placement_sequence(rng, devices)]
+    if devices > 1:
+        sequences.append(device_sequence(rng, devices))
+    sequences.append(random_sequence(rng, str(rng.choice(["affine", "total"]))))
+    return sequences
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,3 +574,79 @@ def audit_isolation(count_traces, rng=None) -> list[str]:
                 f"sequence, then with a new function) gave {comparable}: each count must start "
                 "from a function JAX has never traced and a counter at zero"]
     return []
+
+
+def _answered_counts(answer) -> dict | str:
+    """The probe's reading of a {"traces": T, "compiles": C} answer, or how it falls short."""
+    if type(answer) is not tuple or not answer or answer[0] not in ("dict", "other"):
+        raise Malformed("the student's kernel sent back a report that is not the probe's")
+    if answer[0] == "other" or len(answer) != 4:
+        shown = _text(answer[1]) if len(answer) > 1 and answer[0] == "other" else "something else"
+        return f"must return a dict {{'traces': T, 'compiles': C}}, got {shown}"
+    _, traces, compiles, keys = answer
+    numbers = {"traces": _whole_number(traces), "compiles": _whole_number(compiles)}
+    missing = " and ".join(f"'{key}'" for key, number in numbers.items() if number is None)
+    if missing:
+        found = ", ".join(k for k in keys if type(k) is str)[:120] if type(keys) is tuple else ""
+        return (f"must return a dict {{'traces': T, 'compiles': C}} of whole numbers; {missing}: missing "
+                f"or not a whole number (its keys: {found or 'none'})")
+    return numbers
+
+
+def audit_count_traces_and_compiles(count_traces_and_compiles, rng=None) -> list[str]:
+    """Does `count_traces_and_compiles(fn, calls, **jit_kwargs)` count the traces and the compiles a
+    fresh jax.jit makes, each apart, starting from a function JAX has never seen?"""
+    rng = rng if rng is not None else np.random.default_rng()
+    compile_instrument()  # raises InstrumentMissing (not the student's fault) on a JAX without the event
+    sequences = compile_sequences(rng)
+    # The first sequence once more at the end, with the same function: a count may not depend on
+    # what was counted before it.
+    steps = [{"function": f"fn{i}", "sequence": s.description()} for i, s in enumerate(sequences)]
+    steps.append({"function": "fn0", "sequence": sequences[0].description()})
+    labels = [s.label for s in sequences] + [f"{sequences[0].label}, counted again after the others"]
+    try:
+        report = _probe("tracing.count_traces_and_compiles", count_traces_and_compiles, steps)
+    except Malformed as exc:
+        return [str(exc)]
+    except Exception as exc:  # noqa: BLE001
+        return [f"count_traces_and_compiles could not be run: {_fault(exc)}"]
+    try:
+        return _judge_counts(sequences, steps, labels, report)
+    except Malformed as exc:
+        return [str(exc)]
+
+
+def _judge_counts(sequences, steps, labels, report) -> list[str]:
+    problems, references = [], {}
+    for step, label, result in zip(steps, labels, report):
+        if result[0] == "error":
+            problems.append(f"{label}: count_traces_and_compiles failed with "
+                            f"{_text(result[1] if len(result) > 1 else None)}")
+            continue
+        if result[0] != "answer" or len(result) != 4:
+            raise Malformed("the student's kernel sent back a report that is not the probe's")
+        _, answer, traced, compiled = result
+        counts = _answered_counts(answer)
+        if isinstance(counts, str):
+            problems.append(f"{label}: count_traces_and_compiles {counts}")
+            continue
+        sequence = sequences[int(step["function"][2:])]
+        if step["function"] not in references:
+            references[step["function"]] = reference_counts(sequence)
+        traces, compiles = references[step["function"]]
+        traced, compiled = _whole_number(traced), _whole_number(compiled)
+        if counts == {"traces": traces, "compiles": compiles}:
+            continue
+        hints = []
+        if counts["traces"] != traces and counts["traces"] == compiles != traces:
+            hints.append("the traces it reports are the compiles: count traces with a counter in the traced function")
+        if counts["compiles"] != compiles and counts["compiles"] == counts["traces"]:
+            hints.append("a compile can happen without a trace: count compiles apart from traces")
+        elif counts["compiles"] != compiles:
+            hints.append("count JAX's compile events while the calls run, from zero, for this count only")
+        problems.append(
+            f"{label}: count_traces_and_compiles answered {counts['traces']} trace(s) and "
+            f"{counts['compiles']} compile(s); while it ran JAX traced the function {traced} time(s) and "
+            f"reported {compiled} compile(s); a fresh jax.jit traces it {traces} time(s) and compiles it "
+            f"{compiles} time(s)" + (f" ({'; '.join(hints)})" if hints else ""))
+    return problems

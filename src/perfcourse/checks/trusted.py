@@ -10,12 +10,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from . import CheckFailed
+
 _NUMPY_ARRAY = np.ndarray
 _JAX_ARRAY = type(jnp.zeros(()))
 
 
-class UntrustedResult(AssertionError):
-    pass
+class UntrustedResult(CheckFailed):
+    """A result that is not a plain array of the expected dtype and shape."""
 
 
 def array(value, *, dtype=None, shape=None) -> np.ndarray:

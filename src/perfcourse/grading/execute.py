@@ -60,17 +60,29 @@ def _exec_lines(*lines: str) -> str:
 
 class GuardedExecute(Execute):
     sandbox = Unicode("bwrap", help="'bwrap' to sandbox kernels, 'none' to run them unsandboxed").tag(config=True)
-    notebook_timeout = Integer(600, help="Wall-clock seconds for the whole notebook").tag(config=True)
-    interrupt_grace = Integer(5, help="Seconds a kernel has to stop after an interrupt").tag(config=True)
-    max_output_bytes = Integer(1_000_000, help="Output bytes kept per cell").tag(config=True)
-    memory_bytes = Integer(2 << 30, help="Resident memory of the student's kernel and its processes").tag(config=True)
-    pids = Integer(512, help="Processes and threads of the student's kernel, all together").tag(config=True)
-    disk_bytes = Integer(256 << 20, help="Size of the student's scratch folder").tag(config=True)
-    cpu_seconds = Integer(900, help="CPU seconds of each kernel process").tag(config=True)
-    file_bytes = Integer(64 << 20, help="Largest file a kernel may write").tag(config=True)
+    # The limits have no defaults here: grader_config.py is their one home, and a configuration
+    # that leaves one out is refused before any kernel starts (LIMITS, `_require_limits`).
+    notebook_timeout = Integer(None, allow_none=True, help="Wall-clock seconds for the whole notebook").tag(config=True)
+    interrupt_grace = Integer(None, allow_none=True, help="Seconds a kernel has to stop after an interrupt").tag(config=True)
+    max_output_bytes = Integer(None, allow_none=True, help="Output bytes kept per cell").tag(config=True)
+    memory_bytes = Integer(None, allow_none=True,
+                           help="Resident memory of the student's kernel and its processes").tag(config=True)
+    pids = Integer(None, allow_none=True, help="Processes and threads of the student's kernel, all together").tag(config=True)
+    disk_bytes = Integer(None, allow_none=True, help="Size of the student's scratch folder").tag(config=True)
+    cpu_seconds = Integer(None, allow_none=True, help="CPU seconds of each kernel process").tag(config=True)
+    file_bytes = Integer(None, allow_none=True, help="Largest file a kernel may write").tag(config=True)
+    LIMITS = ("notebook_timeout", "interrupt_grace", "max_output_bytes", "memory_bytes", "pids", "disk_bytes",
+              "cpu_seconds", "file_bytes")
+
+    def _require_limits(self) -> None:
+        unset = [name for name in self.LIMITS if getattr(self, name) is None or getattr(self, name) <= 0]
+        if unset:
+            raise RuntimeError("grader_config.py must set " + ", ".join(f"GuardedExecute.{n}" for n in unset)
+                               + " (positive whole numbers)")
 
     # --- one notebook ------------------------------------------------------------------------
     def preprocess(self, nb, resources=None, km=None):
+        self._require_limits()
         if self.sandbox == "bwrap" and not sandbox.bubblewrap():
             raise RuntimeError("bubblewrap (bwrap) is not installed: refusing to grade unsandboxed")
         self._lost = None

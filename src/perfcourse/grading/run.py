@@ -212,6 +212,10 @@ def notebook_limit(root: Path) -> float:
     from .execute import GuardedExecute
 
     guard = GuardedExecute(config=nbgrader.config(root))
+    try:
+        guard._require_limits()
+    except RuntimeError as exc:
+        raise CourseError(f"{root / 'grader_config.py'}: {exc}") from None
     return guard.notebook_timeout + 2 * guard.interrupt_grace + STARTUP_SECONDS
 
 

@@ -1,20 +1,31 @@
-"""Trace counting, built in the student's process from a plain description picked by the trusted side.
+"""Trace and compile counting, built in the student's process from a plain description picked by the
+trusted side.
 
 The trusted side (`perfcourse.checks.tracing`) describes call sequences as data: the kind of
 function to jit, and for every call its arguments as specs (below). Here, in the student's
 process, every sequence is turned into real objects (fresh functions that count their own traces,
 real JAX and NumPy arrays and scalars, real `functools.partial`s, lambdas and
-`jax.tree_util.Partial`s), the student's `counted_jit` / `count_traces` is run on them, and what
-happened comes back as plain numbers: the student's answers and counter readings, and how many
-times each function's body really ran. The trusted side builds the same calls from the same
-description with its own copy of `calls` below and counts a plain `jax.jit` itself.
+`jax.tree_util.Partial`s, arrays committed to a device), the student's `counted_jit`,
+`count_traces` or `count_traces_and_compiles` is run on them, and what happened comes back as
+plain numbers: the student's answers and counter readings, how many times each function's body
+really ran (its traces) and how many compilations JAX reported meanwhile. The trusted side
+builds the same calls from the same description with its own copy of `calls` below and counts a
+plain `jax.jit` itself.
+
+Compiles are observed with `CompileEvents`: a `jax.monitoring` listener for the one event JAX
+records each time it obtains a new executable (`COMPILE_EVENT`). This module is the only place
+the course names that event; the trusted side checks that the JAX running it still reports it
+before it grades a compile count.
 
 A spec is a dict with a tag "t":
 
     {"t": "py", "v": 2.5}                       a Python float or int (weakly typed)
     {"t": "np", "dtype": "float32", "v": 2.5}   a NumPy scalar of that dtype (strongly typed)
     {"t": "jnp", "v": 2.5, "dtype": None}       jnp.asarray(v) (weak), or jnp.asarray(v, dtype)
-    {"t": "array", "data": ndarray, "numpy": b} the array as a JAX array, or as the NumPy array itself
+    {"t": "array", "data": ndarray, "numpy": b, "device": k}
+                                                the array as a JAX array, or as the NumPy array itself;
+                                                with an int "device", a JAX array committed to
+                                                jax.devices()[k] with jax.device_put
     {"t": "partial", "fn": "scaled"|"shifted", "args": [...], "kwargs": {...}, "tree": b, "share": s}
                                                 functools.partial (tree: jax.tree_util.Partial) of a
                                                 function of this module; calls that name the same
@@ -30,7 +41,39 @@ from __future__ import annotations
 
 import functools
 
-PROBES = ("count_traces", "counted_jit")
+PROBES = ("count_traces", "counted_jit", "count_traces_and_compiles")
+
+# The jax.monitoring duration event JAX records once per executable it obtains for a jitted call
+# (compiled, or loaded from a persistent compilation cache when one is configured). The same name
+# from jax 0.4 to 0.10; not a promised interface, so the trusted side checks it fires first.
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+class CompileEvents:
+    """Count JAX's compile events while the block runs: `with CompileEvents() as seen: ...; seen.count`."""
+
+    def __init__(self):
+        self.count, self._active = 0, False
+
+    def _listener(self, event, duration_secs, *args, **kwargs):
+        if self._active and event == COMPILE_EVENT:
+            self.count += 1
+
+    def __enter__(self):
+        import jax
+
+        self._active = True
+        jax.monitoring.register_event_duration_secs_listener(self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        import jax
+
+        self._active = False  # an older JAX that cannot remove a listener leaves it inert
+        unregister = getattr(jax.monitoring, "unregister_event_duration_listener", None)
+        if unregister is not None:
+            unregister(self._listener)
+        return False
 
 
 def _scaled(x, factor):
@@ -95,7 +138,12 @@ def value(spec, shared: dict):
         return jnp.asarray(spec["v"]) if spec.get("dtype") is None else jnp.asarray(spec["v"], spec["dtype"])
     if tag == "array":
         data = np.asarray(spec["data"])
-        return data.copy() if spec.get("numpy") else jnp.asarray(data)
+        if spec.get("numpy"):
+            return data.copy()
+        if spec.get("device") is not None:
+            devices = jax.devices()
+            return jax.device_put(jnp.asarray(data), devices[int(spec["device"]) % len(devices)])
+        return jnp.asarray(data)
     if tag == "partial":
         share = spec.get("share")
         if share is not None and share in shared:
@@ -155,6 +203,54 @@ def count_traces(count_traces, steps):
             results.append(("error", _fault(exc)))
             continue
         results.append(("answer", answer, box.traces - before))
+    return tuple(results)
+
+
+def _number(value):
+    """A plain int, float, NumPy number or array as itself (they cross by value); anything else as
+    its type's name."""
+    import jax
+    import numpy as np
+
+    if type(value) in (int, float, bool) or isinstance(value, (np.generic, np.ndarray, jax.Array)):
+        return value
+    return f"a {type(value).__name__}"
+
+
+def _counts(answer):
+    """The student's {"traces": T, "compiles": C} as plain data, read without calling its methods."""
+    if not isinstance(answer, dict):
+        return ("other", _repr(answer))
+    try:
+        keys = tuple(sorted(str(k)[:40] for k in dict.keys(answer)))
+        return ("dict", _number(dict.get(answer, "traces")), _number(dict.get(answer, "compiles")), keys)
+    except Exception:  # noqa: BLE001
+        return ("other", _repr(answer))
+
+
+def count_traces_and_compiles(count_traces_and_compiles, steps):
+    """Run the student's `count_traces_and_compiles(fn, calls, **jit_kwargs)` once per step.
+
+    steps: [{"function": LABEL, "sequence": SEQUENCE}]; steps that name the same label get the same
+    function. Each result: ("answer", the answer as plain data (see `_counts`), traces of fn while
+    it ran, compile events while it ran) or ("error", text). The calls are built before the
+    student's function starts, so building them compiles nothing inside the count.
+    """
+    boxes, results = {}, []
+    for step in steps:
+        sequence = step["sequence"]
+        box = boxes.get(step["function"])
+        if box is None:
+            box = boxes[step["function"]] = Box(sequence["kind"])
+        made = calls(sequence)
+        before = box.traces
+        try:
+            with CompileEvents() as seen:
+                answer = count_traces_and_compiles(box.fn, made, **dict(sequence.get("jit_kwargs", {})))
+        except Exception as exc:  # noqa: BLE001 (any failure is the student's to see)
+            results.append(("error", _fault(exc)))
+            continue
+        results.append(("answer", _counts(answer), box.traces - before, seen.count))
     return tuple(results)
 
 

@@ -1,0 +1,91 @@
+"""Tolerances that follow from the matrix-product precision in use, measured rather than assumed.
+
+A float32 matrix product is not computed the same way everywhere. The CPU backend multiplies the
+float32 operands themselves. A TPU, by default, rounds each operand to bfloat16 (8 significant
+bits instead of float32's 24) and accumulates the products in float32: one bfloat16 pass. Recent
+NVIDIA GPUs default to TensorFloat-32 (11 bits), in between. `precision=` on a product
+(`jax.lax.Precision.HIGHEST`) or `jax.default_matmul_precision("float32")` around a block asks for
+float32 on every backend; JAX records that choice in each product when it traces it.
+
+Rather than guess from the backend's name, `matmul_precision()` multiplies two fixed random 64x64
+matrices in JAX (default precision, as the code under test uses it) and in float64 NumPy, and reads
+the error relative to the largest entry: about 2e-7 with float32 operands, about 2e-3 with bfloat16
+passes (TensorFloat-32 falls between, above BOUNDARY, and is filed with the reduced precisions: its
+looser tolerance covers it). A comparison of a JAX result with an independent NumPy computation
+then uses the tolerance of that precision (TOLERANCES). Release notebooks cannot import this
+package, so each one that compares with NumPy carries the same few lines (same matrices, same
+BOUNDARY, same tolerances) and explains them to the student.
+
+How the tolerances were chosen, for results of order 1 made of one matrix product of unit-scale
+operands followed by elementwise functions (the course's workloads):
+
+  float32          rtol = atol = 1e-5: about a hundred float32 roundoffs (2**-24 ~ 6e-8); what is
+                   seen is about 1e-7, so a correct result never fails and a wrong one (a missing
+                   tanh, a transposed operand, other shapes) differs by far more.
+  bfloat16 passes  rtol = atol = 3e-2: about eight bfloat16 roundoffs (2**-8 ~ 3.9e-3); the worst
+                   seen over thousands of random inputs of the course's shapes is about 1.1e-2
+                   (|error| / (1 + |expected|)), in the bfloat16-operand test mode.
+
+A computation with no matrix product in it (performance-04's elementwise recurrence) is float32 at
+every precision setting and uses TOLERANCES[FLOAT32] whatever `matmul_precision()` says.
+
+The hidden checks measure the precision in the trusted kernel, which runs the same Python, JAX and
+backend as the student's kernel: never a value the student's process reports.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import CheckFailed
+
+FLOAT32 = "float32"
+BFLOAT16_PASSES = "bfloat16 passes"
+# The error of the fixed 64x64 product (relative to its largest entry) at which the operands were
+# rounded to fewer bits than float32's 24: 2e-7 below it with float32 operands, 2e-3 above it with
+# bfloat16 operands, more than a factor of ten from either.
+BOUNDARY = 1e-4
+SIZE, SEED = 64, 0
+TOLERANCES = {FLOAT32: {"rtol": 1e-5, "atol": 1e-5}, BFLOAT16_PASSES: {"rtol": 3e-2, "atol": 3e-2}}
+DESCRIPTIONS = {FLOAT32: "float32 arithmetic",
+                BFLOAT16_PASSES: "matrix products with bfloat16 passes (a TPU's default)"}
+
+
+def matmul_relative_error(size: int = SIZE, seed: int = SEED, precision=None) -> float:
+    """max |JAX product - float64 product| / max |float64 product|, for fixed random float32
+    matrices, at `precision` (None: the default in effect here and now)."""
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((size, size)).astype(np.float32)
+    b = rng.standard_normal((size, size)).astype(np.float32)
+    got = np.asarray(jnp.matmul(jnp.asarray(a), jnp.asarray(b), precision=precision), dtype=np.float64)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    return float(np.max(np.abs(got - exact)) / np.max(np.abs(exact)))
+
+
+def matmul_precision() -> str:
+    """FLOAT32 or BFLOAT16_PASSES: how this process's JAX multiplies float32 matrices right now."""
+    return FLOAT32 if matmul_relative_error() < BOUNDARY else BFLOAT16_PASSES
+
+
+def tolerance(precision: str | None = None) -> dict:
+    """rtol and atol for a float32 result of one matrix product, at `precision` (default: the
+    precision measured now). For a result with no matrix product in it, pass FLOAT32."""
+    return dict(TOLERANCES[precision or matmul_precision()])
+
+
+def check_close(actual, expected, what: str, precision: str | None = None, **tolerances) -> None:
+    """Raise CheckFailed (worded for the student) when `actual` and `expected` differ beyond the
+    tolerance of `precision` (default: the matrix-product precision measured now; explicit `rtol`
+    and `atol` override it), or `actual` holds a NaN or an infinity. The message never shows the
+    values compared."""
+    precision = precision or matmul_precision()
+    tol = {**TOLERANCES[precision], **tolerances}
+    actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    if actual.shape != expected.shape:
+        raise CheckFailed(f"{what}: the result has shape {actual.shape}, which is not the shape expected")
+    bad = ~np.isclose(actual, expected, rtol=tol["rtol"], atol=tol["atol"]) | ~np.isfinite(actual)
+    if bad.any():
+        raise CheckFailed(f"{what}: {int(bad.sum())} of {bad.size} entries differ from an independent "
+                          f"NumPy computation by more than rtol={tol['rtol']:g}, atol={tol['atol']:g} "
+                          f"(the tolerance of {DESCRIPTIONS[precision]})")

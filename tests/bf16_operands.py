@@ -1,0 +1,143 @@
+"""A TPU's default float32 matrix products, emulated on the CPU: bfloat16 operands, float32 sums.
+
+On a TPU, a float32 matrix product at the default precision rounds each operand to bfloat16 (8
+significant bits) and accumulates the exact products in float32 (one bfloat16 pass);
+`precision=jax.lax.Precision.HIGHEST` or `jax.default_matmul_precision("float32")` makes it
+float32. `install()` gives this process's CPU backend the same default: it registers a CPU
+lowering of JAX's `dot_general` primitive that rounds every float32 operand whose precision is
+DEFAULT to the nearest bfloat16 (round half to even: XLA's reduce-precision, the same values as
+`.astype(jnp.bfloat16)`), keeps it in float32, and hands it to JAX's own lowering. Every float32
+matrix product goes through that primitive, jitted or not: `@`, `jnp.matmul`, `jnp.dot`,
+`jnp.einsum`, `lax.dot_general`, products inside `scan`, `vmap` and `jax.checkpoint`, and those
+autodiff makes for gradients. HIGH and HIGHEST (and explicit dot algorithms) are left alone, so
+asking for float32 works as on a TPU. Only programs lowered after `install()` are affected.
+`Compiled.cost_analysis()` leaves the roundings' flops out (a TPU rounds inside its matrix unit),
+so the compiler's flop count of a product stays 2*m*k*n.
+
+As a kernel: `python -m bf16_operands -f CONNECTION_FILE` installs the emulation, checks that a
+product really is rounded (else it exits non-zero, so nothing passes by accident), then runs
+ipykernel's kernel. `kernelspec(base, name)` writes such a kernelspec (JAX held to the CPU,
+PYTHONPATH at this folder) into a Jupyter data directory to put on JUPYTER_PATH.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_installed = False
+TAG = "bf16_operands"  # the name of the rounding in the compiled program's metadata
+# One rounding in a compiled program's text: its float32 shape, and the name it carries.
+_ROUNDING = re.compile(r"= f32\[([0-9,]*)\]\S* reduce-precision\(.*exponent_bits=8, mantissa_bits=7.*"
+                       r'op_name="[^"]*\b' + TAG + r'/reduce_precision"')
+
+
+def _round_to_bfloat16(x):
+    """float32 -> the nearest bfloat16 (round half to even), kept in float32: XLA's reduce-precision."""
+    from jax import lax
+
+    return lax.reduce_precision(x, exponent_bits=8, mantissa_bits=7)
+
+
+def install() -> None:
+    """Make this process's CPU float32 products at DEFAULT precision round their operands to bfloat16."""
+    global _installed
+    if _installed:
+        return
+    import numpy as np
+    from jax._src.interpreters import mlir
+    from jax._src.lax import lax as lax_internal
+
+    primitive = lax_internal.dot_general_p
+    cpu_rules = getattr(mlir, "_platform_specific_lowerings", {}).get("cpu", {})
+    original = (cpu_rules.get(primitive) or mlir._lowerings[primitive]).rule
+    rounding = mlir.lower_fun(_round_to_bfloat16, multiple_results=False)
+
+    def lowering(ctx, lhs, rhs, *, precision, **params):
+        if not isinstance(precision, (lax_internal.DotAlgorithm, lax_internal.DotAlgorithmPreset)):
+            operands = []
+            for operand, aval, operand_precision in zip((lhs, rhs), ctx.avals_in[:2],
+                                                        lax_internal._full_precision(precision)):
+                if aval.dtype == np.float32 and operand_precision == lax_internal.Precision.DEFAULT:
+                    operand, = rounding(ctx.replace(avals_in=[aval], avals_out=[aval],
+                                                       name_stack=ctx.name_stack.extend(TAG)), operand)
+                operands.append(operand)
+            lhs, rhs = operands
+        return original(ctx, lhs, rhs, precision=precision, **params)
+
+    mlir.register_lowering(primitive, lowering, platform="cpu")
+    _leave_rounding_out_of_cost_analysis()
+    _installed = True
+
+
+def rounding_flops(hlo_text: str) -> int:
+    """The flops XLA's cost analysis counts for the emulation's roundings in a compiled program:
+    one per rounded element (a program's loop body is counted once, as the analysis counts it)."""
+    return sum(math.prod(int(n) for n in match.group(1).split(",") if n)
+               for match in _ROUNDING.finditer(hlo_text))
+
+
+def _leave_rounding_out_of_cost_analysis() -> None:
+    """`Compiled.cost_analysis()` without the roundings' flops: a TPU rounds inside its matrix
+    unit, and a lesson that compares the compiler's flop count of a product with 2*m*k*n must see
+    the product's flops alone."""
+    from jax._src import stages
+
+    original = stages.Compiled.cost_analysis
+
+    def cost_analysis(self):
+        costs = original(self)
+        extra = rounding_flops(self.as_text() or "")
+
+        def without(entry):
+            if extra and isinstance(entry, dict) and isinstance(entry.get("flops"), (int, float)):
+                return {**entry, "flops": type(entry["flops"])(entry["flops"] - extra)}
+            return entry
+
+        return [without(entry) for entry in costs] if isinstance(costs, list) else without(costs)
+
+    cost_analysis.__doc__ = original.__doc__
+    stages.Compiled.cost_analysis = cost_analysis
+
+
+def relative_error(precision=None) -> float:
+    """The error of a fixed 64x64 float32 product, relative to its largest entry (as the lessons measure it)."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 64)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    got = np.asarray(jnp.matmul(jnp.asarray(a), jnp.asarray(b), precision=precision), np.float64)
+    return float(np.max(np.abs(got - exact)) / np.max(np.abs(exact)))
+
+
+def kernelspec(base: Path, name: str, python: str = sys.executable) -> Path:
+    """A Jupyter data directory holding one kernelspec that runs this module as the kernel."""
+    folder = Path(base) / "kernels" / name
+    folder.mkdir(parents=True)
+    (folder / "kernel.json").write_text(json.dumps({
+        "argv": [python, "-m", "bf16_operands", "-f", "{connection_file}"],
+        "display_name": f"{name} (bfloat16 matrix-product operands)", "language": "python",
+        "env": {"JAX_PLATFORMS": "cpu", "PYTHONPATH": str(HERE)},
+    }))
+    return Path(base)
+
+
+def main() -> None:
+    install()
+    error = relative_error()
+    if error < 1e-4:
+        sys.exit(f"bf16_operands: the emulation is not in effect (a float32 product's relative error is "
+                 f"{error:.1e}, expected about 2e-3)")
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance()
+
+
+if __name__ == "__main__":
+    main()
