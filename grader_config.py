@@ -38,7 +38,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "perfcourse.grading.sanitize.RestoreCellRoles",
-    "nbgrader.preprocessors.OverwriteCells",
+    "perfcourse.grading.sanitize.RestoreDeletedCells",  # OverwriteCells, restoring deleted cells robustly
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # The grading limits live here and nowhere else (GuardedExecute has no defaults; `perfcourse grade`
@@ -55,7 +55,7 @@ c.LimitOutput.max_lines = 1000
 
 # A grade cell a student deleted is put back from the gradebook (and then fails or passes on
 # its own merits) instead of being skipped.
-c.OverwriteCells.add_missing_cells = True
+c.OverwriteCells.add_missing_cells = True  # (RestoreDeletedCells is an OverwriteCells)
 
 # The student kernel's evidence (perfcourse.kernel.evidence.EVIDENCE_KEY) and the time the
 # grade cells took (perfcourse.grading.execute.TIMING_KEY) stay in the graded notebook's metadata,

@@ -1,4 +1,11 @@
-"""Put back the instructor's cell roles before nbgrader's OverwriteCells runs.
+"""Put back the instructor's cell roles and deleted grade cells, whatever the student did.
+
+`RestoreDeletedCells` is nbgrader's OverwriteCells with one fix: nbgrader puts a deleted grade
+cell back after the source cell just before it, assuming that one is a solution or grade cell,
+and aborts the notebook (KeyError) when it is a locked helper cell (performance-01's
+`check_helpers` before `test_timer_synchronized`, and others). Here the deleted cell goes after
+the nearest earlier source cell the notebook still holds, or first.
+
 
 OverwriteCells restores a grade cell's source, points and lock, but not whether it is a grade
 cell at all: a student who unticks "grade" on a test cell makes nbgrader abort the whole
@@ -9,7 +16,7 @@ metadata a student invented for a cell the gradebook does not know.
 from __future__ import annotations
 
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 
 class RestoreCellRoles(NbGraderPreprocessor):
@@ -52,3 +59,22 @@ class RestoreCellRoles(NbGraderPreprocessor):
             if key in meta:
                 restored[key] = meta[key]
         cell.metadata["nbgrader"] = restored
+
+
+class RestoreDeletedCells(OverwriteCells):
+    def add_missing_grade_cells(self, nb, resources):
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        source_ids = [cell.name for cell in source_nb.source_cells]
+        sources = {cell.name: cell for cell in source_nb.source_cells}
+        solutions = {cell.name for cell in source_nb.solution_cells}
+        for grade_cell in sorted(source_nb.grade_cells, key=lambda cell: source_ids.index(cell.name)):
+            present = {c.metadata["nbgrader"]["grade_id"]: index for index, c in enumerate(nb.cells)
+                       if c.metadata.get("nbgrader", {}).get("grade_id")}
+            if grade_cell.name in present:
+                continue
+            self.log.warning("Missing grade cell %s encountered, adding to notebook", grade_cell.name)
+            earlier = source_ids[:source_ids.index(grade_cell.name)]
+            at = next((present[name] + 1 for name in reversed(earlier) if name in present), 0)
+            nb.cells.insert(at, self.missing_cell_transform(sources[grade_cell.name], grade_cell.max_score,
+                                                            is_solution=grade_cell.name in solutions))
+        return nb, resources
