@@ -322,8 +322,9 @@ def _read_back(root: Path, lessons: list[str], results: list[Outcome]) -> None:
     for outcome in graded:
         outcome.score = nbgrader.notebook_score(root, outcome.lesson, outcome.student)
         outcome.export = rows.get((outcome.student, outcome.lesson))
-        outcome.notes = notes(root, outcome.student, outcome.lesson)
-        outcome.flags = flags(root, outcome.student, outcome.lesson)
+        nb = _autograded(root, outcome.student, outcome.lesson)  # read once for notes and flags
+        outcome.notes = notes_of(nb) if nb is not None else []
+        outcome.flags = flags_of(nb) if nb is not None else []
         if outcome.score is None or outcome.export is None:
             outcome.error = "nbgrader recorded no score"
 
@@ -343,13 +344,12 @@ def _autograded(root: Path, student: str, lesson: str):
         return None
 
 
-def notes(root: Path, student: str, lesson: str) -> list[str]:
-    """Why grade cells failed, where the grader (not the test) decided it."""
+def notes_of(nb) -> list[str]:
+    """The grader-made failures (GRADER_ERRORS) in a graded notebook's outputs, each once."""
     from .execute import GRADER_ERRORS
 
-    nb = _autograded(root, student, lesson)
     found = []
-    for cell in nb.cells if nb is not None else []:
+    for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error" and out.get("ename") in GRADER_ERRORS:
                 text = f"{out['ename']}: {out.get('evalue') or 'cell timed out'}"

@@ -39,6 +39,8 @@ Results go back as tuples (values, never the student's containers).
 """
 from __future__ import annotations
 
+import contextlib
+
 import functools
 
 PROBES = ("count_traces", "counted_jit", "count_traces_and_compiles")
@@ -182,12 +184,12 @@ def _fault(exc: BaseException) -> str:
         return type(exc).__name__
 
 
-def count_traces(count_traces, steps):
-    """Run the student's `count_traces(fn, calls, **jit_kwargs)` once per step.
+def _each_step(student, steps, with_compiles: bool):
+    """Call `student(fn, calls, **jit_kwargs)` once per step, fn shared by steps of one label.
 
-    steps: [{"function": LABEL, "sequence": SEQUENCE}]; steps that name the same label get the same
-    function. Each result: ("answer", the student's answer, traces of fn while it ran) or
-    ("error", text).
+    Each result: ("answer", the answer, traces of fn while it ran[, compile events while it ran])
+    or ("error", text). The calls are built before the student's function starts, so building them
+    is never inside a count.
     """
     boxes, results = {}, []
     for step in steps:
@@ -197,13 +199,28 @@ def count_traces(count_traces, steps):
             box = boxes[step["function"]] = Box(sequence["kind"])
         made = calls(sequence)
         before = box.traces
+        seen = CompileEvents() if with_compiles else contextlib.nullcontext()
         try:
-            answer = count_traces(box.fn, made, **dict(sequence.get("jit_kwargs", {})))
+            with seen:
+                answer = student(box.fn, made, **dict(sequence.get("jit_kwargs", {})))
         except Exception as exc:  # noqa: BLE001 (any failure is the student's to see)
             results.append(("error", _fault(exc)))
             continue
-        results.append(("answer", answer, box.traces - before))
+        if with_compiles:
+            results.append(("answer", _counts(answer), box.traces - before, seen.count))
+        else:
+            results.append(("answer", answer, box.traces - before))
     return tuple(results)
+
+
+def count_traces(count_traces, steps):
+    """Run the student's `count_traces(fn, calls, **jit_kwargs)` once per step.
+
+    steps: [{"function": LABEL, "sequence": SEQUENCE}]; steps that name the same label get the same
+    function. Each result: ("answer", the student's answer, traces of fn while it ran) or
+    ("error", text).
+    """
+    return _each_step(count_traces, steps, with_compiles=False)
 
 
 def _number(value):
@@ -231,27 +248,10 @@ def _counts(answer):
 def count_traces_and_compiles(count_traces_and_compiles, steps):
     """Run the student's `count_traces_and_compiles(fn, calls, **jit_kwargs)` once per step.
 
-    steps: [{"function": LABEL, "sequence": SEQUENCE}]; steps that name the same label get the same
-    function. Each result: ("answer", the answer as plain data (see `_counts`), traces of fn while
-    it ran, compile events while it ran) or ("error", text). The calls are built before the
-    student's function starts, so building them compiles nothing inside the count.
+    steps as for `count_traces`. Each result: ("answer", the answer as plain data (see `_counts`),
+    traces of fn while it ran, compile events while it ran) or ("error", text).
     """
-    boxes, results = {}, []
-    for step in steps:
-        sequence = step["sequence"]
-        box = boxes.get(step["function"])
-        if box is None:
-            box = boxes[step["function"]] = Box(sequence["kind"])
-        made = calls(sequence)
-        before = box.traces
-        try:
-            with CompileEvents() as seen:
-                answer = count_traces_and_compiles(box.fn, made, **dict(sequence.get("jit_kwargs", {})))
-        except Exception as exc:  # noqa: BLE001 (any failure is the student's to see)
-            results.append(("error", _fault(exc)))
-            continue
-        results.append(("answer", _counts(answer), box.traces - before, seen.count))
-    return tuple(results)
+    return _each_step(count_traces_and_compiles, steps, with_compiles=True)
 
 
 def _reading(counter):
