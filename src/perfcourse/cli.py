@@ -2,6 +2,7 @@
 
   perfcourse release [--check]     source/ -> release/ (nbgrader generate_assignment)
   perfcourse grade [...]           autograde new and resubmitted work in submitted/, print a grade table
+                                   (--cluster tcp://HOST:PORT: on a Dask cluster's workers)
   perfcourse demo                  release, build the sample class, grade it, check the scores
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse kernel                install the jax-cpu kernelspec into this environment
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -34,12 +36,17 @@ def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) ->
     from .grading import report, run, sandbox
 
     loaded = nbgrader.config(root)
-    kernels.require(loaded.Execute.kernel_name)  # the kernel grader_config.py grades on
+    if args.cluster and args.workers:
+        raise CourseError("--workers sets the local pool; with --cluster the Dask workers grade")
+    if not args.cluster:  # on a cluster, every worker is checked for the kernel and the sandbox instead
+        kernels.require(loaded.Execute.kernel_name)  # the kernel grader_config.py grades on
     mode = "bwrap"
     if args.unsandboxed:
         mode = "none"
         print("WARNING: grading WITHOUT a sandbox: student code runs with your rights and can read "
               "source/, the gradebook and other students' work.", file=sys.stderr)
+    elif args.cluster:
+        pass
     elif not sandbox.bubblewrap():
         raise CourseError("bubblewrap (bwrap) is not installed, so student code cannot be sandboxed: "
                           "install it (apt-get install bubblewrap) or pass --unsandboxed")
@@ -48,17 +55,23 @@ def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) ->
             print(f"WARNING: {missing}", file=sys.stderr)
     outcomes = run.grade_class(root, lesson_ids, workers=args.workers, sandbox=mode,
                                cell_timeout=args.cell_timeout, students=args.student,
-                               force=args.force or expected is not None)
+                               force=args.force or expected is not None, cluster=args.cluster)
     print(report.table(outcomes, expected))
     report.write_csv(root / "grades.csv", outcomes)
     failed = [o for o in outcomes if o.error]
     kept = sum(o.up_to_date for o in outcomes)
     print(f"\n{len(outcomes) - len(failed) - kept} of {len(outcomes)} notebooks graded now"
           + (f", {kept} up to date (unchanged since graded; --force regrades them)" if kept else "")
+          + (f" on the Dask cluster at {args.cluster} ({_workers(outcomes)} took part)" if args.cluster else "")
           + "; scores in the gradebook and grades.csv")
     for o in failed:
         print(f"NOT GRADED {o.student}/{o.lesson}: {o.error}")
     return outcomes
+
+
+def _workers(outcomes) -> str:
+    count = len({o.worker for o in outcomes if o.worker})
+    return f"{count} worker" + ("" if count == 1 else "s")
 
 
 def cmd_grade(root: Path, args) -> int:
@@ -123,6 +136,12 @@ def positive(text: str) -> int:
     return value
 
 
+def scheduler_address(text: str) -> str:
+    if not re.fullmatch(r"(tcp|tls|ucx|inproc)://[^\s/]+", text):
+        raise argparse.ArgumentTypeError(f"not a Dask scheduler address (tcp://HOST:PORT): {text!r}")
+    return text
+
+
 def student_id(text: str) -> str:
     if not text or text in (".", "..") or "/" in text or not text.isprintable():
         raise argparse.ArgumentTypeError(f"not a student id (a folder name in submitted/): {text!r}")
@@ -147,6 +166,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--cell-timeout", type=positive, help="seconds per cell (default: grader_config.py)")
         p.add_argument("--unsandboxed", action="store_true",
                        help="grade without bubblewrap (student code runs with your rights)")
+        p.add_argument("--cluster", metavar="tcp://HOST:PORT", type=scheduler_address,
+                       help="grade on the workers of this Dask scheduler (one task per student)")
         if verb == "grade":
             p.add_argument("--student", action="append", type=student_id,
                            help="only this student (repeatable)")

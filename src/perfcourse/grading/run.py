@@ -41,6 +41,7 @@ class Outcome:
     flags: list[str] = field(default_factory=list)  # evidence for review, not a verdict
     export: dict | None = None  # nbgrader export's row: raw_score, late_submission_penalty, score, ...
     up_to_date: bool = False  # graded before, submission unchanged since: not graded again
+    worker: str | None = None  # the Dask worker that graded it (perfcourse grade --cluster)
 
 
 def default_workers() -> int:
@@ -242,8 +243,11 @@ def up_to_date(root: Path, student: str, lesson: str) -> bool:
 
 def grade_class(root: Path, lessons: list[str], workers: int | None = None, sandbox: str = "bwrap",
                 cell_timeout: int | None = None, students: list[str] | None = None,
-                force: bool = False) -> list[Outcome]:
-    """Grade what needs grading (everything with `force`), then report every submission in view."""
+                force: bool = False, cluster: str | None = None) -> list[Outcome]:
+    """Grade what needs grading (everything with `force`), then report every submission in view.
+
+    Locally, on `workers` worker processes; with `cluster` (a Dask scheduler's address), on that
+    cluster's workers, one task per student (grading/cluster.py)."""
     gradable, refused = survey(root, lessons, students)
     submitted = nbgrader.step(root, "submitted")
     absent = sorted(set(students or []) - set(gradable) - {o.student for o in refused})
@@ -267,8 +271,18 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                 results.append(Outcome(student, lesson, up_to_date=True))
             else:
                 pending.append((student, lesson))
-    busy: set[str] = set()
     progress = Progress(len(pending))
+    if cluster is not None:
+        from . import cluster as dask_cluster
+
+        by_student: dict[str, list[str]] = {}
+        for student, lesson in pending:
+            by_student.setdefault(student, []).append(lesson)
+        if by_student:
+            results.extend(dask_cluster.grade(root, by_student, cluster, sandbox, cell_timeout, progress).outcomes)
+        _read_back(root, lessons, results)
+        return sorted(results, key=lambda o: (o.student, o.lesson))
+    busy: set[str] = set()
     lock, changed = threading.Lock(), threading.Condition()
 
     def take():

@@ -543,6 +543,9 @@ def _copy_evidence(source: int, target: int, child: int) -> int:
 
 
 def main(argv: list[str]) -> int:
+    # Like bubblewrap (--die-with-parent), the launcher ends when the grader that started it dies,
+    # from its first step on: a Dask worker killed mid-task leaves no kernel running.
+    die_with_parent(_grader_pid())
     try:
         settings = read_settings(os.environ.pop(ENV_SETTINGS, None))
         if not argv:
@@ -628,6 +631,39 @@ def main(argv: list[str]) -> int:
     if listener >= 0:
         os.close(listener)
     return _copy_evidence(reader, evidence, child)
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """SIGKILL this process when the one that started it (pid `parent`) dies: Linux's PR_SET_PDEATHSIG.
+
+    Given the parent's pid, a parent that died before the request (this process is then another's
+    child) ends this one at once too."""
+    import ctypes
+    import signal
+
+    parent = parent or os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _grader_pid() -> int | None:
+    """The grader that started this launcher, as Jupyter tells its kernels (JPY_PARENT_PID): when
+    it is not this launcher's parent, it either died already (then it is returned, and the
+    launcher ends) or the variable is someone else's (then None: the parent is the one to watch)."""
+    text = os.environ.get("JPY_PARENT_PID", "")
+    if not text.isdigit():
+        return None
+    pid = int(text)
+    if pid == os.getppid():
+        return pid
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return pid
+    except PermissionError:
+        pass
+    return None
 
 
 if __name__ == "__main__":

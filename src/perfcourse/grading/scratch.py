@@ -245,3 +245,26 @@ def _open_dir(name: str, dir_fd: int | None, expected: os.stat_result, label: st
         os.close(fd)
         raise SubmissionRefused(f"{label} changed while it was read")
     return fd
+
+
+def read_submission(folder: Path) -> tuple[list[str], dict[str, bytes]]:
+    """A checked submission as data: its folders (parents first) and each regular file's bytes.
+
+    The same walk as `copy_submission` (nothing followed, bounds counted as read), for grading
+    elsewhere: `perfcourse grade --cluster` sends these to a worker, which lays them out again.
+    """
+    folders, files = open_submission(folder)
+    contents, total = {}, 0
+    try:
+        for relative, fd in files:
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                total += len(chunk)
+                if total > MAX_BYTES:
+                    raise SubmissionRefused(f"holds more than {MAX_BYTES >> 20} MiB of files")
+                chunks.append(chunk)
+            contents[relative] = b"".join(chunks)
+    finally:
+        for _relative, fd in files:
+            os.close(fd)
+    return folders, contents

@@ -1,0 +1,416 @@
+"""Grading a class on a Dask cluster: `perfcourse grade --cluster tcp://HOST:PORT`.
+
+One Dask task per student carries plain data: that student's submitted files for every lesson to
+grade, and the course files grading needs (the configuration and the lessons' source folders).
+On a worker, `grade_student` lays them out as a private scratch course in a temporary folder,
+records the lessons in that course's own SQLite gradebook (nbgrader generate_assignment) and runs
+the course's grading worker there (grading/worker.py: nbgrader autograde with GuardedExecute,
+the same two sandboxed kernels and limits as a local run). It sends back each lesson's executed
+notebook as JSON text, its error and its time: no shared filesystem, nothing pickled but dicts,
+lists, strings and bytes.
+
+The course's own machine alone writes autograded/ and the gradebook: for each student, in one
+thread, nbgrader autograde runs with `ReplayExecution` in GuardedExecute's place (grading/
+replay.py), so nbgrader's own code records the grades at the course's db_url (SQLite on one
+machine, PostgreSQL where several do) and `nbgrader export`, the table and grades.csv agree.
+
+Faults: a worker that dies mid-task loses nobody (the scheduler runs the task again elsewhere);
+a student's results are recorded once, from the first completed task (`Ledger`); a student is
+never graded twice at once (a cluster-wide `distributed.Lock` per course and student around the
+grading); a task that keeps failing is reported with its reason; a scheduler that goes away ends
+the run with an error, and whatever was recorded before is whole (students are recorded one at a
+time, each only once its task has returned).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from .. import nbgrader_bridge as nbgrader
+from ..course import CONFIG_FILES, CourseError, write_atomic
+from . import scratch
+from .run import Outcome, Progress, WorkerSlot, notebook_limit
+
+GUARD = "perfcourse.grading.execute.GuardedExecute"
+REPLAY = "perfcourse.grading.replay.ReplayExecution"
+RETRIES = 2            # a task that raised is tried this many more times (a dead worker is retried by the scheduler)
+CONNECT_SECONDS = 30   # to reach the scheduler at the start
+GONE_SECONDS = 60      # the scheduler unreachable this long mid-run ends the run
+POLL_SECONDS = 2
+NOTEBOOK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*\.ipynb")
+
+
+class ResultRefused(ValueError):
+    """What came back from a worker is not the shape a grading task returns."""
+
+
+# --- the task: built on the course's machine, run on a worker -----------------------------------
+def course_files(root: Path, lessons: list[str]) -> dict[str, bytes]:
+    """The course files a worker needs to grade these lessons: configuration and source folders."""
+    files = {name: (root / name).read_bytes() for name in CONFIG_FILES if (root / name).is_file()}
+    for lesson in lessons:
+        source = nbgrader.folder(root, "source", ".", lesson)
+        for path in sorted(source.rglob("*")):
+            if path.is_file() and not path.is_symlink() and ".ipynb_checkpoints" not in path.parts:
+                files[path.relative_to(root).as_posix()] = path.read_bytes()
+    return files
+
+
+def build_task(root: Path, student: str, lessons: list[str], course: dict[str, bytes], course_id: str,
+               sandbox: str, cell_timeout: int | None) -> dict:
+    submissions = {}
+    for lesson in lessons:
+        folders, files = scratch.read_submission(nbgrader.folder(root, "submitted", student, lesson))
+        submissions[lesson] = {"folders": folders, "files": files}
+    return {"student": student, "course_id": course_id, "course": course, "submissions": submissions,
+            "sandbox": sandbox, "cell_timeout": cell_timeout, "version": __version__}
+
+
+def safe_relative(relative: str) -> str:
+    """A relative path from a task, refused unless it stays inside the folder it is laid out in."""
+    parts = relative.split("/") if isinstance(relative, str) else []
+    if not parts or any(p in ("", ".", "..") or "\0" in p or "\\" in p for p in parts) \
+            or len(relative) > 1000:
+        raise ResultRefused(f"not a relative path inside the course: {scratch.shown(str(relative))}")
+    return relative
+
+
+def write_tree(base: Path, folders: list[str], files: dict[str, bytes]) -> None:
+    """Lay out folders and files under `base`, never following or replacing anything already there."""
+    for relative in folders:
+        (base / safe_relative(relative)).mkdir(parents=True, exist_ok=True)
+    for relative, data in files.items():
+        target = base / safe_relative(relative)
+        if not isinstance(data, bytes):
+            raise ResultRefused(f"{scratch.shown(relative)}: file contents must be bytes")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+
+
+def scratch_course(base: Path, task: dict) -> Path:
+    """The task's private course: its files, the student's submissions, its own SQLite gradebook,
+    and a pipeline that stops after GuardedExecute (the grades are recorded on the course's machine)."""
+    root = base / "course"
+    root.mkdir()
+    write_tree(root, [], task["course"])
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as handle:
+        handle.write("\n# perfcourse grade --cluster: this scratch course's own gradebook; execution only.\n"
+                     f"c.CourseDirectory.db_url = {('sqlite:///' + str(root / 'gradebook.db'))!r}\n"
+                     f"c.Exchange.root = {str(root / 'exchange')!r}\n"
+                     f"c.Autograde.autograde_preprocessors = [{GUARD!r}]\n")
+    student = task["student"]
+    for lesson, submission in task["submissions"].items():
+        folder = nbgrader.folder(root, "submitted", safe_relative(student), safe_relative(lesson))
+        folder.mkdir(parents=True)
+        write_tree(folder, submission["folders"], submission["files"])
+    return root
+
+
+def grade_student(task: dict) -> dict:
+    """The Dask task: grade one student's lessons on this worker, return plain data (see module doc)."""
+    from distributed import Lock, get_worker
+
+    try:
+        address = get_worker().address
+    except ValueError:  # called outside a worker (tests)
+        address = "local"
+    student, lessons = task["student"], sorted(task["submissions"])
+    if task.get("version") != __version__:
+        raise RuntimeError(f"this worker has perfcourse {__version__}, the grader {task.get('version')}")
+    digest = hashlib.sha256(repr(sorted(task["course"].items())).encode()).hexdigest()[:16]
+    lock = Lock(f"perfcourse-grade/{task['course_id']}/{digest}/{student}") if address != "local" else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        with tempfile.TemporaryDirectory(prefix="perfcourse-cluster-") as base:
+            root = scratch_course(Path(base), task)
+            options = ["--sandbox", task["sandbox"], "--die-with-parent", str(os.getpid())]
+            options += ["--cell-timeout", str(task["cell_timeout"])] if task.get("cell_timeout") else []
+            for lesson in lessons:
+                options += ["--generate", lesson]
+            slot = WorkerSlot(root, options)
+            limit = notebook_limit(root)
+            results = {}
+            try:
+                for lesson in lessons:
+                    outcome = slot.grade(student, [lesson], limit, _Quiet())[0]
+                    results[lesson] = {"seconds": outcome.seconds, "error": outcome.error,
+                                       "notebooks": {} if outcome.error else _executed(root, student, lesson)}
+            finally:
+                slot.kill()
+    finally:
+        if lock is not None:
+            lock.release()
+    return {"student": student, "worker": address, "host": socket.gethostname(), "pid": os.getpid(),
+            "lessons": results}
+
+
+class _Quiet:
+    def advance(self, label: str) -> None:
+        pass
+
+
+def _executed(root: Path, student: str, lesson: str) -> dict[str, str]:
+    folder = nbgrader.folder(root, "autograded", student, lesson)
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.ipynb"))
+            if p.is_file() and not p.is_symlink()}
+
+
+def check_worker(sandbox: str, kernel: str, version: str) -> dict:
+    """Run on every worker before grading: can it grade as a local run would?"""
+    from .. import kernels
+    from . import sandbox as bwrap
+
+    problems, warnings = [], []
+    if version != __version__:
+        problems.append(f"perfcourse {__version__} is installed, the grader runs {version}")
+    if sandbox == "bwrap":
+        if not bwrap.bubblewrap():
+            problems.append("bubblewrap (bwrap) is not installed, so student code cannot be sandboxed "
+                            "(install it, or grade with --unsandboxed)")
+        else:
+            warnings += bwrap.bounds_available()
+    try:
+        kernels.require(kernel)
+    except CourseError as exc:
+        problems.append(str(exc))
+    return {"host": socket.gethostname(), "problems": problems, "warnings": warnings}
+
+
+def check_result(result, student: str, lessons: list[str]) -> dict:
+    """A task's return value, checked for shape; ResultRefused names the first fault."""
+    if not isinstance(result, dict) or result.get("student") != student:
+        raise ResultRefused("the task returned something other than this student's results")
+    graded = result.get("lessons")
+    if not isinstance(graded, dict) or sorted(graded) != sorted(lessons):
+        raise ResultRefused("the task returned other lessons than it was given")
+    for lesson, entry in graded.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("seconds"), (int, float)) \
+                or not isinstance(entry.get("error"), (str, type(None))) \
+                or not isinstance(entry.get("notebooks"), dict):
+            raise ResultRefused(f"the result for {lesson} is malformed")
+        for name, text in entry["notebooks"].items():
+            if not isinstance(name, str) or not NOTEBOOK_NAME.fullmatch(name) or not isinstance(text, str):
+                raise ResultRefused(f"the result for {lesson} names a notebook badly: {scratch.shown(str(name))}")
+        if entry["error"] is None and not entry["notebooks"]:
+            raise ResultRefused(f"the result for {lesson} has neither a notebook nor an error")
+    if not isinstance(result.get("worker"), str):
+        raise ResultRefused("the result does not name its worker")
+    return result
+
+
+# --- the run: on the course's machine ------------------------------------------------------------
+@dataclass
+class Ledger:
+    """Which students are still owed a result; each is recorded once, from the first result that
+    completes (a task run again after its worker died, or run twice by the scheduler, records nothing)."""
+    waiting: set[str] = field(default_factory=set)
+    recorded: set[str] = field(default_factory=set)
+    failed: dict[str, str] = field(default_factory=dict)
+    workers: set[str] = field(default_factory=set)
+
+    def expect(self, student: str) -> None:
+        self.waiting.add(student)
+
+    def take(self, student: str) -> bool:
+        """True the first time a student's result may be recorded; False ever after."""
+        if student not in self.waiting:
+            return False
+        self.waiting.discard(student)
+        self.recorded.add(student)
+        return True
+
+    def fail(self, student: str, reason: str) -> bool:
+        if student not in self.waiting:
+            return False
+        self.waiting.discard(student)
+        self.failed[student] = reason
+        return True
+
+
+@dataclass
+class ClusterRun:
+    outcomes: list[Outcome]
+    workers: set[str]          # the workers whose results were recorded
+    workers_seen: int          # the workers the scheduler had when grading began
+
+
+def replay_config(root: Path, executed: Path):
+    """The course's configuration, with the execution step reading what the worker executed."""
+    loaded = nbgrader.config(root)
+    steps = list(loaded.Autograde.autograde_preprocessors)
+    names = [step if isinstance(step, str) else f"{step.__module__}.{step.__qualname__}" for step in steps]
+    if GUARD not in names:
+        raise CourseError(f"{root / 'grader_config.py'}: Autograde.autograde_preprocessors has no {GUARD}, "
+                          "which grading on a cluster replaces with what the workers executed")
+    steps[names.index(GUARD)] = REPLAY
+    loaded.Autograde.autograde_preprocessors = steps
+    loaded.ReplayExecution.executed = str(executed)
+    return loaded
+
+
+def record(root: Path, result: dict, progress: Progress) -> list[Outcome]:
+    """One student's results into autograded/ and the gradebook, through nbgrader autograde."""
+    import warnings
+
+    student, outcomes = result["student"], []
+    with tempfile.TemporaryDirectory(prefix="perfcourse-executed-") as executed, warnings.catch_warnings():
+        # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; its own CLI shows them
+        # nowhere either (a local run's workers keep them off the terminal).
+        warnings.filterwarnings("ignore", module="nbgrader")
+        loaded = replay_config(root, Path(executed))
+        for lesson, entry in sorted(result["lessons"].items()):
+            outcome = Outcome(student, lesson, seconds=float(entry["seconds"]), error=entry["error"],
+                              worker=result["worker"])
+            if outcome.error is None:
+                folder = Path(executed) / student / lesson
+                folder.mkdir(parents=True)
+                for name, text in entry["notebooks"].items():
+                    write_atomic(folder / name, text)
+                started = time.perf_counter()
+                try:
+                    outcome.error = nbgrader.autograde(root, lesson, student, loaded) or _replayed(root, student, lesson)
+                except Exception as exc:  # one lesson's failure costs no other lesson
+                    outcome.error = f"{type(exc).__name__}: {exc}"
+                outcome.seconds += time.perf_counter() - started
+            outcomes.append(outcome)
+            progress.advance(f"{student}/{lesson}")
+    return outcomes
+
+
+def _replayed(root: Path, student: str, lesson: str) -> str | None:
+    """None when every notebook nbgrader wrote carries the worker's execution (an unexecuted
+    notebook would score every grade cell as passed); else why not."""
+    import nbformat
+
+    from .execute import TIMING_KEY
+
+    for path in sorted(nbgrader.folder(root, "autograded", student, lesson).glob("*.ipynb")):
+        if not isinstance(nbformat.read(path, as_version=4).metadata.get(TIMING_KEY), dict):
+            return f"{path.name} was recorded without the worker's execution"
+    return None
+
+
+def connect(address: str):
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise CourseError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
+def check_workers(client, sandbox: str, kernel: str) -> int:
+    """Every worker can grade (perfcourse at this version, bubblewrap unless unsandboxed, the kernel)."""
+    workers = client.scheduler_info(n_workers=-1)["workers"] if _takes_n_workers(client) \
+        else client.scheduler_info()["workers"]
+    if not workers:
+        raise CourseError(f"the Dask scheduler at {client.scheduler.address} has no workers")
+    answers = client.run(check_worker, sandbox, kernel, __version__, on_error="return")
+    problems = []
+    for worker, answer in sorted(answers.items()):
+        if isinstance(answer, BaseException):
+            problems.append(f"{worker}: cannot run perfcourse's grading ({type(answer).__name__}: {answer})")
+            continue
+        problems += [f"{worker} ({answer['host']}): {p}" for p in answer["problems"]]
+        for warning in answer["warnings"]:
+            print(f"WARNING: {worker} ({answer['host']}): {warning}", file=sys.stderr)
+    if problems:
+        raise CourseError("workers that cannot grade: " + "; ".join(problems))
+    return len(answers)
+
+
+def _takes_n_workers(client) -> bool:
+    import inspect
+
+    return "n_workers" in inspect.signature(client.scheduler_info).parameters
+
+
+def grade(root: Path, gradable: dict[str, list[str]], address: str, sandbox: str,
+          cell_timeout: int | None, progress: Progress, retries: int = RETRIES) -> ClusterRun:
+    """Grade `gradable` ({student: [lessons]}) on the cluster; record each student once."""
+    from distributed import wait
+    from distributed.utils import CancelledError
+
+    loaded = nbgrader.config(root)
+    course_id = nbgrader.coursedir(root, loaded).course_id
+    course = course_files(root, sorted({l for ls in gradable.values() for l in ls}))
+    client = connect(address)
+    ledger, outcomes = Ledger(), []
+    try:
+        seen = check_workers(client, sandbox, loaded.Execute.kernel_name)
+        futures = {}
+        run_id = uuid.uuid4().hex[:8]
+        for student, lessons in gradable.items():
+            task = build_task(root, student, lessons, course, course_id, sandbox, cell_timeout)
+            key = f"perfcourse-grade-{run_id}-{hashlib.sha256(student.encode()).hexdigest()[:12]}"
+            futures[client.submit(grade_student, task, key=key, retries=retries, pure=False)] = student
+            ledger.expect(student)
+        pending, unreachable_since = set(futures), None
+        while pending:
+            try:
+                with client.as_current():
+                    done, pending = wait(pending, timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            except CancelledError:  # the scheduler dropped them: it is gone
+                raise SchedulerGone(address, ledger) from None
+            if client.status != "running":  # reconnecting, or given up
+                unreachable_since = unreachable_since or time.monotonic()
+                if client.status in ("closed", "closing") or time.monotonic() - unreachable_since > GONE_SECONDS:
+                    raise SchedulerGone(address, ledger)
+                continue
+            unreachable_since = None
+            for future in done:
+                student = futures[future]
+                outcomes += _settle(root, future, student, gradable[student], ledger, progress, retries)
+        return ClusterRun(outcomes, ledger.workers, seen)
+    finally:
+        try:
+            client.close(timeout=5)
+        except Exception:
+            pass
+
+
+def _settle(root, future, student, lessons, ledger: Ledger, progress, retries) -> list[Outcome]:
+    if future.status == "finished":
+        try:
+            result = check_result(future.result(), student, lessons)
+        except ResultRefused as exc:
+            reason = f"not graded: the worker's result was refused ({exc})"
+        else:
+            if not ledger.take(student):
+                return []
+            ledger.workers.add(result["worker"])
+            return record(root, result, progress)
+    else:
+        if future.status == "cancelled":
+            raise SchedulerGone(None, ledger)
+        exc = future.exception()
+        reason = f"not graded: its task failed {retries + 1} times; last: {type(exc).__name__}: {exc}"[:400]
+    if not ledger.fail(student, reason):
+        return []
+    for lesson in lessons:
+        progress.advance(f"{student}/{lesson}")
+    return [Outcome(student, lesson, error=reason) for lesson in lessons]
+
+
+class SchedulerGone(CourseError):
+    def __init__(self, address: str | None, ledger: Ledger):
+        recorded, waiting = len(ledger.recorded), len(ledger.waiting)
+        super().__init__(
+            f"the Dask scheduler{' at ' + address if address else ''} went away mid-run: "
+            f"{recorded} student(s) were graded and recorded whole, {waiting} not graded "
+            "(nothing of theirs was written); start the scheduler again and rerun: "
+            "what was recorded is up to date and is not graded again")
