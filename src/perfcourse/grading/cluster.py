@@ -23,6 +23,7 @@ time, each only once its task has returned).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -341,16 +342,42 @@ def _takes_n_workers(client) -> bool:
 def grade(root: Path, gradable: dict[str, list[str]], address: str, sandbox: str,
           cell_timeout: int | None, progress: Progress, retries: int = RETRIES) -> ClusterRun:
     """Grade `gradable` ({student: [lessons]}) on the cluster; record each student once."""
-    from distributed import wait
-    from distributed.utils import CancelledError
-
     loaded = nbgrader.config(root)
     course_id = nbgrader.coursedir(root, loaded).course_id
     course = course_files(root, sorted({l for ls in gradable.values() for l in ls}))
+    with _quiet_dask():
+        return _grade(root, gradable, address, sandbox, cell_timeout, progress, retries, course, course_id,
+                      loaded.Execute.kernel_name)
+
+
+@contextlib.contextmanager
+def _quiet_dask():
+    """Dask's client logs every failed reconnection with a traceback; this run reports what went
+    wrong itself (a scheduler gone, a worker lost, a task failed), in one line each."""
+    import logging
+
+    import distributed  # noqa: F401 (its logging is set up on import)
+
+    names = [name for name in logging.root.manager.loggerDict if name.split(".")[0] in ("distributed", "tornado")]
+    handlers = [h for name in names for h in logging.getLogger(name).handlers]
+    levels = [h.level for h in handlers]
+    for handler in handlers:
+        handler.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for handler, level in zip(handlers, levels):
+            handler.setLevel(level)
+
+
+def _grade(root, gradable, address, sandbox, cell_timeout, progress, retries, course, course_id, kernel):
+    from distributed import wait
+    from distributed.utils import CancelledError
+
     client = connect(address)
     ledger, outcomes = Ledger(), []
     try:
-        seen = check_workers(client, sandbox, loaded.Execute.kernel_name)
+        seen = check_workers(client, sandbox, kernel)
         futures = {}
         run_id = uuid.uuid4().hex[:8]
         for student, lessons in gradable.items():
