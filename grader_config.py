@@ -20,6 +20,9 @@ c.Exchange.root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exch
 c.Execute.kernel_name = "jax-cpu"
 # Per cell, in seconds. The lessons' cells take well under a second on a laptop CPU.
 c.Execute.timeout = 60
+# Once the last cell has run, its outputs are in: the kernels are killed at once instead of being
+# asked to shut down and waited for (nothing a student's code does at exit can matter then).
+c.Execute.shutdown_kernel = "immediate"
 
 # Kernels run sandboxed (bubblewrap: no network, read-only files, no view of the course) under a
 # guard that vouches for every test cell; see src/perfcourse/grading/. `perfcourse grade

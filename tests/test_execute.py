@@ -5,7 +5,8 @@ from nbformat.v4 import new_code_cell, new_notebook
 from conftest import ROOT
 
 from perfcourse.nbgrader_bridge import config as course_config
-from perfcourse.grading.execute import TIMING_KEY, _keep_only_notebooks, lesson_imports
+from perfcourse.course import FIGURE_TAG
+from perfcourse.grading.execute import TIMING_KEY, _keep_only_notebooks, figure_sources, lesson_imports
 from perfcourse.kernel.evidence import EVIDENCE_KEY
 
 
@@ -27,6 +28,16 @@ def test_the_grading_kernel_pins_the_lessons_imports_only():
         _cell("import matplotlib.pyplot as plt  # a report cell after the last check"),
     ])
     assert lesson_imports(nb).splitlines() == ["import numpy as np", "from pathlib import Path", "import time"]
+
+
+def test_grading_skips_only_the_instructors_figure_cells():
+    figure = _cell("draw(panels, diagram)")
+    figure.metadata["tags"] = [FIGURE_TAG]
+    nb = new_notebook(cells=[_cell("import numpy as np"), figure,
+                             _cell("assert True", grade_id="test", grade=True, points=1)])
+    assert figure_sources(nb) == {"draw(panels, diagram)"}
+    # Skipping goes by the instructor's text: a tag a student adds to a copy of another cell is not read.
+    assert "import numpy as np" not in figure_sources(nb)
 
 
 def test_every_lessons_imports_are_found_in_its_source():
