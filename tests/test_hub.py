@@ -31,6 +31,7 @@ skipped, except under CI (CI=true), where it fails.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import importlib.util
 import json
 import os
@@ -140,6 +141,11 @@ def hub():
     base = Path(tempfile.mkdtemp(prefix="perfcourse-hub-"))
     os.chmod(base, 0o755)
     process = None
+    started = time.monotonic()
+
+    def done(what: str) -> None:
+        print(f"\nset-up, {what}: {time.monotonic() - started:.1f} s")
+
     try:
         entries = {name: trial.create_user(name, base / "home" / name) for name in (instructor, *students)}
         for entry in entries.values():
@@ -151,33 +157,44 @@ def hub():
                 "check_for_updates_class": "jupyterlab.NeverCheckForUpdate"}}))
             subprocess.run(["chown", "-R", f"{entry.pw_uid}:{entry.pw_gid}", f"{entry.pw_dir}/.jupyter"], check=True)
         course = Path(entries[instructor].pw_dir) / "course"
-        course_id = trial.prepare_course(course, entries[instructor], [LESSON])
+        course_id = nbgrader_bridge.coursedir(ROOT).course_id  # the copy's grader_config.py is this one
         exchange = base / "exchange"
         trial.prepare_exchange(exchange)
-        env = trial.user_environment(base / "python", entries[students[0]])
         state = base / "hub"
         state.mkdir(mode=0o700)
         port, token, password = free_port(), secrets.token_hex(16), secrets.token_urlsafe(12)
-        values = trial.settings(course=course, course_id=course_id, exchange=exchange, env=env, state=state,
-                                instructors=[instructor], students=students, port=port,
-                                hub_port=free_port(), proxy_api_port=free_port(), password=password,
-                                service_token=token)
         log = base / "jupyterhub.log"
-        with open(log, "wb") as out:
-            process = subprocess.Popen(trial.hub_command(), cwd=state, env=trial.hub_env(values), stdout=out,
-                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
-        wait_answer(f"{url}/hub/api/users", token, process, log, HUB_START_S)
-        # Every user's server, started at once through the hub's API (the browser then finds them running).
+        # The instructor's course is generated while the environment is made, the hub starts and
+        # the students' servers start; the instructor's server waits for it.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            preparing = pool.submit(trial.prepare_course, course, entries[instructor], [LESSON])
+            env = trial.user_environment(base / "python", entries[students[0]])
+            done("the environment the users run")
+            values = trial.settings(course=course, course_id=course_id, exchange=exchange, env=env, state=state,
+                                    instructors=[instructor], students=students, port=port,
+                                    hub_port=free_port(), proxy_api_port=free_port(), password=password,
+                                    service_token=token)
+            with open(log, "wb") as out:
+                process = subprocess.Popen(trial.hub_command(), cwd=state, env=trial.hub_env(values), stdout=out,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           start_new_session=True)
+            wait_answer(f"{url}/hub/api/users", token, process, log, HUB_START_S)
+            done("the hub answering")
+            # Every user's server, started through the hub's API (the browser then finds them running).
+            for name in students:
+                api(f"{url}/hub/api/users/{name}/server", token, method="POST", timeout=30, body={})
+            assert preparing.result() == course_id
+            done("the instructor's course")
+        api(f"{url}/hub/api/users/{instructor}/server", token, method="POST", timeout=30, body={})
         users = [instructor, *students]
-        for name in users:
-            api(f"{url}/hub/api/users/{name}/server", token, method="POST", timeout=30, body={})
         deadline = time.monotonic() + SPAWN_S
         while not all((api(f"{url}/hub/api/users/{n}", token).get("servers", {}).get("", {}) or {}).get("ready")
                       for n in users):
             if time.monotonic() > deadline:
                 pytest.fail(f"the users' servers did not start within {SPAWN_S} s:\n{log_tail(log)}")
             time.sleep(0.5)
+        done("the three servers started")
         yield Hub(url, token, password, instructor, students, {n: Path(e.pw_dir) for n, e in entries.items()},
                   course, course_id, exchange, log)
     finally:
@@ -317,10 +334,12 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
             fetched_second = fetch(page, hub)
             submit(page, fetched_second)
             shot("5-submitted-untouched")
-            # The exchange's inbound is write-only for students: the submissions are there, each its owner's.
             for user in (first, second):
                 found = sorted(inbound.glob(f"{user}+{LESSON}+*"))
                 assert len(found) == 1, f"{user}'s submissions in {inbound}: {found}"
+            # The exchange's inbound is write-only for students: they cannot list the submissions.
+            listed = trial.run_as(pwd.getpwnam(second), ["ls", str(inbound)])
+            assert listed.returncode != 0 and "Permission denied" in listed.stderr, listed
 
         page = pages[instructor]
         with step("6. instructor: Collect, Autograde both", page, current):

@@ -52,15 +52,20 @@ def require_tools() -> None:
         problems.append(f"configurable-http-proxy is not installed: run `npm ci` in {HERE} "
                         f"(`make hub` does; it needs npm: apt-get install npm)")
     try:
-        import jupyterhub  # noqa: F401
+        import jupyterhub  # noqa: F401 - only whether it is there
     except ImportError:
         problems.append(f"the jupyterhub package is missing from {sys.prefix}: "
                         "pip install -r requirements-cpu.txt (`make hub` does)")
     try:
         from perfcourse import kernels
-        kernels.require(kernels.DEFAULT)
-    except Exception as exc:  # noqa: BLE001 - CourseError says how to install it; an ImportError says enough
-        problems.append(f"{exc}")
+    except ImportError:
+        problems.append(f"the course's tool (perfcourse) is missing from {sys.prefix}: run this with the "
+                        "course's environment, .venv/bin/python (`make hub` does)")
+    else:
+        try:
+            kernels.require(kernels.DEFAULT)
+        except Exception as exc:  # noqa: BLE001 - CourseError says how to install the kernel
+            problems.append(f"{exc}")
     if problems:
         raise TrialError("the course's JupyterHub cannot start:\n- " + "\n- ".join(problems))
 
