@@ -36,6 +36,7 @@ import importlib.util
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -125,6 +126,25 @@ def stop_hub(process: subprocess.Popen) -> None:
             time.sleep(0.2)
 
 
+TEST_USER = re.compile(r"pc-(instructor|student1|student2)-[0-9a-f]{6}")
+
+
+def remove_stale_users() -> None:
+    """What an earlier run of this test left behind when it was killed before its teardown: its users
+    (and their scratch folder) an hour or more old; no run of the test lasts that long."""
+    for entry in pwd.getpwall():
+        if not (TEST_USER.fullmatch(entry.pw_name) and "/perfcourse-hub-" in entry.pw_dir):
+            continue
+        base = Path(entry.pw_dir).parents[1]  # <scratch>/home/<user>
+        try:
+            stale = time.time() - base.stat().st_mtime > 3600
+        except FileNotFoundError:
+            stale = True
+        if stale:
+            trial.remove_user(entry.pw_name)
+            shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture
 def hub():
     if os.geteuid() != 0:
@@ -134,6 +154,7 @@ def hub():
         trial.require_tools()
     except trial.TrialError as exc:
         missing(f"{exc}\n(`make hub-proxy` installs the proxy)")
+    remove_stale_users()
     suffix = secrets.token_hex(3)
     instructor, students = f"pc-instructor-{suffix}", [f"pc-student1-{suffix}", f"pc-student2-{suffix}"]
     # Not pytest's tmp_path: it lies in a folder only root may enter, and the users must reach
@@ -273,13 +294,12 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
     full = sum(sample.expected.values())
     assert full == 8, sample.expected
     inbound = hub.exchange / hub.course_id / "inbound"
-    tmp = tmp_path
     contexts, pages, console = {}, {}, []
     current = ["logging in"]
     page = None
 
     def shot(name: str) -> None:
-        keep_screenshot(page, tmp, f"hub-{name}.png")
+        keep_screenshot(page, tmp_path, f"hub-{name}.png")
 
     try:
         for user in (instructor, first, second):
@@ -406,7 +426,7 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
     except BaseException:
         if page is not None:
             try:
-                keep_screenshot(page, tmp, FAILURE_SCREENSHOT)
+                keep_screenshot(page, tmp_path, FAILURE_SCREENSHOT)
             except Exception:  # noqa: BLE001 - the original failure matters more
                 pass
         print(f"\nfailed in: {current[0]}")

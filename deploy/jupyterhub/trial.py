@@ -140,8 +140,9 @@ def user_environment(target: Path, someone: pwd.struct_passwd) -> Path:
     target.mkdir(parents=True)
     os.chmod(target, 0o755)
     base, env = target / "python", target / "env"
-    link_copy(Path(sys.base_prefix), base, skip={Path("lib") / f"python{sys.version_info.major}."
-                                                 f"{sys.version_info.minor}" / "site-packages"})
+    stdlib = Path("lib") / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    # Not the base's own site-packages (the environment has its own) nor the standard library's tests.
+    link_copy(Path(sys.base_prefix), base, skip={stdlib / "site-packages", stdlib / "test"})
     link_copy(Path(sys.prefix), env)
     relocate(Path(sys.base_prefix), base, Path(sys.prefix), env)
     check = run_as(someone, [f"{env}/bin/python", *probe[1:]])
