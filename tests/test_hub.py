@@ -17,8 +17,8 @@ browser context of their own, logged in through the hub's login page:
 4. each student fetches their feedback in the Assignments panel and opens it: 8.0 / 8.0 and
    0.0 / 8.0;
 5. the second student cannot read the first's work: not through the hub (their browser gets a
-   refusal from the first student's server) and not on disk (as their Unix user); students'
-   servers have no Formgrader.
+   refusal from the first student's server) and not on disk (as their Unix user), nor list the
+   exchange's inbound; students' servers have no Formgrader; every server offers `jax-cpu`.
 
 Screenshots of every step go to test-results/hub-*.png (hub-failure.png on a failure, with the
 step, the page's text and the tail of the hub's log). Teardown stops the hub (which stops every
@@ -308,6 +308,9 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
                 pages[user].on("console", lambda msg, u=user: console.append(f"{u}: {msg.text}")
                                if msg.type == "error" else None)
         page = pages[instructor]
+        for user in (instructor, first, second):  # every server offers the course's kernel
+            specs = api(f"{hub.server(user)}/api/kernelspecs", hub.token)["kernelspecs"]
+            assert "jax-cpu" in specs, f"{user}'s server offers the kernels {sorted(specs)}"
 
         with step("1. instructor: Formgrader > Release", page, current):
             menu(page, "Nbgrader", "Formgrader")
