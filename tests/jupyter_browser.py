@@ -365,3 +365,71 @@ def run_save_validate(page, fetched_item, lesson: str, path: str, expected_cells
     dialog.get_by_role("button", name="Ok").click()
     dialog.wait_for(state="detached")
     return saved
+
+
+# --- nbgrader's actions, as an instructor and a student take them in the page ---------------------
+def formgrader_release(page, lesson: str) -> None:
+    """Nbgrader > Formgrader, then Release on the lesson's row (a draft until then)."""
+    menu(page, "Nbgrader", "Formgrader")
+    frame = formgrader(page)
+    row = formgrader_row(frame, "name", lesson)
+    row.wait_for(timeout=FORMGRADER_S * 1000)
+    assert row.locator("td.status").inner_text().strip() == "draft", row.inner_text()
+    release = row.locator("td.release a:has(.glyphicon-cloud-upload)")
+    assert release.count() == 1, ("no Release button for the lesson (Formgrader offers none while "
+                                  f"the exchange is missing): {row.inner_text()}")
+    release.click()
+    text = formgrader_result(frame, "Release", RELEASE_S)
+    assert f"Successfully released '{lesson}'" in text, text
+    row.locator("td.status").filter(has_text=exact("released")).wait_for(timeout=10_000)
+
+
+def formgrader_collect(page, lesson: str, submissions: int):
+    """Nbgrader > Formgrader, Collect on the lesson's row, then its submissions page; returns Formgrader's frame."""
+    menu(page, "Nbgrader", "Formgrader")
+    frame = formgrader(page)
+    row = formgrader_row(frame, "name", lesson)
+    row.locator("td.collect a:has(.glyphicon-cloud-download)").click()
+    text = formgrader_result(frame, "Collect", RELEASE_S)
+    assert f"Successfully collected submissions of '{lesson}'" in text, text
+    count = row.locator("td.num-submissions a").filter(has_text=exact(str(submissions)))
+    count.wait_for(timeout=10_000)
+    count.click()  # -> the lesson's submissions page
+    return frame
+
+
+def formgrader_autograde(frame, lesson: str, student: str, score: float, full: float) -> None:
+    """Autograde on the student's row of the submissions page, which must then show score / full."""
+    student_row = formgrader_row(frame, "student-id", student)
+    student_row.wait_for(timeout=FORMGRADER_S * 1000)
+    status = student_row.locator("td.status").inner_text().strip()
+    assert status == "needs autograding", status
+    student_row.locator("td.autograde a").click()
+    text = formgrader_result(frame, "Autograde", AUTOGRADE_S)
+    assert f"Successfully autograded '{lesson}' for student '{student}'" in text, text
+    student_row.locator("td.status").filter(has_text=exact("graded")).wait_for(timeout=10_000)
+    shown = student_row.locator("td.score").inner_text().strip()
+    assert shown == f"{score:g} / {full:g}", f"Formgrader shows {student}'s score as {shown!r}"
+
+
+def fetch(page, lesson: str, course_id: str):
+    """Nbgrader > Assignment List, Fetch on the lesson; returns its entry among the fetched ones."""
+    menu(page, "Nbgrader", "Assignment List")
+    item = page.locator("#released_assignments_list > .list_item").filter(has_text=lesson)
+    button = item.locator("button").filter(has_text=exact("Fetch"))
+    button.wait_for(timeout=FETCH_S * 1000)
+    assert course_id in item.inner_text(), item.inner_text()
+    button.click()
+    fetched = page.locator("#fetched_assignments_list > .list_item").filter(has_text=lesson)
+    fetched.locator("button").filter(has_text=exact("Submit")).wait_for(timeout=FETCH_S * 1000)
+    return fetched
+
+
+def submit(page, fetched_item, lesson: str) -> None:
+    """Nbgrader > Assignment List, Submit on the fetched lesson, which nbgrader must accept."""
+    menu(page, "Nbgrader", "Assignment List")
+    fetched_item.locator("button").filter(has_text=exact("Submit")).click()
+    submitted = page.locator("#submitted_assignments_list > .list_item").filter(has_text=lesson)
+    refused = page.locator(".jp-Dialog").filter(has_text="Invalid Submission")
+    submitted.or_(refused).first.wait_for(timeout=FETCH_S * 1000)
+    assert refused.count() == 0, f"nbgrader refused the submission:\n{refused.inner_text()}"

@@ -46,10 +46,10 @@ import pytest
 
 from conftest import ROOT, copy_course
 # `browser` is a fixture: importing it here is what puts it in this module's reach.
-from jupyter_browser import (AUTOGRADE_S, FETCH_S, FORMGRADER_S, RELEASE_S, RESULTS, api,  # noqa: F401
-                             browser, contents_url, exact, formgrader, formgrader_result, formgrader_row,
-                             free_port, group_alive, keep_screenshot, log_tail, menu, open_app,
-                             run_save_validate, solved, step, wait_kernel_idle, write_settings)
+from jupyter_browser import (RESULTS, api, browser, contents_url, fetch, formgrader_autograde,  # noqa: F401
+                             formgrader_collect, formgrader_release, free_port, group_alive,
+                             keep_screenshot, log_tail, open_app, run_save_validate, solved, step, submit,
+                             wait_kernel_idle, write_settings)
 
 from perfcourse import kernels, nbgrader_bridge, samples
 from perfcourse.release import released
@@ -217,32 +217,13 @@ def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):
             open_app(page, lab.page_url())
 
         with step("1. instructor: Formgrader > Release", page, current):
-            menu(page, "Nbgrader", "Formgrader")
-            frame = formgrader(page)
-            row = formgrader_row(frame, "name", LESSON)
-            row.wait_for(timeout=FORMGRADER_S * 1000)
-            assert row.locator("td.status").inner_text().strip() == "draft", row.inner_text()
-            release = row.locator("td.release a:has(.glyphicon-cloud-upload)")
-            assert release.count() == 1, ("no Release button for the lesson (Formgrader offers none while "
-                                          f"the exchange is missing): {row.inner_text()}")
-            release.click()
-            text = formgrader_result(frame, "Release", RELEASE_S)
-            assert f"Successfully released '{LESSON}'" in text, text
-            row.locator("td.status").filter(has_text=exact("released")).wait_for(timeout=10_000)
+            formgrader_release(page, LESSON)
             outbound = course / "exchange" / course_id / "outbound" / LESSON / f"{LESSON}.ipynb"
             assert outbound.is_file(), f"Release put nothing at {outbound}"
             keep_screenshot(page, tmp_path, "roundtrip-1-released.png")
 
         with step("2. student: Assignment List > Fetch", page, current):
-            menu(page, "Nbgrader", "Assignment List")
-            item = page.locator("#released_assignments_list > .list_item").filter(has_text=LESSON)
-            fetch = item.locator("button").filter(has_text=exact("Fetch"))
-            fetch.wait_for(timeout=FETCH_S * 1000)
-            assert course_id in item.inner_text(), item.inner_text()
-            fetch.click()
-            fetched_item = page.locator("#fetched_assignments_list > .list_item").filter(has_text=LESSON)
-            submit = fetched_item.locator("button").filter(has_text=exact("Submit"))
-            submit.wait_for(timeout=FETCH_S * 1000)
+            fetched_item = fetch(page, LESSON, course_id)
             assert (course / NOTEBOOK).is_file(), f"Fetch wrote no {NOTEBOOK} in the notebook directory"
             keep_screenshot(page, tmp_path, "roundtrip-2-fetched.png")
 
@@ -265,44 +246,22 @@ def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):
                 validated=lambda: keep_screenshot(page, tmp_path, "roundtrip-3-validated.png"))
 
         with step("4. student: Assignment List > Submit", page, current):
-            menu(page, "Nbgrader", "Assignment List")
-            submit.click()
-            submitted_item = page.locator("#submitted_assignments_list > .list_item").filter(has_text=LESSON)
-            refused = page.locator(".jp-Dialog").filter(has_text="Invalid Submission")
-            submitted_item.or_(refused).first.wait_for(timeout=FETCH_S * 1000)
-            assert refused.count() == 0, f"nbgrader refused the submission:\n{refused.inner_text()}"
+            submit(page, fetched_item, LESSON)
             submissions = sorted(inbound.glob(f"{student}+{LESSON}+*"))
             assert len(submissions) == 1, f"in {inbound}: {sorted(p.name for p in inbound.iterdir())}"
             assert (submissions[0] / f"{LESSON}.ipynb").is_file(), sorted(submissions[0].iterdir())
             keep_screenshot(page, tmp_path, "roundtrip-4-submitted.png")
 
         with step("5. instructor: Formgrader > Collect", page, current):
-            menu(page, "Nbgrader", "Formgrader")
-            frame = formgrader(page)
-            row = formgrader_row(frame, "name", LESSON)
-            row.locator("td.collect a:has(.glyphicon-cloud-download)").click()
-            text = formgrader_result(frame, "Collect", RELEASE_S)
-            assert f"Successfully collected submissions of '{LESSON}'" in text, text
+            frame = formgrader_collect(page, LESSON, submissions=1)
             collected = nbgrader_bridge.folder(course, "submitted", student, LESSON) / f"{LESSON}.ipynb"
             assert collected.is_file(), f"Collect put nothing at {collected}"
             assert [c.source for c in nbformat.read(collected, 4).cells] == [c.source for c in saved.cells], \
                 "the collected notebook is not the one the student saved"
-            count = row.locator("td.num-submissions a").filter(has_text=exact("1"))
-            count.wait_for(timeout=10_000)
-            count.click()  # -> the lesson's submissions page
-            student_row = formgrader_row(frame, "student-id", student)
-            student_row.wait_for(timeout=FORMGRADER_S * 1000)
-            status = student_row.locator("td.status").inner_text().strip()
-            assert status == "needs autograding", status
             keep_screenshot(page, tmp_path, "roundtrip-5-collected.png")
 
         with step("6. instructor: Formgrader > Autograde", page, current):
-            student_row.locator("td.autograde a").click()
-            text = formgrader_result(frame, "Autograde", AUTOGRADE_S)
-            assert f"Successfully autograded '{LESSON}' for student '{student}'" in text, text
-            student_row.locator("td.status").filter(has_text=exact("graded")).wait_for(timeout=10_000)
-            shown = student_row.locator("td.score").inner_text().strip()
-            assert shown == f"{full_marks:g} / {full_marks:g}", f"Formgrader shows the score {shown!r}"
+            formgrader_autograde(frame, LESSON, student, full_marks, full_marks)
             keep_screenshot(page, tmp_path, "roundtrip-6-autograded.png")
 
         with step("7. the gradebook's score", page, current):

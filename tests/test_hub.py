@@ -53,9 +53,10 @@ import pytest
 from conftest import ROOT
 # `browser` is a fixture: importing it here is what puts it in this module's reach.
 from jupyter_browser import (AUTOGRADE_S, FETCH_S, FORMGRADER_S, RELEASE_S, RESULTS, api,  # noqa: F401
-                             browser, contents_url, exact, formgrader, formgrader_result, formgrader_row,
-                             free_port, group_alive, keep_screenshot, log_tail, menu, missing, open_app,
-                             run_save_validate, solved, step, wait_kernel_idle, write_settings)
+                             browser, contents_url, exact, fetch, formgrader_autograde, formgrader_collect,
+                             formgrader_release, formgrader_result, formgrader_row, free_port, group_alive,
+                             keep_screenshot, log_tail, menu, missing, open_app, run_save_validate, solved,
+                             step, submit, wait_kernel_idle, write_settings)
 
 from perfcourse import nbgrader_bridge, samples
 from perfcourse.release import released
@@ -247,28 +248,6 @@ def menu_items(page, title: str) -> list[str]:
     return labels
 
 
-def fetch(page, hub: Hub):
-    """The Assignments panel's Fetch for the lesson; returns the fetched entry."""
-    menu(page, "Nbgrader", "Assignment List")
-    item = page.locator("#released_assignments_list > .list_item").filter(has_text=LESSON)
-    button = item.locator("button").filter(has_text=exact("Fetch"))
-    button.wait_for(timeout=FETCH_S * 1000)
-    assert hub.course_id in item.inner_text(), item.inner_text()
-    button.click()
-    fetched = page.locator("#fetched_assignments_list > .list_item").filter(has_text=LESSON)
-    fetched.locator("button").filter(has_text=exact("Submit")).wait_for(timeout=FETCH_S * 1000)
-    return fetched
-
-
-def submit(page, fetched_item) -> None:
-    menu(page, "Nbgrader", "Assignment List")
-    fetched_item.locator("button").filter(has_text=exact("Submit")).click()
-    submitted = page.locator("#submitted_assignments_list > .list_item").filter(has_text=LESSON)
-    refused = page.locator(".jp-Dialog").filter(has_text="Invalid Submission")
-    submitted.or_(refused).first.wait_for(timeout=FETCH_S * 1000)
-    assert refused.count() == 0, f"nbgrader refused the submission:\n{refused.inner_text()}"
-
-
 def fetch_feedback(page, hub: Hub, user: str) -> Path:
     """The Assignments panel's Fetch Feedback; opens the feedback page and returns its file."""
     menu(page, "Nbgrader", "Assignment List")
@@ -313,15 +292,7 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
             assert "jax-cpu" in specs, f"{user}'s server offers the kernels {sorted(specs)}"
 
         with step("1. instructor: Formgrader > Release", page, current):
-            menu(page, "Nbgrader", "Formgrader")
-            frame = formgrader(page)
-            row = formgrader_row(frame, "name", LESSON)
-            row.wait_for(timeout=FORMGRADER_S * 1000)
-            release = row.locator("td.release a:has(.glyphicon-cloud-upload)")
-            assert release.count() == 1, f"no Release button (is the exchange there?): {row.inner_text()}"
-            release.click()
-            text = formgrader_result(frame, "Release", RELEASE_S)
-            assert f"Successfully released '{LESSON}'" in text, text
+            formgrader_release(page, LESSON)
             outbound = hub.exchange / hub.course_id / "outbound" / LESSON / f"{LESSON}.ipynb"
             assert outbound.is_file(), f"Release put nothing at {outbound}"
             shot("1-released")
@@ -330,7 +301,7 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
         with step("2. first student: no Formgrader; Assignment List > Fetch", page, current):
             items = menu_items(page, "Nbgrader")
             assert "Assignment List" in items and "Formgrader" not in items, f"a student's Nbgrader menu: {items}"
-            fetched_first = fetch(page, hub)
+            fetched_first = fetch(page, LESSON, hub.course_id)
             assert (hub.homes[first] / NOTEBOOK).is_file(), f"Fetch wrote no {NOTEBOOK} in {first}'s home"
             assert (hub.homes[first] / NOTEBOOK).stat().st_uid == pwd.getpwnam(first).pw_uid
             shot("2-fetched")
@@ -349,13 +320,13 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
                               on_disk=hub.homes[first] / NOTEBOOK, validated=lambda: shot("3-validated"))
 
         with step("4. first student: Submit", page, current):
-            submit(page, fetched_first)
+            submit(page, fetched_first, LESSON)
             shot("4-submitted")
 
         page = pages[second]
         with step("5. second student: Fetch, Submit the release untouched", page, current):
-            fetched_second = fetch(page, hub)
-            submit(page, fetched_second)
+            fetched_second = fetch(page, LESSON, hub.course_id)
+            submit(page, fetched_second, LESSON)
             shot("5-submitted-untouched")
             for user in (first, second):
                 found = sorted(inbound.glob(f"{user}+{LESSON}+*"))
@@ -366,24 +337,9 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
 
         page = pages[instructor]
         with step("6. instructor: Collect, Autograde both", page, current):
-            menu(page, "Nbgrader", "Formgrader")
-            frame = formgrader(page)
-            row = formgrader_row(frame, "name", LESSON)
-            row.locator("td.collect a:has(.glyphicon-cloud-download)").click()
-            text = formgrader_result(frame, "Collect", RELEASE_S)
-            assert f"Successfully collected submissions of '{LESSON}'" in text, text
-            count = row.locator("td.num-submissions a").filter(has_text=exact("2"))
-            count.wait_for(timeout=10_000)
-            count.click()  # -> the lesson's submissions page
+            frame = formgrader_collect(page, LESSON, submissions=2)
             for user, score in ((first, full), (second, 0)):
-                student_row = formgrader_row(frame, "student-id", user)
-                student_row.wait_for(timeout=FORMGRADER_S * 1000)
-                student_row.locator("td.autograde a").click()
-                text = formgrader_result(frame, "Autograde", AUTOGRADE_S)
-                assert f"Successfully autograded '{LESSON}' for student '{user}'" in text, text
-                student_row.locator("td.status").filter(has_text=exact("graded")).wait_for(timeout=10_000)
-                shown = student_row.locator("td.score").inner_text().strip()
-                assert shown == f"{score:g} / {full:g}", f"Formgrader shows {user}'s score as {shown!r}"
+                formgrader_autograde(frame, LESSON, user, score, full)
             shot("6-autograded")
             for user, score in ((first, full), (second, 0)):
                 graded = nbgrader_bridge.notebook_score(hub.course, LESSON, user)
