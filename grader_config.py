@@ -11,9 +11,11 @@ c.CourseDirectory.course_id = "jax-performance"
 # nbgrader's exchange, where released lessons wait for students and submissions wait to be
 # collected (JupyterLab's Assignments panel, `nbgrader release_assignment/fetch/submit/collect`).
 # One machine, one user: exchange/ in the course (`make lab` makes it; Formgrader offers Release
-# and Collect only once it exists; a student's Fetch lands in the course root). For many users on
-# one server, point it at a folder every user can write (README: "The exchange").
-c.Exchange.root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange")  # noqa: F821
+# and Collect only once it exists; a student's Fetch lands in the course root). For many users,
+# PERFCOURSE_EXCHANGE names a folder every user can write, the same for all of them: JupyterHub's
+# configuration (deploy/jupyterhub/) sets it in every server (README: "The exchange").
+c.Exchange.root = os.environ.get("PERFCOURSE_EXCHANGE") or os.path.join(  # noqa: F821
+    os.path.dirname(os.path.abspath(__file__)), "exchange")
 
 # Every notebook is graded on the CPU kernel the course installs (JAX_PLATFORMS=cpu), whatever
 # kernel the student's notebook names; grades must not depend on the grader's accelerator.

@@ -53,6 +53,8 @@ def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
     folder = tmp_path / "autograded" / "student" / "lesson"
     folder.mkdir(parents=True)
     (folder / "lesson.ipynb").write_text("{}")
+    (folder / "timestamp.txt").write_text("2026-11-30 12:00:00.000000 UTC")  # release_feedback reads both
+    (folder / "submission_secret.txt").write_text("0123abcd")
     (folder / "data.csv").write_text("1,2")
     (folder / "sub").mkdir()
     (folder / "sub" / "nested.txt").write_text("x")
@@ -60,7 +62,7 @@ def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
     (folder / "linked-dir").symlink_to(tmp_path / "outside-dir")
     (folder / "fake.ipynb").symlink_to(outside)
     _keep_only_notebooks(folder)
-    assert sorted(p.name for p in folder.iterdir()) == ["lesson.ipynb"]
+    assert sorted(p.name for p in folder.iterdir()) == ["lesson.ipynb", "submission_secret.txt", "timestamp.txt"]
     assert outside.read_text() == "keep me" and (tmp_path / "outside-dir" / "file").read_text() == "keep me too"
 
 

@@ -432,16 +432,22 @@ def lesson_imports(nb) -> str:
     return "\n".join(dict.fromkeys(found))
 
 
+# What nbgrader's exchange puts beside a submission and reads back when it releases feedback.
+NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
+
+
 def _keep_only_notebooks(folder: Path | None) -> None:
     """Remove from autograded/<student>/<lesson>/ what nbgrader copied beside the notebook.
 
     The kernel gets the submission's files in its own scratch folder; autograded/ (and so the
-    feedback nbgrader copies from it) keeps the graded notebook only. Nothing here follows a link.
+    feedback nbgrader copies from it) keeps the graded notebook, and the two files of nbgrader's
+    exchange that `nbgrader release_feedback` (Formgrader's Release Feedback) reads from the
+    feedback folder. Nothing here follows a link.
     """
     if folder is None or folder.is_symlink() or not folder.is_dir():
         return
     for entry in os.scandir(folder):
-        if entry.name.endswith(".ipynb") and entry.is_file(follow_symlinks=False):
+        if (entry.name.endswith(".ipynb") or entry.name in NBGRADER_FILES) and entry.is_file(follow_symlinks=False):
             continue
         if entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path)
