@@ -15,6 +15,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NEWEST := .venv-newest-jax
 COLAB := .venv-colab
+HUB := deploy/jupyterhub
 
 .PHONY: demo test check test-newest-jax release grade artifacts artifacts-check lab hub hub-proxy clean
 
@@ -53,7 +54,8 @@ demo: $(STAMP)
 # The fast tier spreads over every core (pytest-xdist); the end-to-end tier runs in one process,
 # since its graded classes already keep every core busy and share session-wide fixtures.
 FAST := -m "not e2e" -n logical
-test: $(STAMP) $(COLAB)/.installed
+# The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it).
+test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modules/.installed)
 	$(BIN)/python -m pytest $(FAST)
 	$(BIN)/python -m pytest -m e2e
 
@@ -88,7 +90,6 @@ lab: $(STAMP)
 # pc-instructor, pc-student1 and pc-student2, the instructor's course and the shared exchange,
 # and runs the hub on http://127.0.0.1:$(HUB_PORT) until Ctrl+C. Its proxy,
 # configurable-http-proxy, comes from npm at the version package-lock.json pins.
-HUB := deploy/jupyterhub
 HUB_PORT ?= 8000
 $(HUB)/node_modules/.installed: $(HUB)/package.json $(HUB)/package-lock.json
 	@command -v npm >/dev/null || { echo "make hub: npm is missing: apt-get install nodejs npm" >&2; exit 1; }
