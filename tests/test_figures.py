@@ -123,13 +123,12 @@ def test_figures_check_is_clean_and_names_a_stale_notebook(course):
     [cell] = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "figure_code"]
     cell["source"] = ["# an older copy\n"]
     path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    proc = perfcourse("figures", "--check", cwd=course)
-    assert proc.returncode == 1
-    assert "source/performance-02/performance-02.ipynb: its figure_code cell differs" in proc.stdout
-    assert "release/" not in proc.stdout
-    proc = perfcourse("figures", cwd=course)
-    assert proc.returncode == 0 and "wrote source/performance-02/performance-02.ipynb" in proc.stdout
-    assert perfcourse("figures", "--check", cwd=course).returncode == 0
+    # The same functions the command calls, in-process (the command itself ran above).
+    problems = notebook_figure.stale(course)
+    assert len(problems) == 1 and problems[0].startswith(
+        "source/performance-02/performance-02.ipynb: its figure_code cell differs"), problems
+    assert notebook_figure.sync(course) == [path]
+    assert notebook_figure.stale(course) == []
     assert read_notebook(path).cells[0].source == read_notebook(ROOT / "source" / "performance-02"
                                                                  / "performance-02.ipynb").cells[0].source
 
