@@ -6,6 +6,7 @@
 #   make grade      autograde everything in submitted/
 #   make artifacts  re-execute every lesson on the jax-cpu kernel and rewrite artifacts/cpu/
 #   make lab        JupyterLab (with nbgrader's extensions) on the course
+#   make hub        the course's JupyterHub on this machine, for a trial (root; demo users)
 #   make test-newest-jax  the test suite on the newest jax/jaxlib that install for this Python
 
 PYTHON ?= python3
@@ -14,8 +15,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NEWEST := .venv-newest-jax
 COLAB := .venv-colab
+HUB := deploy/jupyterhub
 
-.PHONY: demo test check test-newest-jax release grade artifacts artifacts-check lab clean
+.PHONY: demo test check test-newest-jax release grade artifacts artifacts-check lab hub hub-proxy clean
 
 $(STAMP): requirements-cpu.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,7 +54,8 @@ demo: $(STAMP)
 # The fast tier spreads over every core (pytest-xdist); the end-to-end tier runs in one process,
 # since its graded classes already keep every core busy and share session-wide fixtures.
 FAST := -m "not e2e" -n logical
-test: $(STAMP) $(COLAB)/.installed
+# The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it).
+test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modules/.installed)
 	$(BIN)/python -m pytest $(FAST)
 	$(BIN)/python -m pytest -m e2e
 
@@ -83,6 +86,21 @@ lab: $(STAMP)
 	mkdir -p exchange
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab --notebook-dir=. $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
 
+# JupyterHub for a class on one server (deploy/jupyterhub/): as root, creates the demo users
+# pc-instructor, pc-student1 and pc-student2, the instructor's course and the shared exchange,
+# and runs the hub on http://127.0.0.1:$(HUB_PORT) until Ctrl+C. Its proxy,
+# configurable-http-proxy, comes from npm at the version package-lock.json pins.
+HUB_PORT ?= 8000
+$(HUB)/node_modules/.installed: $(HUB)/package.json $(HUB)/package-lock.json
+	@command -v npm >/dev/null || { echo "make hub: npm is missing: apt-get install nodejs npm" >&2; exit 1; }
+	cd $(HUB) && npm ci --no-audit --no-fund
+	touch $@
+
+hub-proxy: $(HUB)/node_modules/.installed
+
+hub: $(STAMP) $(HUB)/node_modules/.installed
+	$(BIN)/python $(HUB)/trial.py --port $(HUB_PORT)
+
 clean:
-	rm -rf $(VENV) $(NEWEST) $(COLAB) submitted autograded/*/ feedback exchange gradebook.db grades.csv \
+	rm -rf $(VENV) $(NEWEST) $(COLAB) $(HUB)/node_modules submitted autograded/*/ feedback exchange gradebook.db grades.csv \
 	  $(patsubst source/%,%,$(wildcard source/*))

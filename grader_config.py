@@ -11,15 +11,20 @@ c.CourseDirectory.course_id = "jax-performance"
 # nbgrader's exchange, where released lessons wait for students and submissions wait to be
 # collected (JupyterLab's Assignments panel, `nbgrader release_assignment/fetch/submit/collect`).
 # One machine, one user: exchange/ in the course (`make lab` makes it; Formgrader offers Release
-# and Collect only once it exists; a student's Fetch lands in the course root). For many users on
-# one server, point it at a folder every user can write (README: "The exchange").
-c.Exchange.root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange")  # noqa: F821
+# and Collect only once it exists; a student's Fetch lands in the course root). For many users,
+# PERFCOURSE_EXCHANGE names a folder every user can write, the same for all of them: JupyterHub's
+# configuration (deploy/jupyterhub/) sets it in every server (README: "The exchange").
+c.Exchange.root = os.environ.get("PERFCOURSE_EXCHANGE") or os.path.join(  # noqa: F821
+    os.path.dirname(os.path.abspath(__file__)), "exchange")
 
 # Every notebook is graded on the CPU kernel the course installs (JAX_PLATFORMS=cpu), whatever
 # kernel the student's notebook names; grades must not depend on the grader's accelerator.
 c.Execute.kernel_name = "jax-cpu"
 # Per cell, in seconds. The lessons' cells take well under a second on a laptop CPU.
 c.Execute.timeout = 60
+# Once the last cell has run, its outputs are in: the kernels are killed at once instead of being
+# asked to shut down and waited for (nothing a student's code does at exit can matter then).
+c.Execute.shutdown_kernel = "immediate"
 
 # Kernels run sandboxed (bubblewrap: no network, read-only files, no view of the course) under a
 # guard that vouches for every test cell; see src/perfcourse/grading/. `perfcourse grade

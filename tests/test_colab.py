@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, copy_course, kernelspec_dir
 
 from perfcourse import release, samples
-from perfcourse.course import lessons
+from perfcourse.course import FIGURE_TAG, lessons
 
 pytestmark = pytest.mark.e2e  # kernels, graded classes or executed notebooks (make test, not make check)
 
@@ -51,6 +51,10 @@ def test_solved_release_notebook_passes_its_public_tests(sample, colab_kernel, t
     errors = [(i, out.get("ename"), out.get("evalue")) for i, cell in enumerate(nb.cells)
               if cell.cell_type == "code" for out in cell.get("outputs", []) if out.get("output_type") == "error"]
     assert not errors, f"{sample.lesson} failed outside the course's environment: {errors}"
+    # The lesson's figure is drawn there too, by the notebook's own copy of the drawing code.
+    drawn = [cell for cell in nb.cells if cell.cell_type == "code" and FIGURE_TAG in cell.metadata.get("tags", [])
+             and any("image/png" in out.get("data", {}) for out in cell.get("outputs", []))]
+    assert drawn, f"{sample.lesson}: no figure drawn outside the course's environment"
     environment = "".join(out.get("text", "") for out in nb.cells[1].outputs)
     assert "jax " in environment and "backend" in environment, "the notebook opens with its environment cell"
 

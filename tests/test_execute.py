@@ -5,7 +5,8 @@ from nbformat.v4 import new_code_cell, new_notebook
 from conftest import ROOT
 
 from perfcourse.nbgrader_bridge import config as course_config
-from perfcourse.grading.execute import TIMING_KEY, _keep_only_notebooks, lesson_imports
+from perfcourse.course import FIGURE_TAG
+from perfcourse.grading.execute import TIMING_KEY, _keep_only_notebooks, figure_sources, lesson_imports
 from perfcourse.kernel.evidence import EVIDENCE_KEY
 
 
@@ -29,6 +30,16 @@ def test_the_grading_kernel_pins_the_lessons_imports_only():
     assert lesson_imports(nb).splitlines() == ["import numpy as np", "from pathlib import Path", "import time"]
 
 
+def test_grading_skips_only_the_instructors_figure_cells():
+    figure = _cell("draw(panels, diagram)")
+    figure.metadata["tags"] = [FIGURE_TAG]
+    nb = new_notebook(cells=[_cell("import numpy as np"), figure,
+                             _cell("assert True", grade_id="test", grade=True, points=1)])
+    assert figure_sources(nb) == {"draw(panels, diagram)"}
+    # Skipping goes by the instructor's text: a tag a student adds to a copy of another cell is not read.
+    assert "import numpy as np" not in figure_sources(nb)
+
+
 def test_every_lessons_imports_are_found_in_its_source():
     for path in sorted((ROOT / "source").glob("*/*.ipynb")):
         assert "import numpy as np" in lesson_imports(nbformat.read(path, as_version=4)).splitlines(), path
@@ -42,6 +53,8 @@ def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
     folder = tmp_path / "autograded" / "student" / "lesson"
     folder.mkdir(parents=True)
     (folder / "lesson.ipynb").write_text("{}")
+    (folder / "timestamp.txt").write_text("2026-11-30 12:00:00.000000 UTC")  # release_feedback reads both
+    (folder / "submission_secret.txt").write_text("0123abcd")
     (folder / "data.csv").write_text("1,2")
     (folder / "sub").mkdir()
     (folder / "sub" / "nested.txt").write_text("x")
@@ -49,7 +62,7 @@ def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
     (folder / "linked-dir").symlink_to(tmp_path / "outside-dir")
     (folder / "fake.ipynb").symlink_to(outside)
     _keep_only_notebooks(folder)
-    assert sorted(p.name for p in folder.iterdir()) == ["lesson.ipynb"]
+    assert sorted(p.name for p in folder.iterdir()) == ["lesson.ipynb", "submission_secret.txt", "timestamp.txt"]
     assert outside.read_text() == "keep me" and (tmp_path / "outside-dir" / "file").read_text() == "keep me too"
 
 

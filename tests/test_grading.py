@@ -1,5 +1,6 @@
 """`make demo`: nbgrader autogrades the sample class through grader_config.py with the scores intended."""
 import csv
+import io
 
 import nbformat
 import pytest
@@ -15,12 +16,11 @@ SAMPLES = discover(ROOT)
 
 
 def test_demo_succeeds_and_prints_the_grade_table(graded_demo):
-    root, proc = graded_demo
+    _, proc, grades = graded_demo
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "student" in proc.stdout and "score" in proc.stdout
     assert f"demo: all {len(SAMPLES)} sample submissions scored as expected" in proc.stdout
-    with open(root / "grades.csv") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = list(csv.DictReader(io.StringIO(grades)))
     assert len(rows) == len(SAMPLES) and all(not row["error"] for row in rows)
     # Honest work in every lesson, lesson cells included, raises no evidence flag.
     assert [(row["student_id"], row["assignment"], row["flags"]) for row in rows if row["flags"]] == []
@@ -28,14 +28,14 @@ def test_demo_succeeds_and_prints_the_grade_table(graded_demo):
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: f"{s.lesson}/{s.case}")
 def test_every_grade_cell_scores_as_the_sample_says(graded_demo, sample):
-    root, _ = graded_demo
+    root = graded_demo[0]
     score = notebook_score(root, sample.lesson, sample.student)
     assert score is not None, f"{sample.student} was not graded"
     assert score.cells == sample.expected, f"{sample.path.name}: {score.cells} != {sample.expected}"
 
 
 def cells(graded_demo, case):
-    root, _ = graded_demo
+    root = graded_demo[0]
     return notebook_score(root, "performance-01", f"sample-{case}")
 
 
@@ -55,7 +55,7 @@ def test_unsynchronized_timer_loses_the_timing_points_only(graded_demo):
 
 
 def test_an_edited_test_cell_is_restored_before_grading(graded_demo):
-    root, _ = graded_demo
+    root = graded_demo[0]
     submitted = nbformat.read(root / "submitted" / "sample-edited-test-cell" / "performance-01" / "performance-01.ipynb", 4)
     autograded = nbformat.read(root / "autograded" / "sample-edited-test-cell" / "performance-01" / "performance-01.ipynb", 4)
     source = nbformat.read(root / "source" / "performance-01" / "performance-01.ipynb", 4)
@@ -72,7 +72,7 @@ def test_feedback_shows_public_tests_without_hidden_ones(graded_demo):
     import subprocess
     import sys
     from perfcourse.nbgrader_bridge import nbgrader_env
-    root, _ = graded_demo
+    root = graded_demo[0]
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01",
                     "--student", "sample-solution", "--force"], cwd=root, env=nbgrader_env(),
                    check=True, capture_output=True)

@@ -1,5 +1,6 @@
 """source/ is output-free and valid; release/ is what nbgrader generates from it, and stays so."""
 import json
+import shutil
 
 import nbformat
 import pytest
@@ -52,6 +53,19 @@ def test_a_stale_release_is_named(course):
     nb = json.loads(path.read_text())
     nb["cells"][0]["source"] = ["# performance-01, edited after the release\n"]
     path.write_text(json.dumps(nb))
-    proc = perfcourse("release", "--check", cwd=course)
+    proc = perfcourse("release", "--check", "--lesson", "performance-01", cwd=course)
     assert proc.returncode == 1
     assert "release/performance-01/performance-01.ipynb: stale against source/" in proc.stdout
+
+
+@pytest.mark.e2e
+def test_validate_invert_finds_no_test_cell_that_an_unfilled_release_passes(tmp_path):
+    """`nbgrader validate --invert` on each release notebook: every test cell fails before the work is
+    done (a cell that passes would make JupyterLab's Validate say "Success" for unfinished work)."""
+    from nbgrader.validator import Validator
+
+    validator = Validator(invert=True)
+    for lesson in LESSONS:
+        folder = shutil.copytree(ROOT / "release" / lesson, tmp_path / lesson)
+        results = validator.validate(str(folder / f"{lesson}.ipynb"))
+        assert not results, f"{lesson}: {results}"

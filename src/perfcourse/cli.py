@@ -5,6 +5,7 @@
                                    (--cluster tcp://HOST:PORT: on a Dask cluster's workers)
   perfcourse demo                  release, build the sample class, grade it, check the scores
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
+  perfcourse figures [--check]     copy artifacts/figure.py into every source notebook's figure cell
   perfcourse kernel                install the jax-cpu kernelspec into this environment
   perfcourse --version
 """
@@ -19,13 +20,17 @@ from . import __version__, kernels, release, samples
 from .course import CourseError, find_root, lessons, read_notebook, source_notebook
 
 
+def _checked(what: str, problems: list[str]) -> int:
+    """Print each problem a --check found and a summary line; 1 if there were any."""
+    for problem in problems:
+        print(problem)
+    print(f"{what}: {len(problems)} problem(s)" if problems else f"{what}: up to date")
+    return 1 if problems else 0
+
+
 def cmd_release(root: Path, args) -> int:
     if args.check:
-        problems = release.stale(root)
-        for problem in problems:
-            print(problem)
-        print(f"release: {len(problems)} problem(s)" if problems else "release: up to date")
-        return 1 if problems else 0
+        return _checked("release", release.stale(root, args.lesson))
     for path in release.generate(root, args.lesson):
         print(f"wrote {path.relative_to(root)}")
     return 0
@@ -100,11 +105,7 @@ def cmd_artifacts(root: Path, args) -> int:
     from .artifacts import execute, record  # papermill and matplotlib load only when needed
 
     if args.check:
-        problems = record.check(root)
-        for problem in problems:
-            print(problem)
-        print(f"artifacts: {len(problems)} problem(s)" if problems else "artifacts: up to date")
-        return 1 if problems else 0
+        return _checked("artifacts", record.check(root))
     if args.render:
         for path in record.rerender(root):
             print(f"redrew {path.relative_to(root)}")
@@ -118,6 +119,19 @@ def cmd_artifacts(root: Path, args) -> int:
         run = execute.execute(root, lesson, args.kernel, progress=sys.stderr.isatty())
         written = record.write(root, record.build(run))
         print(f"wrote {', '.join(str(p.relative_to(root)) for p in written.values())}")
+    return 0
+
+
+def cmd_figures(root: Path, args) -> int:
+    from .artifacts import notebook_figure
+
+    if args.check:
+        return _checked("figures", notebook_figure.stale(root))
+    written = notebook_figure.sync(root)
+    for path in written:
+        print(f"wrote {path.relative_to(root)}")
+    if written:
+        print("then run 'perfcourse release' and 'perfcourse artifacts --render'")
     return 0
 
 
@@ -182,6 +196,10 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true", help="exit 1 naming each missing or stale artifact")
     mode.add_argument("--render", action="store_true", help="redraw images from the recorded JSON only")
     p.set_defaults(run=cmd_artifacts)
+
+    p = verbs.add_parser("figures", help="copy the drawing code (artifacts/figure.py) into every lesson notebook")
+    p.add_argument("--check", action="store_true", help="exit 1 naming each notebook whose copy differs")
+    p.set_defaults(run=cmd_figures)
 
     p = verbs.add_parser("kernel", help="install a course kernelspec into this environment")
     p.add_argument("name", nargs="?", default=kernels.DEFAULT, choices=sorted(kernels.KERNELS))

@@ -12,6 +12,9 @@ COURSE_SETTINGS = "course.toml"
 CONFIG_FILES = (GRADER_CONFIG, "nbgrader_config.py", COURSE_SETTINGS)
 COURSE_PARTS = CONFIG_FILES + ("source", "release", "samples", "artifacts")
 ASSIGNMENT_PREFIXES = ("performance-",)
+# Cells that only draw the lesson's figure (and its drawing code): the artifact tool and students
+# run them; grading does not, since figures earn no points and compute nothing a check needs.
+FIGURE_TAG = "figure"
 
 
 class CourseError(Exception):

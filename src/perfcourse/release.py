@@ -67,12 +67,12 @@ def _comparable(nb: nbformat.NotebookNode) -> list:
     return [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in nb.cells]
 
 
-def stale(root: Path) -> list[str]:
-    """Lessons whose committed release differs from what source/ generates now."""
+def stale(root: Path, lesson_ids: list[str] | None = None) -> list[str]:
+    """Lessons (all, or these) whose committed release differs from what source/ generates now."""
     problems = []
     with tempfile.TemporaryDirectory(prefix="perfcourse-release-") as scratch:
         scratch = copy_course(root, Path(scratch), CONFIG_FILES + ("source",))
-        for lesson in lessons(root):
+        for lesson in lesson_ids or lessons(root):
             generate(scratch, [lesson])
             committed = released(root, lesson)
             if not committed.is_file():

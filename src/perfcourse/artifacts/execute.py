@@ -1,15 +1,16 @@
 """Execute a lesson's source notebook with papermill and collect what its artifact records."""
 from __future__ import annotations
 
+import base64
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 import papermill
 from papermill.exceptions import PapermillExecutionError
 
-from ..course import CourseError, read_notebook, source_notebook
+from ..course import FIGURE_TAG, CourseError, read_notebook, source_notebook
 from ..kernels import require
 
 ARTIFACT_MIME = "application/vnd.perfcourse.artifact+json"
@@ -35,11 +36,19 @@ class ExecutedLesson:
     stdout: str
     data: dict
     diagram: dict | None
+    figures: list[bytes] = field(default_factory=list)  # the PNGs the figure cells drew, in order
 
 
 def _bundles(nb, mime: str) -> list:
     return [out["data"][mime] for cell in nb.cells if cell.cell_type == "code"
             for out in cell.get("outputs", []) if mime in out.get("data", {})]
+
+
+def figure_images(nb) -> list[bytes]:
+    """The image/png outputs of the notebook's figure cells: the figure a student sees."""
+    return [base64.b64decode(out["data"]["image/png"]) for cell in nb.cells
+            if cell.cell_type == "code" and FIGURE_TAG in cell.metadata.get("tags", [])
+            for out in cell.get("outputs", []) if "image/png" in out.get("data", {})]
 
 
 def _report_stdout(nb) -> str:
@@ -70,6 +79,10 @@ def execute(root: Path, lesson: str, kernel: str, progress: bool = True) -> Exec
     artifacts = _bundles(executed, ARTIFACT_MIME)
     if not artifacts:
         raise CourseError(f"{path}: the notebook displayed no {ARTIFACT_MIME} bundle (its panels)")
+    figures = figure_images(executed)
+    if not figures:
+        raise CourseError(f"{path}: its {FIGURE_TAG!r} cells drew no figure (no image/png output): "
+                          f"draw it with draw(panels, diagram) and plt.show()")
     bundle = artifacts[-1]
     return ExecutedLesson(lesson, source, environments[-1], _report_stdout(executed),
-                          bundle["data"], bundle.get("diagram"))
+                          bundle["data"], bundle.get("diagram"), figures)

@@ -4,8 +4,11 @@ contentHash  SHA-256 of the lesson's normalized source: for every cell of
              source/<lesson>/<lesson>.ipynb in order, its type, its tags and its source text
              (line endings as \\n, trailing whitespace of each line removed), serialized as
              canonical JSON. Outputs, execution counts, cell ids and other metadata do not count,
-             so re-saving a notebook in another editor leaves the hash alone.
-rendererHash SHA-256 of the bytes of artifacts/render.py, the code that draws artifacts.
+             so re-saving a notebook in another editor leaves the hash alone. The figure_code cell
+             does not count either: it is a copy of figure.py, which rendererHash covers, so new
+             drawing code needs a redraw (--render), not a new execution.
+rendererHash SHA-256 of the bytes of artifacts/render.py followed by the bytes of
+             artifacts/figure.py (one stream, in that order): the code that draws artifacts.
 """
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ import json
 from pathlib import Path
 
 from ..course import CourseError, lessons, read_notebook, source_notebook, write_atomic
-from . import render
+from . import figure, render
+from .notebook_figure import FIGURE_CODE_ID
 from .execute import ExecutedLesson
 
 SCHEMA_VERSION = 1
@@ -34,13 +38,15 @@ def content_hash(nb) -> str:
             "source": "\n".join(line.rstrip() for line in cell.source.replace("\r\n", "\n").split("\n")),
         }
         for cell in nb.cells
+        if cell.metadata.get("nbgrader", {}).get("grade_id") != FIGURE_CODE_ID
     ]
     canonical = json.dumps(cells, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def renderer_hash() -> str:
-    return hashlib.sha256(Path(render.__file__).read_bytes()).hexdigest()
+    """SHA-256 of render.py's bytes then figure.py's: a change to either redraws the images."""
+    return hashlib.sha256(Path(render.__file__).read_bytes() + Path(figure.__file__).read_bytes()).hexdigest()
 
 
 def build(run: ExecutedLesson) -> dict:

@@ -270,15 +270,16 @@ def _run_timer(timer, steady_calls: int) -> timing.TimerRun:
 def check_first_call_apart(timer, steady_counts=(4, 9)) -> None:
     """One first call timed on its own (it does far more work), then exactly N steady calls."""
     for steady_calls in steady_counts:
-        run = _run_timer(timer, steady_calls)
-        problems = timing.first_call_problems(run, steady_calls, TIMER_KEYWORD)
+        problems = timing.confirmed_problems(
+            lambda run: timing.first_call_problems(run, steady_calls, TIMER_KEYWORD),
+            lambda: _run_timer(timer, steady_calls))
         if problems:
             raise AuditFailure(_steady(problems[0]))
 
 
 def check_synchronized(timer, steady_calls: int = 5) -> None:
     """Every measurement lasts until its own call's result is ready (work picked per call here)."""
-    problems = timing.confirmed_synchronization_problems(lambda: _run_timer(timer, steady_calls))
+    problems = timing.confirmed_problems(timing.synchronization_problems, lambda: _run_timer(timer, steady_calls))
     if problems:
         raise AuditFailure(_steady(problems[0]))
 

@@ -170,26 +170,28 @@ def synchronization_problems(run: TimerRun) -> list[str]:
     return []
 
 
-def confirmed_synchronization_problems(make_run) -> list[str]:
-    """A synchronization verdict that a busy moment cannot decide: a failing run is repeated once
-    after calibrating again, and only a failure of both counts (an honest timer passes the second
-    run; a timer that does not wait fails both, whatever the load)."""
-    problems = synchronization_problems(make_run())
+def confirmed_problems(judge, make_run) -> list[str]:
+    """A timing verdict that a busy moment cannot decide: a failing run is repeated once after
+    calibrating again, and only a failure of both counts. An honest timer passes the second run
+    (one warm call stalled by another process can look as long as the first call, or as early as
+    an unsynchronized read); a wrong one fails both, whatever the load."""
+    problems = judge(make_run())
     if problems:
         global _calibration
         _calibration = None
-        problems = synchronization_problems(make_run())
+        problems = judge(make_run())
     return problems
 
 
 def check_first_call_apart(timer, warm_counts=(4, 9), keyword: str = "warm_calls") -> None:
     for warm_calls in warm_counts:
-        problems = first_call_problems(run_timer(timer, warm_calls, keyword=keyword), warm_calls, keyword)
+        problems = confirmed_problems(lambda run: first_call_problems(run, warm_calls, keyword),
+                                      lambda: run_timer(timer, warm_calls, keyword=keyword))
         if problems:
             raise CheckFailed(problems[0])
 
 
 def check_synchronized(timer, warm_calls: int = 6, keyword: str = "warm_calls") -> None:
-    problems = confirmed_synchronization_problems(lambda: run_timer(timer, warm_calls, keyword=keyword))
+    problems = confirmed_problems(synchronization_problems, lambda: run_timer(timer, warm_calls, keyword=keyword))
     if problems:
         raise CheckFailed(problems[0])

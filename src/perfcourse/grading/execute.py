@@ -41,12 +41,14 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
 from traitlets import Integer, Unicode
 
+from ..course import FIGURE_TAG
 from ..kernel.evidence import EVIDENCE_KEY, read_evidence
 from . import sandbox
 
 # Errors the grader itself writes into a notebook (the grade report names them).
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "SubmissionRefused")
 TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
+FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no points; run the notebook to see it)\n"
 SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 
 
@@ -98,7 +100,9 @@ class GuardedExecute(Execute):
         self._evidence = self._base / "evidence.log"
         self._submission = self._submission_folder(resources)
         self._digest = None
-        self._imports = self._lesson_imports(resources)
+        instructor = self._source_notebook(resources)
+        self._imports = lesson_imports(instructor) if instructor else ""
+        self._figures = figure_sources(instructor) if instructor else set()
         if self._submission is not None:
             # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: refuse
             # links and special files before any kernel sees the submission (nbgrader then
@@ -241,14 +245,14 @@ class GuardedExecute(Execute):
         student = (resources or {}).get("nbgrader", {}).get("student")
         return self._folder(resources, "submitted", student) if student else None
 
-    def _lesson_imports(self, resources) -> str:
-        """The import statements of the instructor's source notebook (never the student's copy)."""
+    def _source_notebook(self, resources):
+        """The instructor's source notebook of the one being graded (never the student's copy)."""
         import nbformat
 
         notebook = (resources or {}).get("nbgrader", {}).get("notebook")
         source = self._folder(resources, "source")
         path = source / f"{notebook}.ipynb" if source and notebook else None
-        return lesson_imports(nbformat.read(path, as_version=4)) if path and path.is_file() else ""
+        return nbformat.read(path, as_version=4) if path and path.is_file() else None
 
     def _autograded_folder(self, resources) -> Path | None:
         student = (resources or {}).get("nbgrader", {}).get("student")
@@ -264,6 +268,9 @@ class GuardedExecute(Execute):
             self._lost = f"the notebook ran past its {self.notebook_timeout} s limit"
             self._kill(self.student_km)
         grade = is_grade(cell)
+        if not grade and cell.source in self._figures:
+            cell.outputs = [new_output("stream", name="stdout", text=FIGURE_NOT_DRAWN)]
+            return cell, resources
         if self._lost is not None or (grade and self._trusted_lost is not None):
             cell.outputs = [_error("NotRun", f"not run: {self._lost or self._trusted_lost}")]
             return cell, resources
@@ -394,6 +401,13 @@ class GuardedExecute(Execute):
         return super().output(outs, msg, display_id, cell_index)
 
 
+def figure_sources(nb) -> set[str]:
+    """The source text of the instructor's figure cells: grading skips a cell only when its text is
+    one of these, so a tag a student adds to their own copy skips nothing."""
+    return {cell.source for cell in nb.cells
+            if cell.cell_type == "code" and FIGURE_TAG in cell.metadata.get("tags", [])}
+
+
 def lesson_imports(nb) -> str:
     """The import statements of the instructor's lesson cells that grade cells may rely on.
 
@@ -418,16 +432,22 @@ def lesson_imports(nb) -> str:
     return "\n".join(dict.fromkeys(found))
 
 
+# What nbgrader's exchange puts beside a submission and reads back when it releases feedback.
+NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
+
+
 def _keep_only_notebooks(folder: Path | None) -> None:
     """Remove from autograded/<student>/<lesson>/ what nbgrader copied beside the notebook.
 
     The kernel gets the submission's files in its own scratch folder; autograded/ (and so the
-    feedback nbgrader copies from it) keeps the graded notebook only. Nothing here follows a link.
+    feedback nbgrader copies from it) keeps the graded notebook, and the two files of nbgrader's
+    exchange that `nbgrader release_feedback` (Formgrader's Release Feedback) reads from the
+    feedback folder. Nothing here follows a link.
     """
     if folder is None or folder.is_symlink() or not folder.is_dir():
         return
     for entry in os.scandir(folder):
-        if entry.name.endswith(".ipynb") and entry.is_file(follow_symlinks=False):
+        if (entry.name.endswith(".ipynb") or entry.name in NBGRADER_FILES) and entry.is_file(follow_symlinks=False):
             continue
         if entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path)

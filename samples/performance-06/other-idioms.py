@@ -1,0 +1,70 @@
+# Correct in other idioms: the capture waits by fetching the result (jax.device_get) and finds its
+# file with os.walk; the trace is read as text; sums with dict.get; gaps by walking consecutive
+# pairs in a while loop; the wait search walks one time-sorted timeline of steps and calls; the
+# loop keeps its losses in a list and stacks them with jnp.asarray after it. Full marks.
+# expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3
+# %% solutions
+# %% replace capture
+def capture(fn, trace_dir):
+    with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+        result = fn()
+        jax.device_get(result)  # a copy to the host waits for every array in it
+    newest, when = None, -1.0
+    for folder, _, names in os.walk(trace_dir):
+        if TRACE_FILE in names:
+            path = os.path.join(folder, TRACE_FILE)
+            if os.stat(path).st_mtime >= when:
+                newest, when = path, os.stat(path).st_mtime
+    return result, newest
+
+
+def load_trace(path):
+    with gzip.open(path, "rt") as handle:
+        text = handle.read()
+    return json.loads(text)
+# %% replace read_trace
+def device_time_by_op(trace):
+    totals = {}
+    for event in trace["traceEvents"]:
+        if event.get("ph") != "X":
+            continue
+        op = (event.get("args") or {}).get("hlo_op")
+        if op is not None:
+            totals[event["name"]] = totals.get(event["name"], 0) + event["dur"]
+    return totals
+
+
+def host_gaps(trace, scope):
+    steps = sorted([e for e in trace["traceEvents"] if e.get("name") == scope and e.get("ph") == "X"],
+                   key=lambda e: (e["ts"], e["dur"]))
+    gaps, i = [], 0
+    while i + 1 < len(steps):
+        gaps.append(steps[i + 1]["ts"] - steps[i]["ts"] - steps[i]["dur"])
+        i += 1
+    return gaps
+# %% replace find_syncs
+def find_syncs(trace, scope):
+    events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    steps = [e for e in events if e["name"] == scope]
+    if not steps:
+        return []
+    thread = (steps[0]["pid"], steps[0]["tid"])
+    last = max(steps, key=lambda e: e["ts"])
+    timeline = sorted([(e["ts"], 0, "step") for e in steps]
+                      + [(e["ts"], 1, "wait") for e in events
+                         if (e["pid"], e["tid"]) == thread and function_name(e["name"]) in SYNC_CALLS])
+    found, step = [], -1
+    for ts, _, what in timeline:
+        if what == "step":
+            step += 1
+        elif step >= 0 and (ts <= last["ts"] + last["dur"] or step < len(steps) - 1) and step not in found:
+            found.append(step)
+    return found
+# %% replace train
+def train(step, params, batch, steps):
+    losses = []
+    for _ in range(steps):
+        with jax.profiler.TraceAnnotation(STEP_SCOPE):
+            params, loss = step(params, batch)
+        losses.append(loss)
+    return params, jnp.asarray(losses)

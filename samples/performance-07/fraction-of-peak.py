@@ -1,0 +1,10 @@
+# Measures every point against the flat compute peak, ignoring the memory roof: a memory-bound
+# workload running at its roof looks like it wastes the machine. Loses the classification points only.
+# expect: test_roofline_point=3 test_time_calls=2 test_classify=0 test_hand_intensity=2
+# %% solutions
+# %% replace classify
+def classify(point, peak_flop_per_second, peak_bytes_per_second):
+    ridge = peak_flop_per_second / peak_bytes_per_second
+    return {"ridge": ridge, "attainable": peak_flop_per_second,
+            "fraction": point["flop_per_second"] / peak_flop_per_second,
+            "bound": "memory" if point["intensity"] < ridge else "compute"}

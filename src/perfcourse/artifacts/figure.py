@@ -1,0 +1,255 @@
+"""Drawing code for the lesson's figure: panels of measurements, then a diagram of the mechanism.
+
+The same code draws the course's reference images, so the figure below is drawn the way the
+recorded one is. It measures nothing and needs only matplotlib. You may read it, but you do not
+have to: the lesson never asks about it.
+
+draw(panels, diagram, title) returns a matplotlib figure.
+
+panels is {"kind": "panels", "panels": [...]}. Each panel is a bar or line chart:
+    {"kind": "bar", "title": ..., "ylabel": ..., "labels": [...], "series": [...]}
+    {"kind": "line", "title": ..., "ylabel": ..., "xlabel": ..., "x": [...], "series": [...]}
+and each series is {"label": ..., "y": [one value per label or x]}. Optional:
+    panel "yscale": "linear" (the default) or "log", for values many powers of ten apart;
+    panel "integer": true for whole-number ticks (the default when every value is a whole number);
+    series "samples": one list of measured values per label or x, drawn as small dots beside
+        the value they summarize (a median), so the spread of noisy timings shows.
+A line series equal to an earlier one is drawn thinner, on top of it, and its legend says so.
+diagram is None or {"title": ..., "prediction": ..., "height": inches, "panel": ...}, where the
+panel is {"kind": "timeline"} or {"kind": "flow", "steps": [...], "notes": [one per step]};
+a flow diagram takes the height its notes need.
+"""
+import math
+import textwrap
+
+import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import offset_copy
+
+FONT = 10  # points: every text in the figure is at least SMALL at the size it is drawn
+SMALL = 9
+TITLE = 11
+LINE = 1.25  # line height, in multiples of the font size
+BOX = 0.9  # inches: the least height of a diagram's boxes
+MAX_COLUMNS = 3  # panels per row; more wrap onto further rows
+COLUMN_WIDTH = 4.0  # inches per panel column
+PANEL_HEIGHT = 3.4  # inches per row of panels
+# Series of a line panel, in order: each later one thinner, with another marker and dash, so a
+# series equal to an earlier one is still seen on top of it.
+LINE_STYLES = [("o", "-", 8.0, 2.6), ("s", "--", 6.0, 1.8), ("^", ":", 4.5, 1.4),
+               ("D", "-.", 3.5, 1.1), ("v", "-", 3.0, 0.9)]
+
+
+def draw(data, diagram=None, title=""):
+    """The figure: the panels in a grid (up to three a row), then the diagram across the width."""
+    panels = data["panels"]
+    columns = min(max(len(panels), 2), MAX_COLUMNS)
+    rows = -(-len(panels) // columns)
+    width = COLUMN_WIDTH * columns
+    heights = [PANEL_HEIGHT] * rows
+    if diagram:
+        heading = f"{diagram['title']}\n" + _wrap(f"Predict first: {diagram['prediction']}", width, FONT)
+        heading_inches = (heading.count("\n") + 1) * LINE * FONT / 72 + 0.3
+        heights.append(heading_inches + _diagram_inches(diagram, width))
+    fig = plt.figure(figsize=(width, sum(heights) + 0.4), layout="constrained", facecolor="white")
+    grid = fig.add_gridspec(len(heights), columns, height_ratios=heights)
+    for i, panel in enumerate(panels):
+        _draw_panel(fig.add_subplot(grid[i // columns, i % columns]), panel)
+    if diagram:
+        ax = fig.add_subplot(grid[-1, :])
+        if diagram["panel"]["kind"] == "flow":
+            _draw_flow(ax, diagram["panel"], width, heights[-1] - heading_inches)
+        else:
+            _draw_timeline(ax)
+        ax.set_title(heading, fontsize=FONT)
+    if title:
+        fig.suptitle(title, fontsize=TITLE)
+    return fig
+
+
+def _wrap(text, inches, size):
+    """Text broken into lines that fit `inches` at `size` points (about 0.55 em a character)."""
+    chars = max(8, int(inches * 72 / (0.55 * size)))
+    return "\n".join(textwrap.fill(line, chars) if line else line for line in str(text).split("\n"))
+
+
+def _numbers(panel):
+    values = [y for series in panel["series"] for y in series["y"] if y is not None]
+    for series in panel["series"]:
+        values += [v for sample in series.get("samples") or [] for v in sample if v is not None]
+    return values
+
+
+def _whole(value):
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _draw_panel(ax, panel):
+    log = panel.get("yscale", "linear") == "log"
+    values = _numbers(panel)
+    integer = panel.get("integer")
+    if integer is None:  # whole numbers only, none written as a float: counts
+        integer = bool(values) and all(isinstance(v, int) for v in values)
+    if log:
+        ax.set_yscale("log")
+    if panel["kind"] == "bar":  # counts (small whole numbers) are written above their bars
+        handles = _draw_bars(ax, panel, label_values=bool(integer and not log and values and max(values) < 1000))
+    else:
+        handles = _draw_lines(ax, panel)
+    ax.set_title(_wrap(panel["title"], COLUMN_WIDTH - 0.3, TITLE), fontsize=TITLE)
+    ax.set_ylabel(panel["ylabel"], fontsize=FONT)
+    ax.tick_params(which="both", labelsize=FONT)
+    ax.yaxis.get_offset_text().set_fontsize(FONT)
+    ax.xaxis.get_offset_text().set_fontsize(FONT)
+    if integer and not log:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    if values:
+        _set_limits(ax, values, log, len(handles))
+    ax.legend(handles=handles or None, fontsize=SMALL, loc="upper left")
+
+
+def _set_limits(ax, values, log, entries):
+    """Room above the data for the legend (upper left, `entries` lines), so it never covers it."""
+    room = 0.12 + 0.11 * entries  # of the axes' height
+    if log:
+        low, high = min(v for v in values if v > 0), max(values)
+        bottom = 10 ** math.floor(math.log10(low) - 0.05)
+        span = math.log10(high) - math.log10(bottom)
+        ax.set_ylim(bottom, 10 ** (math.log10(high) + span * room / (1 - room)))
+    elif min(values) >= 0:
+        ax.set_ylim(0, max(values) / (1 - room) or 1)
+
+
+def _draw_bars(ax, panel, label_values):
+    labels, count = panel["labels"], len(panel["series"])
+    width = 0.8 / count
+    handles, sampled = [], False
+    for j, series in enumerate(panel["series"]):
+        offsets = [i + (j - (count - 1) / 2) * width for i in range(len(labels))]
+        heights = [0 if y is None else y for y in series["y"]]
+        bars = ax.bar(offsets, heights, width=width, label=series["label"], zorder=2)
+        handles.append(bars)
+        if label_values:
+            ax.bar_label(bars, fontsize=SMALL, padding=2)
+        for centre, sample in zip(offsets, series.get("samples") or []):
+            sample = [v for v in sample if v is not None]
+            if sample:
+                sampled = True
+                spread = [centre + width * 0.6 * (k / max(len(sample) - 1, 1) - 0.5) for k in range(len(sample))]
+                ax.plot(spread, sample, linestyle="none", marker="o", markersize=3.5, color="black",
+                        alpha=0.8, zorder=3)
+    ax.set_xticks(range(len(labels)), [_wrap(label, COLUMN_WIDTH / max(len(labels), 1), FONT)
+                                       for label in labels])
+    if sampled:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=3.5, color="black",
+                              label="dots: each sample"))
+    return handles
+
+
+def _draw_lines(ax, panel):
+    x = panel["x"]
+    handles, sampled, drawn = [], False, []
+    count = len(panel["series"])
+    for j, series in enumerate(panel["series"]):
+        marker, dash, size, width = LINE_STYLES[j % len(LINE_STYLES)]
+        label = series["label"]
+        same = [earlier["label"] for earlier in drawn if earlier["y"] == series["y"]]
+        if same:
+            label = f"{label} (same as {same[0]})"
+        drawn.append(series)
+        ys = [math.nan if y is None else y for y in series["y"]]
+        (line,) = ax.plot(x, ys, marker=marker, linestyle=dash, markersize=size, linewidth=width,
+                          label=label, zorder=2 + j)
+        handles.append(line)
+        for at, sample in zip(x, series.get("samples") or []):
+            sample = [v for v in sample if v is not None]
+            for k, value in enumerate(sample):
+                sampled = True
+                shift = (j - (count - 1) / 2) * 7 + 8 * (k / max(len(sample) - 1, 1) - 0.5)
+                ax.plot([at], [value], linestyle="none", marker="o", markersize=3, alpha=0.6,
+                        markeredgewidth=0, color=line.get_color(), zorder=1.5,
+                        transform=offset_copy(ax.transData, fig=ax.figure, x=shift, units="points"))
+    ax.set_xlabel(panel.get("xlabel", ""), fontsize=FONT)
+    numeric = [v for v in x if isinstance(v, (int, float))]
+    if numeric and len(numeric) == len(x) and all(_whole(v) for v in numeric):
+        gaps = [b - a for a, b in zip(sorted(numeric), sorted(numeric)[1:])]
+        span = max(numeric) - min(numeric)
+        if len(x) <= 12 and span and min(gaps) >= 0.05 * span:
+            ax.set_xticks(numeric)
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if sampled:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=3.5, color="0.4",
+                              label="dots: each sample"))
+    return handles
+
+
+def _flow_notes(panel, width):
+    """Each step's note, each line wrapped to the room one step has."""
+    steps = panel["steps"]
+    step_inches = width * 2.0 / (len(steps) * 2.0 + 0.1)
+    chars = max(8, int(step_inches * 72 / (0.55 * FONT)))
+    notes = panel.get("notes") or [""] * len(steps)
+    return ["\n".join(textwrap.fill(line, chars) if line else line for line in note.split("\n"))
+            for note in notes]
+
+
+def _note_inches(notes):
+    lines = max([note.count("\n") + 1 for note in notes if note] or [0])
+    return lines * LINE * FONT / 72
+
+
+def _diagram_inches(diagram, width):
+    """Inches the diagram needs below its heading: the lanes (the diagram's height, at least 2.2),
+    or the boxes and the longest note of a flow."""
+    if diagram["panel"].get("kind") != "flow":
+        return max(float(diagram.get("height", 3.0)) - 0.8, 2.2)
+    return BOX + 0.3 + _note_inches(_flow_notes(diagram["panel"], width))
+
+
+def _draw_timeline(ax):
+    """Host, device and measurement lanes of one synchronized call; lengths show order only."""
+    lanes = {"host": 2, "device": 1, "measurement": 0}
+    blocks = [
+        ("host", 0.0, 1.0, "dispatch", "#4c72b0", "white"),
+        ("host", 1.0, 4.0, "wait (block_until_ready)", "#c4d3ea", "black"),
+        ("device", 1.0, 4.0, "compute", "#dd8452", "black"),
+        ("measurement", 0.0, 5.0, "clock read ... clock read after ready", "#55a868", "black"),
+    ]
+    for lane, start, length, label, colour, ink in blocks:
+        y = lanes[lane]
+        ax.add_patch(Rectangle((start, y - 0.3), length, 0.6, facecolor=colour, edgecolor="black"))
+        ax.text(start + length / 2, y, label, ha="center", va="center", fontsize=FONT, color=ink)
+    ax.add_patch(FancyArrowPatch((5.0, 1.0), (5.0, 0.35), arrowstyle="->", mutation_scale=12))
+    ax.text(5.1, 0.7, "ready", fontsize=FONT, va="center")
+    ax.set_yticks(list(lanes.values()), list(lanes))
+    ax.tick_params(labelsize=FONT)
+    ax.set_xlim(-0.2, 6.2)
+    ax.set_ylim(-0.6, 2.6)
+    ax.set_xticks([])
+    ax.set_xlabel("order of events (not measured durations)", fontsize=FONT)
+
+
+def _draw_flow(ax, panel, width, inches):
+    """Boxes left to right joined by arrows: the stages a program passes through, in order.
+
+    A box is one unit high; `inches` is the height of the axes, so the notes below the boxes get
+    the room their lines take at FONT points.
+    """
+    steps, notes = panel["steps"], _flow_notes(panel, width)
+    below = _note_inches(notes) / max(inches - 0.25, 0.5)  # the notes' share of the height
+    bottom = (-0.25 - 1.2 * below) / (1 - below) if below < 0.9 else -4.0
+    for i, (step, note) in enumerate(zip(steps, notes)):
+        ax.add_patch(Rectangle((i * 2.0, 0.0), 1.5, 1.0, facecolor="#c4d3ea", edgecolor="black"))
+        ax.text(i * 2.0 + 0.75, 0.5, _wrap(step, width / len(steps) * 0.7, FONT), ha="center",
+                va="center", fontsize=FONT)
+        if note:
+            ax.text(i * 2.0 + 0.75, -0.15, note, ha="center", va="top", fontsize=FONT)
+        if i:
+            ax.add_patch(FancyArrowPatch((i * 2.0 - 0.5, 0.5), (i * 2.0, 0.5),
+                                         arrowstyle="->", mutation_scale=12))
+    ax.set_xlim(-0.3, len(steps) * 2.0 - 0.2)
+    ax.set_ylim(bottom, 1.2)
+    ax.axis("off")

@@ -1,0 +1,225 @@
+"""Grade performance-07 (how far from the roofline): the arithmetic, judged on numbers picked here.
+
+Students write `roofline_point(costs, seconds)` (the compiler's FLOP and bytes and a time, turned
+into intensity and achieved rates), `time_calls(fn, *args, warm_calls)` (a synchronized timer,
+graded by `checks.timing` as in performance-01), `classify(point, peak_flop_per_second,
+peak_bytes_per_second)` (the roof above a point, the fraction of it reached, which ceiling binds)
+and `matmul_intensity(m, k, n, itemsize)` (a product's textbook intensity).
+
+Every check here is values in, values out: the trusted kernel picks the inputs at grading time,
+the student's function runs in the student's kernel (reached through `checks.remote` stand-ins),
+and what comes back is plain data judged here. No probe is needed: nothing in these tasks is
+something only the student's process can build. No check reads a clock or compares a duration.
+
+- test_roofline_point (`check_roofline_point`): cost-analysis dicts with fresh counts (with the
+  backend's other keys beside them, as a dict and as a list of one dict as older JAX returns) and
+  fresh times; the point must hold the counts and the time unchanged and the intensity and both
+  rates in base units (FLOP/byte, FLOP/s, byte/s), to 1e-9 relative. A dict without "flops" or
+  without "bytes accessed" (absent, or None) must be refused with an exception, never turned into
+  a number. A forger would have to return flops/bytes, flops/seconds and bytes/seconds of numbers
+  it sees only at grading time: doing the arithmetic.
+- test_time_calls: `checks.timing.check_first_call_apart` and `check_synchronized`: see that
+  module for what a forger would need (running and waiting for calibrated work it cannot see).
+- test_classify (`check_classify`): fresh ceilings (ridge points from 0.5 to 500 FLOP/byte) and
+  points at intensities on both sides of the ridge (never on it), and points placed against the
+  student's own measured ceilings (`ceilings`, read from the student's kernel as numbers, so the
+  classification is judged against the machine the notebook measured). The ridge, the attainable
+  rate min(peak, intensity x bandwidth), the fraction reached and the bound must agree with the
+  ones computed here. A hard-coded ridge, a max instead of a min, or a fraction of the flat peak
+  fails. A forger would have to compute the roof for ceilings it sees only at grading time.
+- test_hand_intensity (`check_matmul_intensity`): fresh (m, k, n) and item sizes 1, 2, 4 and 8;
+  the value must be 2mkn / ((mk + kn + mn) x itemsize), to 1e-9 relative.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from . import CheckFailed
+
+POINT_KEYS = ("flops", "bytes", "seconds", "intensity", "flop_per_second", "bytes_per_second")
+CLASSIFY_KEYS = ("ridge", "attainable", "fraction", "bound")
+RTOL = 1e-9  # the arithmetic is exact up to float64 rounding: no backend precision enters it
+
+
+def _number(value) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _close(got, want: float) -> bool:
+    got = _number(got)
+    return got is not None and math.isclose(got, want, rel_tol=RTOL, abs_tol=0.0)
+
+
+# --- test_roofline_point ----------------------------------------------------------------------
+def expected_point(flops: float, moved: float, seconds: float) -> dict:
+    return {"flops": flops, "bytes": moved, "seconds": seconds, "intensity": flops / moved,
+            "flop_per_second": flops / seconds, "bytes_per_second": moved / seconds}
+
+
+UNIT_HINTS = {
+    "intensity": "intensity is flops / bytes accessed, in FLOP per byte",
+    "flop_per_second": "the achieved rate is flops / seconds, in FLOP/s (not GFLOP/s)",
+    "bytes_per_second": "the bandwidth reached is bytes accessed / seconds, in byte/s (not GB/s)",
+    "seconds": "keep the time you were given, in seconds",
+    "flops": "keep the compiler's 'flops' count as it is",
+    "bytes": "keep the compiler's 'bytes accessed' count as it is",
+}
+
+
+def point_problems(point, flops: float, moved: float, seconds: float, what: str) -> list[str]:
+    if not isinstance(point, dict):
+        return [f"roofline_point should return a dict, got {type(point).__name__} ({what})"]
+    want = expected_point(flops, moved, seconds)
+    problems = []
+    for key in POINT_KEYS:
+        if key not in point:
+            problems.append(f"the point has no {key!r} ({what})")
+        elif not _close(point[key], want[key]):
+            problems.append(f"{key} is not right for {what}: {UNIT_HINTS[key]}")
+    return problems
+
+
+def cost_cases(rng: np.random.Generator) -> list[tuple[str, object, float, float, float]]:
+    """(what, costs as cost_analysis() gives them, flops, bytes, seconds) with fresh numbers."""
+    cases = []
+    for form in ("a dict", "a list holding one dict (older JAX)", "a dict"):
+        flops = float(rng.integers(10**3, 10**12))
+        moved = float(rng.integers(10**3, 10**10))
+        seconds = float(10 ** rng.uniform(-5, 0))
+        costs = {"flops": flops, "bytes accessed": moved, "transcendentals": float(rng.integers(0, 1000)),
+                 "bytes accessed0{}": float(rng.integers(0, 10**6)), "utilization0{}": 1.0,
+                 "optimal_seconds": float(rng.uniform(0, 1))}
+        cases.append((f"counts in {form}", [costs] if "list" in form else costs, flops, moved, seconds))
+    return cases
+
+
+def check_roofline_point(roofline_point, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    for what, costs, flops, moved, seconds in cost_cases(rng):
+        try:
+            point = roofline_point(costs, seconds)
+        except Exception as exc:
+            raise CheckFailed(f"roofline_point raised {type(exc).__name__} for {what}") from None
+        problems = point_problems(point, flops, moved, seconds, what)
+        if problems:
+            raise CheckFailed("; ".join(problems))
+    for missing, costs in (("'bytes accessed'", {"flops": float(rng.integers(10**3, 10**9)), "transcendentals": 0.0}),
+                           ("'flops'", {"bytes accessed": float(rng.integers(10**3, 10**9)), "flops": None})):
+        try:
+            point = roofline_point(costs, float(rng.uniform(0.001, 1)))
+        except Exception:
+            continue
+        raise CheckFailed(f"given a cost analysis without {missing}, roofline_point returned "
+                          f"{type(point).__name__} instead of raising: a missing count is not a zero")
+
+
+# --- test_classify ----------------------------------------------------------------------------
+def expected_classification(point: dict, peak: float, bandwidth: float) -> dict:
+    ridge = peak / bandwidth
+    attainable = min(peak, point["intensity"] * bandwidth)
+    return {"ridge": ridge, "attainable": attainable, "fraction": point["flop_per_second"] / attainable,
+            "bound": "memory" if point["intensity"] < ridge else "compute"}
+
+
+CLASSIFY_HINTS = {
+    "ridge": "the ridge point is peak FLOP/s / bandwidth (FLOP per byte)",
+    "attainable": "the attainable rate is min(peak FLOP/s, intensity x bandwidth)",
+    "fraction": "the fraction is the point's achieved FLOP/s over the attainable rate at its intensity",
+    "bound": "a point below the ridge point is 'memory'-bound, above it 'compute'-bound, for the ceilings passed in",
+}
+
+
+def classify_problems(got, point: dict, peak: float, bandwidth: float, what: str) -> list[str]:
+    if not isinstance(got, dict):
+        return [f"classify should return a dict, got {type(got).__name__} ({what})"]
+    want = expected_classification(point, peak, bandwidth)
+    problems = []
+    for key in CLASSIFY_KEYS:
+        if key not in got:
+            problems.append(f"the result has no {key!r} ({what})")
+        elif key == "bound":
+            if got[key] != want[key]:
+                problems.append(f"a point {'below' if want[key] == 'memory' else 'above'} the ridge point is "
+                                f"{want[key]!r}-bound, the result says {got[key]!r} ({what}): {CLASSIFY_HINTS[key]}")
+        elif not _close(got[key], want[key]):
+            problems.append(f"{key} is not right ({what}): {CLASSIFY_HINTS[key]}")
+    return problems
+
+
+def fresh_point(rng: np.random.Generator, intensity: float, attainable: float) -> dict:
+    """A point at `intensity` that reached a fresh fraction (0.05 to 0.95) of `attainable`."""
+    rate = attainable * float(rng.uniform(0.05, 0.95))
+    return {"flops": rate * 0.01, "bytes": rate * 0.01 / intensity, "seconds": 0.01,
+            "intensity": intensity, "flop_per_second": rate, "bytes_per_second": rate / intensity}
+
+
+def ceilings_from(value) -> tuple[float, float] | None:
+    """The notebook's measured (peak FLOP/s, bandwidth) when they are two positive numbers."""
+    if not isinstance(value, dict):
+        return None
+    peak = _number(value.get("peak_flop_per_second"))
+    bandwidth = _number(value.get("peak_bytes_per_second"))
+    if peak is None or bandwidth is None or peak <= 0 or bandwidth <= 0:
+        return None
+    return peak, bandwidth
+
+
+def classification_cases(rng: np.random.Generator, own=None) -> list[tuple[str, float, float, float]]:
+    """(what, peak, bandwidth, intensity): both sides of the ridge, never on it."""
+    machines = []
+    for _ in range(3):
+        bandwidth = float(10 ** rng.uniform(9, 12))
+        ridge = float(10 ** rng.uniform(math.log10(0.5), math.log10(500)))
+        machines.append(("fresh ceilings", ridge * bandwidth, bandwidth))
+    if own is not None:
+        machines.append(("your measured ceilings", *own))
+    cases = []
+    for what, peak, bandwidth in machines:
+        ridge = peak / bandwidth
+        for factor in (float(rng.uniform(0.02, 0.2)), float(rng.uniform(0.3, 0.8)),
+                       float(rng.uniform(1.25, 3.0)), float(rng.uniform(5.0, 50.0))):
+            cases.append((what, peak, bandwidth, ridge * factor))
+    return cases
+
+
+def check_classify(classify, own_ceilings=None, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    own = ceilings_from(own_ceilings)
+    for what, peak, bandwidth, intensity in classification_cases(rng, own):
+        point = fresh_point(rng, intensity, min(peak, intensity * bandwidth))
+        try:
+            got = classify(point, peak, bandwidth)
+        except Exception as exc:
+            raise CheckFailed(f"classify raised {type(exc).__name__} for a point and {what}") from None
+        problems = classify_problems(got, point, peak, bandwidth, what)
+        if problems:
+            raise CheckFailed("; ".join(problems))
+
+
+# --- test_hand_intensity ----------------------------------------------------------------------
+def textbook_intensity(m: int, k: int, n: int, itemsize: int) -> float:
+    return 2 * m * k * n / ((m * k + k * n + m * n) * itemsize)
+
+
+def check_matmul_intensity(matmul_intensity, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    cases = [(*(int(v) for v in rng.integers(2, 5000, 3)), itemsize) for itemsize in (1, 2, 4, 8)]
+    m, k, _ = (int(v) for v in rng.integers(2, 5000, 3))
+    cases.append((m, k, 1, int(rng.choice([2, 4]))))  # a matrix-vector product
+    for m, k, n, itemsize in cases:
+        try:
+            got = matmul_intensity(m, k, n, itemsize)
+        except Exception as exc:
+            raise CheckFailed(f"matmul_intensity raised {type(exc).__name__}") from None
+        if _number(got) is None:
+            raise CheckFailed(f"matmul_intensity should return a number (FLOP per byte), got {type(got).__name__}")
+        if not _close(got, textbook_intensity(m, k, n, itemsize)):
+            where = "a matrix-vector product" if n == 1 else f"itemsize {itemsize}"
+            raise CheckFailed(f"matmul_intensity is not 2*m*k*n / ((m*k + k*n + m*n) * itemsize) for {where}: "
+                              "count the FLOP of the product over the bytes of both operands and the result")

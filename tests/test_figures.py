@@ -1,0 +1,284 @@
+"""The lessons' figures: one drawing module (figure.py), its copy in every notebook, what it draws.
+
+Fast: no kernel. figure.draw is called directly on small panels and on the committed artifacts.
+"""
+import ast
+import hashlib
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from conftest import ROOT, perfcourse  # noqa: E402
+
+from perfcourse.artifacts import execute, figure, notebook_figure, record, render  # noqa: E402
+from perfcourse.course import FIGURE_TAG, CourseError, lessons, read_notebook  # noqa: E402
+from perfcourse.release import released  # noqa: E402
+
+MIME = execute.ARTIFACT_MIME
+FIGURE_PY = ROOT / "src" / "perfcourse" / "artifacts" / "figure.py"
+
+
+def committed(lesson):
+    return json.loads((ROOT / "artifacts" / "cpu" / f"{lesson}.json").read_text())
+
+
+def bar(**extra):
+    panel = {"kind": "bar", "title": "Counts", "ylabel": "count", "labels": ["a", "b", "c"],
+             "series": [{"label": "traces", "y": [1, 2, 3]}]}
+    return {**panel, **extra}
+
+
+def line(series, **extra):
+    return {"kind": "line", "title": "So far", "ylabel": "count", "xlabel": "call", "x": [1, 2, 3, 4],
+            **extra, "series": series}
+
+
+def panels(*items):
+    return {"kind": "panels", "panels": list(items)}
+
+
+@pytest.fixture
+def drawn():
+    figures = []
+
+    def draw(data, diagram=None, title="t"):
+        fig = figure.draw(data, diagram, title=title)
+        fig.canvas.draw()  # ticks and layout exist only once drawn
+        figures.append(fig)
+        return fig
+
+    yield draw
+    for fig in figures:
+        plt.close(fig)
+
+
+def texts(fig):
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+# --- figure.py is the one home, and runs where the notebooks run -------------------------------
+
+def test_figure_py_imports_only_the_standard_library_and_matplotlib():
+    tree = ast.parse(FIGURE_PY.read_text())
+    imported = {(node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+                for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    assert imported <= {"math", "textwrap", "matplotlib"}, imported
+    assert "__future__" not in FIGURE_PY.read_text()  # a notebook cell may not start with one
+
+
+def test_renderer_hash_covers_render_py_then_figure_py():
+    render_py = ROOT / "src" / "perfcourse" / "artifacts" / "render.py"
+    assert record.renderer_hash() == hashlib.sha256(render_py.read_bytes() + FIGURE_PY.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("lesson", lessons(ROOT))
+def test_every_notebook_holds_figure_py_before_its_drawing_cell(lesson):
+    code = FIGURE_PY.read_text()
+    for path in (ROOT / "source" / lesson / f"{lesson}.ipynb", released(ROOT, lesson)):
+        nb = read_notebook(path)
+        cell = notebook_figure.figure_cell(nb, str(path))
+        assert cell.source == code, f"{path}: run 'perfcourse figures' (then 'perfcourse release')"
+        assert FIGURE_TAG in cell.metadata["tags"] and cell.metadata["jupyter"] == {"source_hidden": True}
+        assert {k: cell.metadata["nbgrader"][k] for k in ("grade", "solution", "locked", "grade_id")} == {
+            "grade": False, "solution": False, "locked": True, "grade_id": "figure_code"}
+        at = nb.cells.index(cell)
+        assert nb.cells[at - 1].cell_type == "markdown" and "drawing code" in nb.cells[at - 1].source
+        drawing = nb.cells[at + 1]
+        assert FIGURE_TAG in drawing.metadata.get("tags", []) and MIME in drawing.source
+        assert "= draw(panels" in drawing.source and "plt.show()" in drawing.source
+        assert "plt.subplots" not in drawing.source  # no second, ad-hoc plot
+
+
+@pytest.mark.parametrize("lesson", lessons(ROOT))
+def test_figure_cells_compute_nothing_a_later_cell_uses(lesson):
+    """Grading skips figure cells: no name they bind may be read by a later non-figure code cell."""
+    nb = read_notebook(ROOT / "source" / lesson / f"{lesson}.ipynb")
+    bound, figures_seen = set(), False
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tree = ast.parse(cell.source)
+        if FIGURE_TAG in cell.metadata.get("tags", []):
+            figures_seen = True
+            bound |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
+                      and isinstance(node.ctx, ast.Store)}
+            bound |= {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+            continue
+        read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        assert not read & bound, f"{lesson}: a later cell reads {sorted(read & bound)} from a figure cell"
+    assert figures_seen
+
+
+def test_figures_check_is_clean_and_names_a_stale_notebook(course):
+    proc = perfcourse("figures", "--check", cwd=ROOT)
+    assert proc.returncode == 0 and "figures: up to date" in proc.stdout, proc.stdout + proc.stderr
+    path = course / "source" / "performance-02" / "performance-02.ipynb"
+    nb = json.loads(path.read_text())
+    [cell] = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "figure_code"]
+    cell["source"] = ["# an older copy\n"]
+    path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    # The same functions the command calls, in-process (the command itself ran above).
+    problems = notebook_figure.stale(course)
+    assert len(problems) == 1 and problems[0].startswith(
+        "source/performance-02/performance-02.ipynb: its figure_code cell differs"), problems
+    assert notebook_figure.sync(course) == [path]
+    assert notebook_figure.stale(course) == []
+    assert read_notebook(path).cells[0].source == read_notebook(ROOT / "source" / "performance-02"
+                                                                 / "performance-02.ipynb").cells[0].source
+
+
+def test_the_figure_code_cell_is_outside_the_content_hash():
+    """New drawing code is a redraw (rendererHash), not a reason to execute the lessons again."""
+    nb = read_notebook(ROOT / "source" / "performance-01" / "performance-01.ipynb")
+    before = record.content_hash(nb)
+    notebook_figure.figure_cell(nb, "nb").source += "\n# changed\n"
+    assert record.content_hash(nb) == before
+
+
+def test_execute_collects_only_the_figure_cells_images():
+    import base64
+
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    png = b"\x89PNG fake"
+    image = nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png).decode()})
+    other = nbformat.v4.new_code_cell("plot()", outputs=[image])
+    drawing = nbformat.v4.new_code_cell("draw()", outputs=[image], metadata={"tags": [FIGURE_TAG]})
+    nb.cells = [other]
+    assert execute.figure_images(nb) == []
+    nb.cells.append(drawing)
+    assert execute.figure_images(nb) == [png]
+
+
+# --- what the figure draws ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("lesson", lessons(ROOT))
+def test_no_text_below_9_points(lesson, drawn):
+    artifact = committed(lesson)
+    fig = drawn(artifact["data"], artifact.get("diagram"), title=lesson)
+    small = [(t.get_text()[:30], t.get_fontsize()) for t in texts(fig) if t.get_fontsize() < 9]
+    assert not small, small
+    width, _ = fig.get_size_inches()
+    assert width <= 12.0  # shown at 100 dpi in a notebook or README without shrinking much
+
+
+def test_integer_panels_get_whole_ticks(drawn):
+    fig = drawn(panels(bar(integer=True), line([{"label": "traces", "y": [1, 1, 2, 3]}], integer=True)))
+    for ax in fig.axes:
+        ticks = [t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    fig.axes[1].get_xticks()
+    assert all(float(t).is_integer() for t in fig.axes[1].get_xticks())
+
+
+def test_counts_default_to_whole_ticks_and_floats_do_not(drawn):
+    counts = drawn(panels(bar()))
+    assert all(float(t).is_integer() for t in counts.axes[0].get_yticks())
+    seconds = drawn(panels(bar(series=[{"label": "time", "y": [0.1, 0.2, 0.3]}])))
+    assert not all(float(t).is_integer() for t in seconds.axes[0].get_yticks())
+
+
+def test_log_panels_use_a_log_axis_and_show_both_ends(drawn):
+    fig = drawn(panels(bar(yscale="log", series=[{"label": "s", "y": [0.03, 5e-5, 1e-4]}]),
+                       line([{"label": "unrolled", "y": [48, 96, 192, 384]}, {"label": "scanned", "y": [4] * 4}],
+                            yscale="log")))
+    for ax in fig.axes:
+        assert ax.get_yscale() == "log"
+        low, high = ax.get_ylim()
+        assert low < 4 * 1e-5 if ax is fig.axes[0] else low <= 4
+        assert high > 384 if ax is fig.axes[1] else high > 0.03
+
+
+def test_identical_series_stay_visible_and_the_legend_says_so(drawn):
+    same = [1, 1, 2, 3]
+    fig = drawn(panels(line([{"label": "traces", "y": same}, {"label": "compiles", "y": list(same)},
+                             {"label": "explained", "y": [1, 1, 1, 1]}])))
+    ax = fig.axes[0]
+    lines = [artist for artist in ax.get_lines() if artist.get_label() in
+             ("traces", "compiles (same as traces)", "explained")]
+    assert len(lines) == 3
+    styles = {(artist.get_marker(), artist.get_linestyle()) for artist in lines}
+    assert len(styles) == 3
+    traces, compiles = lines[0], lines[1]
+    assert compiles.get_linewidth() < traces.get_linewidth() and compiles.get_markersize() < traces.get_markersize()
+    assert compiles.get_zorder() > traces.get_zorder()  # drawn on top, thinner: both seen
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["traces", "compiles (same as traces)", "explained"]
+
+
+def test_samples_are_drawn_beside_their_median(drawn):
+    runs = [[1.0, 2.0, 3.0], [2.0, 2.5, 9.0], [0.5, 0.6, 0.7]]
+    fig = drawn(panels(bar(series=[{"label": "median", "y": [2.0, 2.5, 0.6], "samples": runs}]),
+                       line([{"label": "median", "y": [2.0, 2.5, 0.6, 1.0], "samples": runs + [[1.0]]}])))
+    for ax, expected in zip(fig.axes, (9, 10)):
+        dots = [artist for artist in ax.get_lines() if artist.get_marker() == "o" and artist.get_label().startswith("_")]
+        values = sorted(float(y) for artist in dots for y in artist.get_ydata())
+        assert len(values) == expected
+        assert "dots: each sample" in [t.get_text() for t in ax.get_legend().get_texts()]
+        assert ax.get_ylim()[1] > 9.0  # the slowest sample is inside the axes
+
+
+def test_flow_and_timeline_diagrams_draw_every_step(drawn):
+    diagram = committed("performance-02")["diagram"]
+    fig = drawn(panels(bar()), diagram)
+    shown = " ".join(t.get_text() for t in texts(fig))
+    for step in diagram["panel"]["steps"]:
+        assert step.split()[0] in shown
+    assert "Predict first:" in shown
+    timeline = committed("performance-01")["diagram"]
+    assert "block_until_ready" in " ".join(t.get_text() for t in texts(drawn(panels(bar()), timeline)))
+
+
+def test_committed_artifacts_use_the_new_keys_where_the_defects_were():
+    """performance-02 counts are whole; performance-04 equations and the audit's first call are on log
+    axes; every median of timings comes with its samples."""
+    p02 = committed("performance-02")["data"]["panels"]
+    assert all(p.get("integer") is True for p in p02)
+    p04 = committed("performance-04")["data"]["panels"]
+    assert p04[0]["yscale"] == "log"
+    assert all(len(s["samples"]) == len(p04[2]["x"]) for s in p04[2]["series"])
+    p05 = committed("performance-05")["data"]["panels"]
+    assert [len(s) for s in p05[-1]["series"][0]["samples"]] == [9, 9]
+    audit = committed("performance-audit")["data"]["panels"][0]
+    assert audit["yscale"] == "log" and len(audit["series"][0]["samples"][1]) == 7
+    alt = (ROOT / "artifacts" / "cpu" / "performance-audit.alt.txt").read_text()
+    assert "log scale" in alt and "samples" in alt
+
+
+# --- check_data: the new keys, validated ---------------------------------------------------------
+
+@pytest.mark.parametrize("panel,message", [
+    (bar(yscale="logarithmic"), "panel 0 ('Counts'): 'yscale' must be one of linear, log"),
+    (bar(integer="yes"), "'integer' must be true or false"),
+    (bar(yscale="log", series=[{"label": "t", "y": [1, 0, 2]}]), "a log axis ('yscale': 'log') needs positive"),
+    (bar(series=[{"label": "t", "y": [1, 2, 3], "samples": [[1], [2]]}]), "'samples' must hold one list of numbers per label (3 lists)"),
+    (bar(series=[{"label": "t", "y": [1, 2, 3], "samples": [[1], [2], ["x"]]}]), "'samples' must hold one list"),
+    (bar(series=[{"label": "t", "y": [1, 2, "3"]}]), "y values must be numbers or null"),
+    (bar(series=[{"y": [1, 2, 3]}]), "each series needs a label and 3 y values"),
+    (line([{"label": "t", "y": [1, 2, 3, 4], "samples": [[1]] * 3}]), "one list of numbers per x (4 lists)"),
+])
+def test_check_data_names_the_panel_and_the_fault(panel, message):
+    with pytest.raises(CourseError, match=f"artifact: .*{__import__('re').escape(message)}"):
+        render.check_data(panels(panel), None, "artifact")
+
+
+def test_check_data_accepts_the_new_keys():
+    render.check_data(panels(bar(yscale="log", integer=False,
+                                 series=[{"label": "t", "y": [1, 2, 3], "samples": [[1, 1.5], [2], []]}])),
+                      None, "artifact")
+
+
+def test_alt_text_gives_the_spread_of_the_samples():
+    artifact = committed("performance-01")
+    artifact["data"] = panels(bar(yscale="log", series=[{"label": "median", "y": [2.0, 2.5, 0.6],
+                                                         "samples": [[1.0, 2.0, 3.0], [2.5], [0.5, 0.6, 0.7]]}]))
+    alt = render.alt_text(artifact)
+    assert "(count, log scale)" in alt
+    assert "a: 2 (samples 1 to 3, 3 of them)" in alt and "b: 2.5," in alt and "c: 0.6 (samples 0.5 to 0.7" in alt

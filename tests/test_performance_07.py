@@ -1,0 +1,255 @@
+"""performance-07 (how far from the roofline): the hidden checks without a kernel, the notebook, the artifact."""
+import json
+import math
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+from perfcourse.checks import CheckFailed, roofline
+from perfcourse.course import read_notebook
+
+LESSON = "performance-07"
+
+
+# Implementations a student might write, right and wrong, as plain functions. The roofline checks
+# take values only, so they grade these exactly as they grade a notebook's functions.
+
+def point_right(costs, seconds):
+    costs = costs[0] if isinstance(costs, list) else costs
+    flops, moved = costs.get("flops"), costs.get("bytes accessed")
+    if flops is None or moved is None:
+        raise ValueError("missing count")
+    return {"flops": flops, "bytes": moved, "seconds": seconds, "intensity": flops / moved,
+            "flop_per_second": flops / seconds, "bytes_per_second": moved / seconds}
+
+
+def point_eafp(costs, seconds):
+    if isinstance(costs, list):
+        costs = next(iter(costs), {})
+    flops, moved = float(costs["flops"]), float(costs["bytes accessed"])  # TypeError on None, KeyError if absent
+    return dict(flops=flops, bytes=moved, seconds=float(seconds), intensity=flops / moved,
+                flop_per_second=flops / seconds, bytes_per_second=moved / seconds)
+
+
+def point_giga(costs, seconds):
+    p = point_right(costs, seconds)
+    return {**p, "flop_per_second": p["flop_per_second"] / 1e9, "bytes_per_second": p["bytes_per_second"] / 1e9}
+
+
+def point_inverted(costs, seconds):
+    p = point_right(costs, seconds)
+    return {**p, "intensity": p["bytes"] / p["flops"]}
+
+
+def point_zero_when_missing(costs, seconds):
+    costs = costs[0] if isinstance(costs, list) else costs
+    flops, moved = float(costs.get("flops") or 0), float(costs.get("bytes accessed") or 0)
+    return {"flops": flops, "bytes": moved, "seconds": seconds, "intensity": flops / moved if moved else 0.0,
+            "flop_per_second": flops / seconds, "bytes_per_second": moved / seconds}
+
+
+def point_dict_only(costs, seconds):
+    return point_right(costs if isinstance(costs, dict) else {}, seconds)
+
+
+def point_milliseconds(costs, seconds):
+    p = point_right(costs, seconds)
+    return {**p, "seconds": seconds * 1e3}
+
+
+def classify_right(point, peak, bandwidth):
+    ridge = peak / bandwidth
+    attainable = min(peak, point["intensity"] * bandwidth)
+    return {"ridge": ridge, "attainable": attainable, "fraction": point["flop_per_second"] / attainable,
+            "bound": "memory" if point["intensity"] < ridge else "compute"}
+
+
+def classify_two_roofs(point, peak, bandwidth):
+    memory_roof = point["intensity"] * bandwidth
+    attainable = float(np.minimum(peak, memory_roof))
+    return dict(ridge=peak / bandwidth, attainable=attainable, fraction=point["flop_per_second"] / attainable,
+                bound=("compute", "memory")[memory_roof < peak])
+
+
+def classify_fixed_ridge(point, peak, bandwidth):
+    return {**classify_right(point, peak, bandwidth), "bound": "memory" if point["intensity"] < 1 else "compute"}
+
+
+def classify_max(point, peak, bandwidth):
+    attainable = max(peak, point["intensity"] * bandwidth)
+    return {**classify_right(point, peak, bandwidth), "attainable": attainable,
+            "fraction": point["flop_per_second"] / attainable}
+
+
+def classify_fraction_of_peak(point, peak, bandwidth):
+    return {**classify_right(point, peak, bandwidth), "attainable": peak, "fraction": point["flop_per_second"] / peak}
+
+
+def classify_inverted_ridge(point, peak, bandwidth):
+    ridge = bandwidth / peak
+    return {**classify_right(point, peak, bandwidth), "ridge": ridge,
+            "bound": "memory" if point["intensity"] < ridge else "compute"}
+
+
+def intensity_right(m, k, n, itemsize):
+    return 2 * m * k * n / ((m * k + k * n + m * n) * itemsize)
+
+
+def intensity_inputs_only(m, k, n, itemsize):
+    return 2 * m * k * n / ((m * k + k * n) * itemsize)
+
+
+def intensity_float32_only(m, k, n, itemsize):
+    return intensity_right(m, k, n, 4)
+
+
+def intensity_mkn(m, k, n, itemsize):
+    return m * k * n / ((m * k + k * n + m * n) * itemsize)
+
+
+# --- test_roofline_point -----------------------------------------------------------------------
+@pytest.mark.parametrize("right", [point_right, point_eafp])
+def test_a_right_roofline_point_passes(right):
+    for seed in range(5):
+        roofline.check_roofline_point(right, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (point_giga, "FLOP/s (not GFLOP/s)"),
+    (point_inverted, "FLOP per byte"),
+    (point_zero_when_missing, "not a zero"),
+    (point_dict_only, "list holding one dict"),
+    (point_milliseconds, "in seconds"),
+])
+def test_roofline_point_mistakes_are_caught(wrong, words):
+    with pytest.raises(CheckFailed, match=words.replace("(", r"\(").replace(")", r"\)")):
+        roofline.check_roofline_point(wrong, np.random.default_rng(0))
+
+
+def test_a_real_cost_analysis_makes_the_expected_point():
+    import jax.numpy as jnp
+    costs = jax.jit(lambda a, b: a @ b).lower(jax.ShapeDtypeStruct((64, 32), jnp.float32),
+                                              jax.ShapeDtypeStruct((32, 16), jnp.float32)).compile().cost_analysis()
+    point = point_right(costs, 0.5)
+    assert roofline.point_problems(point, float(costs["flops"]), float(costs["bytes accessed"]), 0.5, "x") == []
+
+
+# --- test_classify -------------------------------------------------------------------------------
+@pytest.mark.parametrize("right", [classify_right, classify_two_roofs])
+def test_a_right_classification_passes(right):
+    for seed in range(5):
+        roofline.check_classify(right, {"peak_flop_per_second": 3e10, "peak_bytes_per_second": 9e9},
+                                np.random.default_rng(seed))
+    roofline.check_classify(right, None)
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (classify_fixed_ridge, "below the ridge point"),
+    (classify_max, "min(peak FLOP/s"),
+    (classify_fraction_of_peak, "attainable rate"),
+    (classify_inverted_ridge, "ridge point is peak FLOP/s / bandwidth"),
+])
+def test_classification_mistakes_are_caught(wrong, words):
+    for seed in range(3):
+        with pytest.raises(CheckFailed, match=words.replace("(", r"\(").replace("/", "/")):
+            roofline.check_classify(wrong, None, np.random.default_rng(seed))
+
+
+def test_the_students_own_ceilings_are_used_and_odd_ones_ignored():
+    cases = roofline.classification_cases(np.random.default_rng(0), (4e10, 1e10))
+    own = [c for c in cases if c[0] == "your measured ceilings"]
+    assert len(own) == 4 and {c[1:3] for c in own} == {(4e10, 1e10)}
+    bounds = [roofline.expected_classification(roofline.fresh_point(np.random.default_rng(1), i, min(p, i * b)),
+                                               p, b)["bound"] for _, p, b, i in cases]
+    assert bounds.count("memory") == bounds.count("compute")  # both sides of every ridge
+    for odd in (None, {}, {"peak_flop_per_second": -1.0, "peak_bytes_per_second": 1.0},
+                {"peak_flop_per_second": float("nan"), "peak_bytes_per_second": 1.0}, [1, 2]):
+        assert roofline.ceilings_from(odd) is None
+
+
+def test_no_case_sits_on_a_ridge():
+    for seed in range(20):
+        for _, peak, bandwidth, intensity in roofline.classification_cases(np.random.default_rng(seed)):
+            ratio = intensity / (peak / bandwidth)
+            assert not 0.9 < ratio < 1.1
+
+
+# --- test_hand_intensity -------------------------------------------------------------------------
+def test_a_right_hand_intensity_passes():
+    for seed in range(5):
+        roofline.check_matmul_intensity(intensity_right, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("wrong", [intensity_inputs_only, intensity_float32_only, intensity_mkn])
+def test_hand_intensity_mistakes_are_caught(wrong):
+    with pytest.raises(CheckFailed, match="2\\*m\\*k\\*n"):
+        roofline.check_matmul_intensity(wrong, np.random.default_rng(0))
+
+
+def test_the_checks_read_no_clock():
+    import ast
+    tree = ast.parse((ROOT / "src" / "perfcourse" / "checks" / "roofline.py").read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    assert "time" not in imported | names and "remote" not in imported | names
+
+
+# --- the notebook ------------------------------------------------------------------------------
+def grade_cells():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade")}
+
+
+def test_grade_cells_and_points():
+    assert {gid: c.metadata["nbgrader"]["points"] for gid, c in grade_cells().items()} == {
+        "test_roofline_point": 3, "test_time_calls": 2, "test_classify": 3, "test_hand_intensity": 2}
+
+
+def test_public_tests_need_no_course_code_and_hidden_tests_call_the_checks():
+    for gid, cell in grade_cells().items():
+        public, _, hidden = cell.source.partition("### BEGIN HIDDEN TESTS")
+        assert "perfcourse" not in public
+        assert "perfcourse.checks" in hidden
+        assert ("timing.check_synchronized" in hidden) if gid == "test_time_calls" else ("roofline.check_" in hidden)
+
+
+def test_task_headings_precede_every_solution_cell():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    headings = [c.source for c in nb.cells if c.cell_type == "markdown" and "## Task " in c.source]
+    assert [h.split("## ")[1].split(":")[0] for h in headings] == ["Task 1", "Task 2", "Task 3", "Task 4"]
+
+
+# --- the artifact ------------------------------------------------------------------------------
+def committed():
+    return json.loads((ROOT / "artifacts" / "cpu" / f"{LESSON}.json").read_text())
+
+
+def test_artifact_report_places_every_point_under_its_own_roof():
+    artifact = committed()
+    report = json.loads(artifact["stdout"])
+    ceilings = report["measured_ceilings"]
+    peak, bandwidth = ceilings["peak_flop_per_second"], ceilings["peak_bytes_per_second"]
+    assert math.isclose(ceilings["ridge_flop_per_byte"], peak / bandwidth)
+    for point in report["points"]:
+        want = roofline.expected_classification(point, peak, bandwidth)
+        assert point["bound"] == want["bound"] and math.isclose(point["attainable"], want["attainable"])
+        assert point["seconds"] == float(np.median(point["samples"]))
+        if point["hand_intensity"] is not None and "float32" in point["workload"]:
+            assert math.isclose(point["intensity"], point["hand_intensity"], rel_tol=1e-6)
+    assert {p["bound"] for p in report["points"]} == {"memory", "compute"}
+    published = report["published_not_measured"]
+    assert published["TPU v3"]["verified"] is True and published["TPU v2"]["verified"] is False
+
+
+def test_artifact_draws_a_log_roofline_and_a_flow_diagram():
+    artifact = committed()
+    roof, fraction, ceilings = artifact["data"]["panels"]
+    assert roof["kind"] == "line" and roof["yscale"] == "log" and ceilings["yscale"] == "log"
+    assert "not measured" in ceilings["title"]
+    assert artifact["diagram"]["panel"]["kind"] == "flow"

@@ -1,0 +1,172 @@
+"""performance-08 (eight devices): the hidden-test helpers without a kernel, on the samples' own code.
+
+The solution cells of the source notebook and each sample's replacements are run here, in a
+namespace holding the lesson's names, and graded by `perfcourse.checks.sharding` in-process (the
+probes run in this process when no channel is installed): every sample must pass exactly the cells
+its `# expect:` line says, apart from the timer, which checks.timing's own tests cover. This
+process has one device (the fast tier); one test repeats the grading in a subprocess with eight
+CPU devices, where meshes are shuffled and collectives are required.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+from perfcourse import samples
+from perfcourse.checks import CheckFailed, sharding
+from perfcourse.course import read_notebook
+
+LESSON = "performance-08"
+CHECKS = {
+    "test_data_parallel": ("data_parallel", sharding.check_data_parallel),
+    "test_collectives": ("collectives", sharding.check_collectives),
+    "test_weights_split": ("weights_split", sharding.check_weights_split),
+    "test_compile_key": ("compiles_per_call", sharding.check_compile_key),
+}
+LAYOUT_CELLS = ("test_data_parallel", "test_weights_split")
+PRELUDE = textwrap.dedent('''
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+    COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+''')
+
+
+def solutions() -> dict[str, str]:
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    return {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in nb.cells
+            if cell.metadata.get("nbgrader", {}).get("solution")}
+
+
+def namespace(sample: samples.Sample) -> dict:
+    """The sample's functions: the source's solutions with the sample's replacements."""
+    cells = solutions()
+    for kind, grade_id, source in sample.steps:
+        if kind == "replace":
+            cells[grade_id] = source
+    ns: dict = {}
+    exec(compile(PRELUDE, "<prelude>", "exec"), ns)  # noqa: S102 (the course's own samples)
+    for source in cells.values():
+        exec(compile(source, "<cell>", "exec"), ns)  # noqa: S102
+    return ns
+
+
+SAMPLES = [s for s in samples.discover(ROOT, [LESSON]) if s.case != "release"]
+
+
+def grade(sample: samples.Sample, seed: int) -> dict[str, bool]:
+    """Pass or fail per cell. A wrong sample is graded on the cells it gets wrong only: its other
+    cells are the solution's own code, graded with the correct samples."""
+    ns = namespace(sample)
+    passed = {}
+    wrong = [cell for cell in CHECKS if not sample.expected.get(cell, 1)]
+    for cell, (name, check) in CHECKS.items():
+        if wrong and cell not in wrong:
+            continue
+        try:
+            check(ns[name], np.random.default_rng(seed))
+            passed[cell] = True
+        except CheckFailed:
+            passed[cell] = False
+    return passed
+
+
+def test_every_sample_says_what_it_deserves():
+    cases = {s.case for s in SAMPLES}
+    assert {"solution", "alternative", "other-idioms"} <= cases
+    wrong = [s for s in SAMPLES if any(v == 0 for v in s.expected.values())]
+    assert len(wrong) >= 4
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.case)
+def test_checks_grade_each_sample_as_it_expects_on_one_device(sample):
+    passed = grade(sample, seed=1)
+    for cell, ok in passed.items():
+        if cell in LAYOUT_CELLS and not sample.expected[cell]:
+            continue  # on one device every layout is the whole array: the 8-device test judges these
+        assert ok == (sample.expected[cell] > 0), (cell, sample.case)
+
+
+EIGHT = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, {tests!r})
+    import numpy as np
+    import test_performance_08 as t
+    from perfcourse.checks import sharding
+    assert sharding.device_count() == 8
+    results = {{}}
+    for sample in t.SAMPLES:
+        if sample.case == "solution" or any(not sample.expected[cell] for cell in t.LAYOUT_CELLS):
+            results[sample.case] = [t.grade(sample, seed) for seed in (3,)]
+    print(json.dumps(results))
+''')
+
+
+def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
+    """The solution, and the samples whose layouts only several devices tell apart (the graded
+    sample class, where the notebook sets 8 devices, proves every sample end to end)."""
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    proc = subprocess.run([sys.executable, "-c", EIGHT.format(tests=str(ROOT / "tests"))], cwd=ROOT,
+                          text=True, capture_output=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    by_case = {s.case: s for s in SAMPLES}
+    for case, runs in results.items():
+        for passed in runs:
+            for cell, ok in passed.items():
+                assert ok == (by_case[case].expected[cell] > 0), (cell, case)
+
+
+def test_collective_counts_read_instructions_only():
+    text = "\n".join([
+        "  %all-reduce-start.1 = (f32[4]{0}, f32[4]{0}) all-reduce-start(f32[4]{0} %p), to_apply=%add",
+        "  %all-reduce-done.1 = f32[4]{0} all-reduce-done((f32[4]{0}, f32[4]{0}) %all-reduce-start.1)",
+        "  %all-reduce.2 = (f32[16,64]{1,0}, f32[]) all-reduce(%dot.1, %all-reduce.1), replica_groups=[4,2]<=[8]",
+        "  ROOT %all-gather.3 = f32[8]{0} all-gather(%x), dimensions={0}",
+        '  %add.4 = f32[4]{0} add(%all-gather.3, %y), metadata={op_name="jit(f)/reduce-scatter("}',
+        "  %get-tuple-element.5 = f32[4]{0} get-tuple-element(%all-to-all.9), index=0",
+    ])
+    assert sharding.count_collectives(text) == {"all-reduce": 2, "all-gather": 1}
+    for seed in range(20):
+        text, expected = sharding.synthetic_hlo(np.random.default_rng(seed))
+        assert sharding.count_collectives(text) == expected
+
+
+def test_the_reference_step_is_the_gradient():
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+    w, x, y = (rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (8, 5), (8, 3)))
+    grad = jax.grad(lambda w: jnp.mean((jnp.tanh(jnp.asarray(x) @ w) - y) ** 2))(jnp.asarray(w))
+    new_w, loss = sharding.reference_step(w, x, y, learning_rate=1.0)
+    np.testing.assert_allclose(w - new_w, np.asarray(grad), rtol=1e-4, atol=1e-5)
+    assert loss == pytest.approx(float(np.mean((np.tanh(x.astype(np.float64) @ w) - y) ** 2)))
+
+
+def test_expected_layouts_and_compile_keys():
+    mesh = {"order": [3, 1, 2, 0], "shape": [2, 2], "axes": ["data", "model"]}
+    layout = sharding.expected_layout(mesh, {"w": (6, 4)}, {"w": (None, "model")})["w"]
+    assert layout == [{"device": 0, "index": [[0, 6], [2, 4]]}, {"device": 1, "index": [[0, 6], [2, 4]]},
+                      {"device": 2, "index": [[0, 6], [0, 2]]}, {"device": 3, "index": [[0, 6], [0, 2]]}]
+    calls = [{"kind": "uncommitted"}, {"kind": "rows", "order": [0, 1]}, {"kind": "uncommitted"},
+             {"kind": "replicated", "order": [0, 1]}, {"kind": "rows", "order": [1, 0]}, {"kind": "device", "index": 0},
+             {"kind": "rows", "order": [0]}, {"kind": "replicated", "order": [0]}]
+    assert sharding.expected_compiles(calls) == [1, 1, 0, 1, 1, 1, 1, 0]
+
+
+def test_the_source_notebook_names_its_checks():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    hidden = "\n".join(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    for name in ("check_data_parallel", "check_collectives", "check_weights_split", "check_compile_key", "check_timer"):
+        assert f"sharding.{name}(" in hidden
+    first = nb.cells[1].source
+    assert "--xla_force_host_platform_device_count=8" in first and first.index("XLA_FLAGS") < first.index("import jax")
