@@ -318,9 +318,17 @@ def synchronization_problems(run: MeasureRun) -> list[str]:
 
 
 def check_measure_compile_apart(measure, warm_calls: int = 2, rng=None) -> None:
-    calibration = calibrate()
-    run = run_instrument(measure, COMPILE_WORK_FACTOR * calibration.compile_seconds, warm_calls, rng)
-    problems = compile_problems(run)
+    def judged():
+        run = run_instrument(measure, COMPILE_WORK_FACTOR * calibrate().compile_seconds, warm_calls, rng)
+        return compile_problems(run)
+
+    problems = judged()
+    if problems:
+        # A compile slowed by another process can look as long as a run: a failing verdict counts
+        # only when a second run, after calibrating again, fails too (a wrong method fails both).
+        global _calibration
+        _calibration = None
+        problems = judged()
     if problems:
         raise CheckFailed(problems[0])
 
