@@ -262,10 +262,12 @@ def test_home_and_caches_are_not_the_scratch_folder(kernel):
         plt.plot([1, 2, 3])
         plt.savefig(io.BytesIO(), format="png")
         tempfile.NamedTemporaryFile(delete=False).write(b"t")
-        import helper  # the student's own module: its byte-code goes to the cache, not beside it
-        names = ("HOME", "TMPDIR", "MPLCONFIGDIR", "XDG_CACHE_HOME", "IPYTHONDIR", "PYTHONPYCACHEPREFIX")
+        import sys
+        import helper  # the student's own module: compiled in memory, no __pycache__ beside it
+        names = ("HOME", "TMPDIR", "MPLCONFIGDIR", "XDG_CACHE_HOME", "IPYTHONDIR")
         print(json.dumps({"cwd": os.getcwd(), "listing": sorted(os.listdir(".")),
-                          "places": {n: os.environ[n] for n in names}}))
+                          "places": {n: os.environ[n] for n in names},
+                          "pycache_prefix": sys.pycache_prefix, "json_cached": json.__cached__}))
     """, files={"helper.py": "VALUE = 1\n", "data.csv": "a\n"})
     assert k.run().returncode == 0, k.log
     found = k.report()
@@ -273,6 +275,10 @@ def test_home_and_caches_are_not_the_scratch_folder(kernel):
     assert found["listing"] == ["data.csv", "helper.py", "prog.py"]
     for name, place in found["places"].items():
         assert not (place + "/").startswith(found["cwd"] + "/"), name
+    # Libraries' byte-code is read from beside their sources: a cache prefix would compile jax,
+    # numpy and IPython from source at every kernel start.
+    assert found["pycache_prefix"] is None
+    assert "/__pycache__/" in found["json_cached"]
 
 
 @ROOTED
