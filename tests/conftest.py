@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import perfcourse.startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
 from perfcourse.course import copy_course as course_copy
 
 ROOT = Path(__file__).resolve().parents[1]

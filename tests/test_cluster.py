@@ -21,12 +21,12 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from cluster_services import dask_cluster, postgres_bin, postgresql
+from cluster_services import dask_cluster, postgres_bin, postgresql, tls_files
 from conftest import ROOT, copy_course
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from perfcourse import nbgrader_bridge, release, samples
-from perfcourse.cli import parser
+from perfcourse.cli import _scheduler, parser
 from perfcourse.course import CourseError
 from perfcourse.grading import cluster, scratch
 from perfcourse.grading.replay import ExecutionRefused, merge_outputs, parse_executed
@@ -229,6 +229,30 @@ def test_the_cluster_option_is_checked():
     assert parser().parse_args(["grade", "--cluster", "tcp://127.0.0.1:8786"]).cluster == "tcp://127.0.0.1:8786"
 
 
+def test_the_tls_and_timeout_options_go_with_cluster_and_together(tmp_path):
+    def scheduler(*options):
+        return _scheduler(parser().parse_args(["grade", *options]))
+
+    files = [tmp_path / name for name in ("ca.pem", "cert.pem", "key.pem")]
+    tls = [option for pair in zip(("--tls-ca-file", "--tls-cert", "--tls-key"), map(str, files)) for option in pair]
+    assert scheduler() is None
+    with pytest.raises(CourseError, match="go with --cluster"):
+        scheduler("--scheduler-timeout", "5")
+    with pytest.raises(CourseError, match="go together"):
+        scheduler("--cluster", "tls://127.0.0.1:8786", *tls[:4])
+    for path in files[:2]:
+        path.write_text("PEM")
+    with pytest.raises(CourseError, match="key.pem: no such TLS file"):
+        scheduler("--cluster", "tls://127.0.0.1:8786", *tls)
+    files[2].write_text("PEM")
+    with pytest.raises(CourseError, match="not a tls:// address"):
+        scheduler("--cluster", "tcp://127.0.0.1:8786", *tls)
+    chosen = scheduler("--cluster", "tls://127.0.0.1:8786", *tls, "--scheduler-timeout", "7")
+    assert chosen.tls == tuple(map(str, files)) and chosen.gone_seconds == 7
+    assert chosen.security().require_encryption
+    assert scheduler("--cluster", "tcp://127.0.0.1:8786").gone_seconds == cluster.GONE_SECONDS
+
+
 def test_an_unreachable_scheduler_is_one_clear_error(monkeypatch):
     from cluster_services import free_port
 
@@ -295,6 +319,21 @@ def two_workers(tmp_path):
         yield running
 
 
+@pytest.fixture
+def two_workers_over_tls(tmp_path):
+    """Scheduler, workers and grader talk TLS only, with certificates from a CA made for the test."""
+    logs, certificates = tmp_path / "dask-logs", tmp_path / "tls"
+    logs.mkdir()
+    certificates.mkdir()
+    with dask_cluster(logs, workers=2, tls=tls_files(certificates)) as running:
+        yield running
+
+
+def _tls_options(running) -> list[str]:
+    return ["--tls-ca-file", str(running.tls["ca"]), "--tls-cert", str(running.tls["cert"]),
+            "--tls-key", str(running.tls["key"])]
+
+
 def _wait_for_processing(running, timeout: float = 120) -> dict:
     """{worker address: pid} once some worker holds a grading task; the pids come from the workers."""
     client = running.client()
@@ -312,13 +351,15 @@ def _wait_for_processing(running, timeout: float = 120) -> dict:
 
 
 @pytest.mark.e2e
-def test_cluster_into_postgresql_scores_what_a_local_run_scores(tmp_path, gradebook_server, two_workers):
+def test_cluster_into_postgresql_scores_what_a_local_run_scores(tmp_path, gradebook_server, two_workers_over_tls):
+    two_workers = two_workers_over_tls
     local, expected = _class_course(tmp_path / "local")
     rc, out, err = _finish(_grade(local, "--workers", "2"))
     assert rc == 0, out + err
     on_cluster, _ = _class_course(tmp_path / "cluster", gradebook_server)
     assert nbgrader_bridge.db_url(on_cluster).startswith("postgresql://")
-    rc, out, err = _finish(_grade(on_cluster, "--cluster", two_workers.address))
+    assert two_workers.address.startswith("tls://")
+    rc, out, err = _finish(_grade(on_cluster, "--cluster", two_workers.address, *_tls_options(two_workers)))
     assert rc == 0, out + err + two_workers.log()
     assert _scores(local) == expected
     assert _scores(on_cluster) == expected  # grades.csv, read back from nbgrader's export
@@ -379,10 +420,38 @@ def test_the_scheduler_going_away_ends_the_run_with_nothing_half_written(tmp_pat
     assert rc == 2, out + err
     assert f"the Dask scheduler at {two_workers.address} went away" in err
     assert "Traceback" not in err
-    for student in expected:  # every student is either recorded whole or not at all
+    _whole_or_not_at_all(course, expected)
+
+
+def _whole_or_not_at_all(course: Path, expected: dict[str, float]) -> None:
+    for student in expected:
         score = nbgrader_bridge.notebook_score(course, LESSON, student)
         notebook = nbgrader_bridge.folder(course, "autograded", student, LESSON) / f"{LESSON}.ipynb"
         if score is None:
             assert not notebook.exists()
         else:
             assert score.score == expected[student] and notebook.is_file()
+
+
+@pytest.mark.e2e
+def test_a_scheduler_that_stops_answering_ends_the_run(tmp_path, two_workers):
+    """A stopped (or hung) scheduler keeps its connections open: the run must notice the silence."""
+    course, expected = _class_course(tmp_path / "course")
+    grading = _grade(course, "--cluster", two_workers.address, "--scheduler-timeout", "6")
+    stopped = None
+    try:
+        _wait_for_processing(two_workers)
+        os.kill(two_workers.scheduler.pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        rc, out, err = _finish(grading, timeout=300)
+        took = time.monotonic() - stopped
+    finally:
+        if stopped is not None:
+            os.kill(two_workers.scheduler.pid, signal.SIGCONT)  # so that it can be stopped for good
+        if grading.poll() is None:
+            grading.kill()
+    assert rc == 2, out + err
+    assert f"the Dask scheduler at {two_workers.address} stopped answering" in err
+    assert "Traceback" not in err
+    assert took < 90, f"the run noticed the silence after {took:.0f} s (timeout 6 s)"
+    _whole_or_not_at_all(course, expected)

@@ -16,6 +16,7 @@ import re
 import sys
 from pathlib import Path
 
+from . import startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
 from . import __version__, kernels, release, samples
 from .course import CourseError, find_root, lessons, read_notebook, source_notebook
 
@@ -43,6 +44,7 @@ def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) ->
     loaded = nbgrader.config(root)
     if args.cluster and args.workers:
         raise CourseError("--workers sets the local pool; with --cluster the Dask workers grade")
+    scheduler = _scheduler(args)
     if not args.cluster:  # on a cluster, every worker is checked for the kernel and the sandbox instead
         kernels.require(loaded.Execute.kernel_name)  # the kernel grader_config.py grades on
     mode = "bwrap"
@@ -60,7 +62,7 @@ def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) ->
             print(f"WARNING: {missing}", file=sys.stderr)
     outcomes = run.grade_class(root, lesson_ids, workers=args.workers, sandbox=mode,
                                cell_timeout=args.cell_timeout, students=args.student,
-                               force=args.force or expected is not None, cluster=args.cluster)
+                               force=args.force or expected is not None, cluster=scheduler)
     print(report.table(outcomes, expected))
     report.write_csv(root / "grades.csv", outcomes)
     failed = [o for o in outcomes if o.error]
@@ -72,6 +74,21 @@ def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) ->
     for o in failed:
         print(f"NOT GRADED {o.student}/{o.lesson}: {o.error}")
     return outcomes
+
+
+def _scheduler(args):
+    """--cluster and the options that go with it, as grading/cluster.py's Scheduler (None: local)."""
+    tls = [args.tls_ca_file, args.tls_cert, args.tls_key]
+    if not args.cluster:
+        if any(tls) or args.scheduler_timeout:
+            raise CourseError("--tls-ca-file, --tls-cert, --tls-key and --scheduler-timeout go with --cluster")
+        return None
+    from .grading.cluster import GONE_SECONDS, Scheduler
+
+    if any(tls) and not all(tls):
+        raise CourseError("--tls-ca-file, --tls-cert and --tls-key go together (PEM files: the CA, "
+                          "this machine's certificate and its key)")
+    return Scheduler(args.cluster, tuple(tls) if all(tls) else None, args.scheduler_timeout or GONE_SECONDS)
 
 
 def _workers(outcomes) -> str:
@@ -182,6 +199,12 @@ def parser() -> argparse.ArgumentParser:
                        help="grade without bubblewrap (student code runs with your rights)")
         p.add_argument("--cluster", metavar="tcp://HOST:PORT", type=scheduler_address,
                        help="grade on the workers of this Dask scheduler (one task per student)")
+        p.add_argument("--tls-ca-file", metavar="PEM", help="with a tls:// --cluster: the CA's certificate(s)")
+        p.add_argument("--tls-cert", metavar="PEM", help="with a tls:// --cluster: this machine's certificate")
+        p.add_argument("--tls-key", metavar="PEM", help="with a tls:// --cluster: that certificate's private key")
+        p.add_argument("--scheduler-timeout", metavar="SECONDS", type=positive,
+                       help="with --cluster: end the run once the scheduler is unreachable or silent this long "
+                            "(default 60)")
         if verb == "grade":
             p.add_argument("--student", action="append", type=student_id,
                            help="only this student (repeatable)")

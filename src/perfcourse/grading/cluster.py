@@ -35,6 +35,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import startup  # noqa: F401,I001 (a Dask worker imports this module to run grade_student)
 from .. import __version__
 from .. import nbgrader_bridge as nbgrader
 from ..course import CONFIG_FILES, CourseError, write_atomic
@@ -45,13 +46,42 @@ GUARD = "perfcourse.grading.execute.GuardedExecute"
 REPLAY = "perfcourse.grading.replay.ReplayExecution"
 RETRIES = 2            # a task that raised is tried this many more times (a dead worker is retried by the scheduler)
 CONNECT_SECONDS = 30   # to reach the scheduler at the start
-GONE_SECONDS = 60      # the scheduler unreachable this long mid-run ends the run
+GONE_SECONDS = 60      # the scheduler unreachable, or connected but silent, this long mid-run ends the run
 POLL_SECONDS = 2
+PROBE_SECONDS = 10     # how often a waiting run checks that the scheduler still answers
 NOTEBOOK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*\.ipynb")
 
 
 class ResultRefused(ValueError):
     """What came back from a worker is not the shape a grading task returns."""
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    """Where the Dask scheduler is and how to talk to it (perfcourse grade --cluster ...).
+
+    `tls`: (CA file, certificate, private key) in PEM files, for a tls:// scheduler whose workers
+    present certificates from that CA; without them a tls:// address takes its certificates from
+    Dask's own configuration (distributed.comm.tls.*). `gone_seconds`: how long the scheduler may be
+    unreachable, or connected and silent (a stopped or hung process), before the run ends."""
+    address: str
+    tls: tuple[str, str, str] | None = None
+    gone_seconds: float = GONE_SECONDS
+
+    def __post_init__(self):
+        if self.tls and not self.address.startswith("tls://"):
+            raise CourseError(f"TLS certificates were given, but {self.address} is not a tls:// address")
+        for path in self.tls or ():
+            if not os.path.isfile(path):
+                raise CourseError(f"{path}: no such TLS file (--tls-ca-file, --tls-cert and --tls-key name PEM files)")
+
+    def security(self):
+        if not self.tls:
+            return None  # Dask's configuration (plain tcp://, or its distributed.comm.tls settings)
+        from distributed.security import Security
+
+        ca_file, cert, key = self.tls
+        return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
 
 
 # --- the task: built on the course's machine, run on a worker -----------------------------------
@@ -304,13 +334,26 @@ def _replayed(root: Path, student: str, lesson: str) -> str | None:
     return None
 
 
-def connect(address: str):
+def connect(scheduler: Scheduler | str):
     from distributed import Client
 
+    if isinstance(scheduler, str):
+        scheduler = Scheduler(scheduler)
     try:
-        return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        return Client(scheduler.address, timeout=CONNECT_SECONDS, set_as_default=False,
+                      security=scheduler.security())
     except (OSError, TimeoutError) as exc:
-        raise CourseError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        raise CourseError(f"cannot reach the Dask scheduler at {scheduler.address}: {exc}") from None
+
+
+def answers(client, seconds: float) -> bool:
+    """Does the scheduler answer a request within `seconds`? A stopped or hung scheduler keeps its
+    connections open, so the client still reports "running" while nothing comes back."""
+    try:
+        client.sync(client.scheduler.identity, callback_timeout=seconds)
+        return True
+    except Exception:  # TimeoutError, a closed connection: not answering either way
+        return False
 
 
 def check_workers(client, sandbox: str, kernel: str) -> int:
@@ -339,14 +382,16 @@ def _takes_n_workers(client) -> bool:
     return "n_workers" in inspect.signature(client.scheduler_info).parameters
 
 
-def grade(root: Path, gradable: dict[str, list[str]], address: str, sandbox: str,
+def grade(root: Path, gradable: dict[str, list[str]], scheduler: Scheduler | str, sandbox: str,
           cell_timeout: int | None, progress: Progress, retries: int = RETRIES) -> ClusterRun:
     """Grade `gradable` ({student: [lessons]}) on the cluster; record each student once."""
+    if isinstance(scheduler, str):
+        scheduler = Scheduler(scheduler)
     loaded = nbgrader.config(root)
     course_id = nbgrader.coursedir(root, loaded).course_id
     course = course_files(root, sorted({l for ls in gradable.values() for l in ls}))
     with _quiet_dask():
-        return _grade(root, gradable, address, sandbox, cell_timeout, progress, retries, course, course_id,
+        return _grade(root, gradable, scheduler, sandbox, cell_timeout, progress, retries, course, course_id,
                       loaded.Execute.kernel_name)
 
 
@@ -370,11 +415,12 @@ def _quiet_dask():
             handler.setLevel(level)
 
 
-def _grade(root, gradable, address, sandbox, cell_timeout, progress, retries, course, course_id, kernel):
+def _grade(root, gradable, scheduler, sandbox, cell_timeout, progress, retries, course, course_id, kernel):
     from distributed import wait
     from distributed.utils import CancelledError
 
-    client = connect(address)
+    address = scheduler.address
+    client = connect(scheduler)
     ledger, outcomes = Ledger(), []
     try:
         seen = check_workers(client, sandbox, kernel)
@@ -386,6 +432,7 @@ def _grade(root, gradable, address, sandbox, cell_timeout, progress, retries, co
             futures[client.submit(grade_student, task, key=key, retries=retries, pure=False)] = student
             ledger.expect(student)
         pending, unreachable_since = set(futures), None
+        silent_since, probed = None, time.monotonic()
         while pending:
             try:
                 with client.as_current():
@@ -396,10 +443,17 @@ def _grade(root, gradable, address, sandbox, cell_timeout, progress, retries, co
                 raise SchedulerGone(address, ledger) from None
             if client.status != "running":  # reconnecting, or given up
                 unreachable_since = unreachable_since or time.monotonic()
-                if client.status in ("closed", "closing") or time.monotonic() - unreachable_since > GONE_SECONDS:
+                if client.status in ("closed", "closing") or \
+                        time.monotonic() - unreachable_since > scheduler.gone_seconds:
                     raise SchedulerGone(address, ledger)
                 continue
             unreachable_since = None
+            if not done and time.monotonic() - probed >= min(PROBE_SECONDS, scheduler.gone_seconds / 3):
+                probed = time.monotonic()
+                if answers(client, min(PROBE_SECONDS, scheduler.gone_seconds)):
+                    silent_since = None
+                elif time.monotonic() - (silent_since := silent_since or probed) > scheduler.gone_seconds:
+                    raise SchedulerGone(address, ledger, silent=True)
             for future in done:
                 student = futures[future]
                 outcomes += _settle(root, future, student, gradable[student], ledger, progress, retries)
@@ -435,10 +489,11 @@ def _settle(root, future, student, lessons, ledger: Ledger, progress, retries) -
 
 
 class SchedulerGone(CourseError):
-    def __init__(self, address: str | None, ledger: Ledger):
+    def __init__(self, address: str | None, ledger: Ledger, silent: bool = False):
         recorded, waiting = len(ledger.recorded), len(ledger.waiting)
+        gone = "stopped answering (connected, but silent)" if silent else "went away"
         super().__init__(
-            f"the Dask scheduler{' at ' + address if address else ''} went away mid-run: "
+            f"the Dask scheduler{' at ' + address if address else ''} {gone} mid-run: "
             f"{recorded} student(s) were graded and recorded whole, {waiting} not graded "
             "(nothing of theirs was written); start the scheduler again and rerun: "
             "what was recorded is up to date and is not graded again")

@@ -243,10 +243,11 @@ def up_to_date(root: Path, student: str, lesson: str) -> bool:
 
 def grade_class(root: Path, lessons: list[str], workers: int | None = None, sandbox: str = "bwrap",
                 cell_timeout: int | None = None, students: list[str] | None = None,
-                force: bool = False, cluster: str | None = None) -> list[Outcome]:
+                force: bool = False, cluster=None) -> list[Outcome]:
     """Grade what needs grading (everything with `force`), then report every submission in view.
 
-    Locally, on `workers` worker processes; with `cluster` (a Dask scheduler's address), on that
+    Locally, on `workers` worker processes; with `cluster` (a Dask scheduler: its address, or a
+    grading.cluster.Scheduler with its TLS files and timeout), on that
     cluster's workers, one task per student (grading/cluster.py)."""
     gradable, refused = survey(root, lessons, students)
     submitted = nbgrader.step(root, "submitted")

@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
 from .. import nbgrader_bridge as nbgrader
 
 
