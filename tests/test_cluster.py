@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import os
 import signal
 import subprocess
@@ -292,12 +293,13 @@ def _scores(course: Path) -> dict[str, float]:
         return {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(handle)}
 
 
-def _nbgrader_export(course: Path) -> dict[str, float]:
+def _nbgrader_export(course: Path, by_lesson: bool = False) -> dict:
     target = course / "exported.csv"
     subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(target)], cwd=course,
                    env=nbgrader_bridge.nbgrader_env(), check=True, capture_output=True)
     with open(target, newline="") as handle:
-        return {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(handle)}
+        return {((row["student_id"], row["assignment"]) if by_lesson else row["student_id"]): float(row["raw_score"])
+                for row in csv.DictReader(handle)}
 
 
 @pytest.fixture(scope="module")
@@ -455,3 +457,33 @@ def test_a_scheduler_that_stops_answering_ends_the_run(tmp_path, two_workers):
     assert "Traceback" not in err
     assert took < 90, f"the run noticed the silence after {took:.0f} s (timeout 6 s)"
     _whole_or_not_at_all(course, expected)
+
+
+def _graded_rows(grades_csv: str) -> dict[tuple[str, str], float]:
+    """(student, lesson) -> raw score of every notebook a grades.csv says was graded."""
+    return {(row["student_id"], row["assignment"]): float(row["raw_score"])
+            for row in csv.DictReader(io.StringIO(grades_csv)) if not row["error"]}
+
+
+@pytest.mark.nightly
+def test_the_demo_class_on_a_tls_cluster_into_postgresql_scores_as_the_local_demo(
+        tmp_path, graded_demo, gradebook_server, two_workers_over_tls):
+    """The whole demo class (every sample of every lesson) through the cluster: `perfcourse demo
+    --cluster` checks each score against its sample, and every score equals the local demo's."""
+    _, local_run, local_grades = graded_demo
+    assert local_run.returncode == 0, local_run.stdout + local_run.stderr
+    running = two_workers_over_tls
+    course = copy_course(tmp_path / "course")
+    with open(course / "grader_config.py", "a", encoding="utf-8") as handle:
+        handle.write(f"\nc.CourseDirectory.db_url = {gradebook_server!r}\n")
+    proc = subprocess.run([sys.executable, "-m", "perfcourse.cli", "demo", "--cluster", running.address,
+                           *_tls_options(running)], cwd=course, text=True, capture_output=True, timeout=3600)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:] + running.log()
+    assert "sample submissions scored as expected" in proc.stdout
+    assert "(2 workers took part)" in proc.stdout
+    local = _graded_rows(local_grades)
+    on_cluster = _graded_rows((course / "grades.csv").read_text())
+    assert len(local) == len(samples.discover(course)) - sum(s.expected is None for s in samples.discover(course))
+    assert on_cluster == local
+    exported = _nbgrader_export(course, by_lesson=True)  # also lists each student's lessons without a submission
+    assert {key: exported.get(key) for key in on_cluster} == on_cluster
