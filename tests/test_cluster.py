@@ -254,6 +254,33 @@ def test_the_tls_and_timeout_options_go_with_cluster_and_together(tmp_path):
     assert scheduler("--cluster", "tcp://127.0.0.1:8786").gone_seconds == cluster.GONE_SECONDS
 
 
+def _readme_call(function: str) -> dict:
+    """The keyword arguments of the README's call of `function` (in its deployment snippets)."""
+    import ast
+    import re
+
+    for block in re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S):
+        tree = ast.parse("\n".join(line[2:] if line.startswith("  ") else line for line in block.splitlines()))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == function:
+                return {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+    raise AssertionError(f"the README has no {function}(...) call")
+
+
+def test_the_readme_slurm_deployment_starts_one_thread_workers_with_room_for_a_kernel():
+    from dask_jobqueue.slurm import SLURMJob
+    from dask.utils import parse_bytes
+
+    options = _readme_call("SLURMCluster")
+    script = SLURMJob(scheduler="tcp://127.0.0.1:8786", name="grading-0", **options).job_script()
+    command = script.strip().splitlines()[-1].split()
+    assert command[:3] == [options["python"], "-m", "distributed.cli.dask_worker"]
+    assert command[command.index("--nthreads") + 1] == "1"  # a task starts two kernels
+    limit = parse_bytes(command[command.index("--memory-limit") + 1])
+    assert limit >= nbgrader_bridge.config(ROOT).GuardedExecute.memory_bytes + (1 << 30)
+    assert f"#SBATCH -t {options['walltime']}" in script
+
+
 def test_an_unreachable_scheduler_is_one_clear_error(monkeypatch):
     from cluster_services import free_port
 
