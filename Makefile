@@ -55,7 +55,7 @@ demo: $(STAMP)
 # The fast tier spreads over every core (pytest-xdist); the end-to-end tier runs in one process,
 # since its graded classes already keep every core busy and share session-wide fixtures.
 FAST := -m "not e2e and not nightly" -n logical --dist worksteal
-E2E := -m "e2e and not nightly"
+E2E := -m "e2e and not nightly" --durations=15
 # The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it).
 test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modules/.installed)
 	$(BIN)/python -m pytest $(FAST)
