@@ -6,7 +6,8 @@ from conftest import ROOT
 
 from perfcourse.nbgrader_bridge import config as course_config
 from perfcourse.course import FIGURE_TAG
-from perfcourse.grading.execute import TIMING_KEY, _keep_only_notebooks, figure_sources, lesson_imports
+from perfcourse.grading.execute import (TIMING_KEY, _keep_only_notebooks, figure_sources, lesson_imports,
+                                        report_sources)
 from perfcourse.kernel.evidence import EVIDENCE_KEY
 
 
@@ -38,6 +39,21 @@ def test_grading_skips_only_the_instructors_figure_cells():
     assert figure_sources(nb) == {"draw(panels, diagram)"}
     # Skipping goes by the instructor's text: a tag a student adds to a copy of another cell is not read.
     assert "import numpy as np" not in figure_sources(nb)
+
+
+def test_grading_skips_the_instructors_report_cells_after_the_last_test_only():
+    nb = new_notebook(cells=[
+        _cell("x = measure()"),
+        _cell("assert x", grade_id="test", grade=True, points=1),
+        _cell("rows = measure_more()"),
+        _cell("def answer(): ...", grade_id="answer", solution=True, locked=False),
+        _cell("assert answer()", grade_id="test2", grade=True, points=1),
+        _cell("rows = [measure(n) for n in range(5)]"),
+        _cell("print('the student wrote this')", grade_id="essay", solution=True, locked=False),
+        _cell("   "),
+    ])
+    assert report_sources(nb) == {"rows = [measure(n) for n in range(5)]"}
+    assert report_sources(new_notebook(cells=[_cell("x = 1")])) == set()
 
 
 def test_every_lessons_imports_are_found_in_its_source():

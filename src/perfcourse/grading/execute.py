@@ -4,7 +4,8 @@
 runs on two sandboxed kernels:
 
 - the **student's kernel** runs every cell that is not a grade cell: solution cells, cells the
-  student added, the instructor's lesson and report cells. Its first act (before any student
+  student added, the instructor's lesson cells. Not run, since they earn no points and no test
+  reads them: the instructor's figure cells, and its report cells after the last grade cell. Its first act (before any student
   code) is to install the evidence hook and listen on the channel (`perfcourse.kernel.agent`);
 - the **trusted kernel** runs every grade cell, public and hidden checks alike, and nothing
   else. A grade cell reads the student's definitions through the channel (`perfcourse.checks.
@@ -49,6 +50,8 @@ from . import sandbox
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "SubmissionRefused")
 TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
 FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no points; run the notebook to see it)\n"
+REPORT_NOT_RUN = ("(not run while grading: this cell of the lesson comes after every test and earns no points; "
+                  "run the notebook to see its output)\n")
 SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 
 
@@ -103,6 +106,8 @@ class GuardedExecute(Execute):
         instructor = self._source_notebook(resources)
         self._imports = lesson_imports(instructor) if instructor else ""
         self._figures = figure_sources(instructor) if instructor else set()
+        self._report = report_sources(instructor) if instructor else set()
+        self._last_grade = max((i for i, cell in enumerate(nb.cells) if is_grade(cell)), default=len(nb.cells))
         if self._submission is not None:
             # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: refuse
             # links and special files before any kernel sees the submission (nbgrader then
@@ -271,6 +276,9 @@ class GuardedExecute(Execute):
         if not grade and cell.source in self._figures:
             cell.outputs = [new_output("stream", name="stdout", text=FIGURE_NOT_DRAWN)]
             return cell, resources
+        if not grade and index > self._last_grade and cell.source in self._report:
+            cell.outputs = [new_output("stream", name="stdout", text=REPORT_NOT_RUN)]
+            return cell, resources
         if self._lost is not None or (grade and self._trusted_lost is not None):
             cell.outputs = [_error("NotRun", f"not run: {self._lost or self._trusted_lost}")]
             return cell, resources
@@ -406,6 +414,20 @@ def figure_sources(nb) -> set[str]:
     one of these, so a tag a student adds to their own copy skips nothing."""
     return {cell.source for cell in nb.cells
             if cell.cell_type == "code" and FIGURE_TAG in cell.metadata.get("tags", [])}
+
+
+def report_sources(nb) -> set[str]:
+    """The source text of the instructor's lesson code cells after the last grade cell (the lesson's
+    report: measurements for its figure). No test reads them and they earn no points, so grading
+    skips them where they come after every grade cell of the notebook being graded; a cell the
+    student wrote there still runs."""
+    from nbgrader.utils import is_solution
+
+    grades = [i for i, cell in enumerate(nb.cells) if is_grade(cell)]
+    if not grades:
+        return set()
+    return {cell.source for cell in nb.cells[grades[-1] + 1:]
+            if cell.cell_type == "code" and not is_solution(cell) and cell.source.strip()}
 
 
 def lesson_imports(nb) -> str:
