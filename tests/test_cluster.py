@@ -388,7 +388,10 @@ def test_cluster_into_postgresql_scores_what_a_local_run_scores(tmp_path, gradeb
     on_cluster, _ = _class_course(tmp_path / "cluster", gradebook_server)
     assert nbgrader_bridge.db_url(on_cluster).startswith("postgresql://")
     assert two_workers.address.startswith("tls://")
-    rc, out, err = _finish(_grade(on_cluster, "--cluster", two_workers.address, *_tls_options(two_workers)))
+    # A short scheduler timeout: a probe that wrongly took a healthy scheduler for a silent one would
+    # end this run (it takes longer than 5 s) with exit 2.
+    rc, out, err = _finish(_grade(on_cluster, "--cluster", two_workers.address, *_tls_options(two_workers),
+                                  "--scheduler-timeout", "5"))
     assert rc == 0, out + err + two_workers.log()
     assert _scores(local) == expected
     assert _scores(on_cluster) == expected  # grades.csv, read back from nbgrader's export
