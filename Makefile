@@ -65,7 +65,7 @@ check: $(STAMP)
 	$(BIN)/python -m pytest $(FAST)
 
 # The demo class graded locally and again through a 2-worker Dask cluster over TLS into PostgreSQL
-# (tests/test_cluster.py): about 13 minutes on 2 cores, so not part of make test.
+# (tests/test_cluster.py): about 15 minutes on 2 cores, so not part of make test.
 test-nightly: $(STAMP)
 	$(BIN)/python -m pytest -m nightly
 

@@ -286,7 +286,7 @@ def test_an_unreachable_scheduler_is_one_clear_error(monkeypatch):
 
     monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1)
     with pytest.raises(CourseError, match="cannot reach the Dask scheduler"):
-        cluster.connect(f"tcp://127.0.0.1:{free_port()}")
+        cluster.connect(cluster.Scheduler(f"tcp://127.0.0.1:{free_port()}"))
 
 
 # --- e2e: real kernels, a real Dask cluster and PostgreSQL -----------------------------------------

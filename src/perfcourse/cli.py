@@ -180,6 +180,8 @@ def student_id(text: str) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
+    from .grading.cluster import GONE_SECONDS  # (Dask itself loads only when a run uses --cluster)
+
     top = argparse.ArgumentParser(prog="perfcourse", description=__doc__.split("\n\n")[0])
     top.add_argument("--version", action="version", version=f"perfcourse {__version__}")
     verbs = top.add_subparsers(dest="verb", required=True)
@@ -204,7 +206,7 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--tls-key", metavar="PEM", help="with a tls:// --cluster: that certificate's private key")
         p.add_argument("--scheduler-timeout", metavar="SECONDS", type=positive,
                        help="with --cluster: end the run once the scheduler is unreachable or silent this long "
-                            "(default 60)")
+                            f"(default {GONE_SECONDS})")
         if verb == "grade":
             p.add_argument("--student", action="append", type=student_id,
                            help="only this student (repeatable)")

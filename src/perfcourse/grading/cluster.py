@@ -334,11 +334,9 @@ def _replayed(root: Path, student: str, lesson: str) -> str | None:
     return None
 
 
-def connect(scheduler: Scheduler | str):
+def connect(scheduler: Scheduler):
     from distributed import Client
 
-    if isinstance(scheduler, str):
-        scheduler = Scheduler(scheduler)
     try:
         return Client(scheduler.address, timeout=CONNECT_SECONDS, set_as_default=False,
                       security=scheduler.security())
@@ -382,11 +380,9 @@ def _takes_n_workers(client) -> bool:
     return "n_workers" in inspect.signature(client.scheduler_info).parameters
 
 
-def grade(root: Path, gradable: dict[str, list[str]], scheduler: Scheduler | str, sandbox: str,
+def grade(root: Path, gradable: dict[str, list[str]], scheduler: Scheduler, sandbox: str,
           cell_timeout: int | None, progress: Progress, retries: int = RETRIES) -> ClusterRun:
     """Grade `gradable` ({student: [lessons]}) on the cluster; record each student once."""
-    if isinstance(scheduler, str):
-        scheduler = Scheduler(scheduler)
     loaded = nbgrader.config(root)
     course_id = nbgrader.coursedir(root, loaded).course_id
     course = course_files(root, sorted({l for ls in gradable.values() for l in ls}))
@@ -432,6 +428,8 @@ def _grade(root, gradable, scheduler, sandbox, cell_timeout, progress, retries, 
             futures[client.submit(grade_student, task, key=key, retries=retries, pure=False)] = student
             ledger.expect(student)
         pending, unreachable_since = set(futures), None
+        # A silent scheduler is asked often enough to be noticed within its timeout.
+        probe_every = min(PROBE_SECONDS, scheduler.gone_seconds / 3)
         silent_since, probed = None, time.monotonic()
         while pending:
             try:
@@ -448,9 +446,9 @@ def _grade(root, gradable, scheduler, sandbox, cell_timeout, progress, retries, 
                     raise SchedulerGone(address, ledger)
                 continue
             unreachable_since = None
-            if not done and time.monotonic() - probed >= min(PROBE_SECONDS, scheduler.gone_seconds / 3):
+            if not done and time.monotonic() - probed >= probe_every:
                 probed = time.monotonic()
-                if answers(client, min(PROBE_SECONDS, scheduler.gone_seconds)):
+                if answers(client, probe_every):
                     silent_since = None
                 elif time.monotonic() - (silent_since := silent_since or probed) > scheduler.gone_seconds:
                     raise SchedulerGone(address, ledger, silent=True)

@@ -4,9 +4,9 @@
 runs on two sandboxed kernels:
 
 - the **student's kernel** runs every cell that is not a grade cell: solution cells, cells the
-  student added, the instructor's lesson cells. Not run, since they earn no points and no test
-  reads them: the instructor's figure cells, and its report cells after the last grade cell. Its first act (before any student
-  code) is to install the evidence hook and listen on the channel (`perfcourse.kernel.agent`);
+  student added, the instructor's lesson cells (not its figure cells, nor its report cells after
+  the last grade cell: they earn no points and no test reads them). Its first act (before any
+  student code) is to install the evidence hook and listen on the channel (`perfcourse.kernel.agent`);
 - the **trusted kernel** runs every grade cell, public and hidden checks alike, and nothing
   else. A grade cell reads the student's definitions through the channel (`perfcourse.checks.
   remote`): values in, values out, checked; never the student's code in this process. The hidden
@@ -273,11 +273,10 @@ class GuardedExecute(Execute):
             self._lost = f"the notebook ran past its {self.notebook_timeout} s limit"
             self._kill(self.student_km)
         grade = is_grade(cell)
-        if not grade and cell.source in self._figures:
-            cell.outputs = [new_output("stream", name="stdout", text=FIGURE_NOT_DRAWN)]
-            return cell, resources
-        if not grade and index > self._last_grade and cell.source in self._report:
-            cell.outputs = [new_output("stream", name="stdout", text=REPORT_NOT_RUN)]
+        skipped = None if grade else FIGURE_NOT_DRAWN if cell.source in self._figures \
+            else REPORT_NOT_RUN if index > self._last_grade and cell.source in self._report else None
+        if skipped:
+            cell.outputs = [new_output("stream", name="stdout", text=skipped)]
             return cell, resources
         if self._lost is not None or (grade and self._trusted_lost is not None):
             cell.outputs = [_error("NotRun", f"not run: {self._lost or self._trusted_lost}")]

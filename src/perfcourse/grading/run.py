@@ -19,6 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 
@@ -26,6 +27,9 @@ from .. import nbgrader_bridge as nbgrader
 from ..course import CourseError, read_notebook
 from ..kernel.evidence import EVIDENCE_KEY
 from . import scratch
+
+if TYPE_CHECKING:  # cluster.py imports this module
+    from .cluster import Scheduler
 
 WORKER = [sys.executable, "-m", "perfcourse.grading.worker"]
 
@@ -243,12 +247,12 @@ def up_to_date(root: Path, student: str, lesson: str) -> bool:
 
 def grade_class(root: Path, lessons: list[str], workers: int | None = None, sandbox: str = "bwrap",
                 cell_timeout: int | None = None, students: list[str] | None = None,
-                force: bool = False, cluster=None) -> list[Outcome]:
+                force: bool = False, cluster: Scheduler | None = None) -> list[Outcome]:
     """Grade what needs grading (everything with `force`), then report every submission in view.
 
-    Locally, on `workers` worker processes; with `cluster` (a Dask scheduler: its address, or a
-    grading.cluster.Scheduler with its TLS files and timeout), on that
-    cluster's workers, one task per student (grading/cluster.py)."""
+    Locally, on `workers` worker processes; with `cluster` (grading.cluster.Scheduler: a Dask
+    scheduler's address, TLS files and timeout), on that cluster's workers, one task per student
+    (grading/cluster.py)."""
     gradable, refused = survey(root, lessons, students)
     submitted = nbgrader.step(root, "submitted")
     absent = sorted(set(students or []) - set(gradable) - {o.student for o in refused})
