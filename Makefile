@@ -52,10 +52,11 @@ $(COLAB)/.installed: requirements-cpu.txt
 demo: $(STAMP)
 	$(BIN)/perfcourse demo
 
-# The fast tier spreads over every core (pytest-xdist); the end-to-end tier runs in one process,
-# since its graded classes already keep every core busy and share session-wide fixtures.
+# The fast tier spreads over every core (pytest-xdist). The end-to-end tier runs on two workers:
+# one grades the demo and hostile classes (xdist_group "graded-demo"; its grading pool keeps the
+# cores busy), the other runs the rest, most of which waits on one kernel or server at a time.
 FAST := -m "not e2e and not nightly" -n logical --dist worksteal
-E2E := -m "e2e and not nightly" --durations=15
+E2E := -m "e2e and not nightly" -n 2 --dist loadgroup --durations=15
 # The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it).
 test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modules/.installed)
 	$(BIN)/python -m pytest $(FAST)

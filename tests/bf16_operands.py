@@ -116,14 +116,17 @@ def relative_error(precision=None) -> float:
     return float(np.max(np.abs(got - exact)) / np.max(np.abs(exact)))
 
 
-def kernelspec(base: Path, name: str, python: str = sys.executable) -> Path:
-    """A Jupyter data directory holding one kernelspec that runs this module as the kernel."""
+def kernelspec(base: Path, name: str, python: str = sys.executable, devices: int | None = None) -> Path:
+    """A Jupyter data directory holding one kernelspec that runs this module as the kernel; with
+    `devices`, JAX's CPU backend has that many devices (as a TPU v2-8 has 8)."""
     folder = Path(base) / "kernels" / name
     folder.mkdir(parents=True)
+    env = {"JAX_PLATFORMS": "cpu", "PYTHONPATH": str(HERE)}
+    if devices is not None:
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     (folder / "kernel.json").write_text(json.dumps({
         "argv": [python, "-m", "bf16_operands", "-f", "{connection_file}"],
-        "display_name": f"{name} (bfloat16 matrix-product operands)", "language": "python",
-        "env": {"JAX_PLATFORMS": "cpu", "PYTHONPATH": str(HERE)},
+        "display_name": f"{name} (bfloat16 matrix-product operands)", "language": "python", "env": env,
     }))
     return Path(base)
 

@@ -34,6 +34,7 @@ from perfcourse.grading.replay import ExecutionRefused, merge_outputs, parse_exe
 
 LESSON = "performance-01"
 CASES = ("solution", "release", "unsynchronized")
+pytestmark = pytest.mark.xdist_group("cluster")  # the end-to-end tests share one PostgreSQL server
 
 
 # --- fast: no kernels, no services -----------------------------------------------------------

@@ -22,7 +22,7 @@ from conftest import ROOT, perfcourse
 
 from perfcourse import nbgrader_bridge, samples
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("grade-workflow")]  # one course, graded once per worker
 
 LESSON = "performance-01"
 DUE = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)

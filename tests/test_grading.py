@@ -10,7 +10,8 @@ from conftest import ROOT
 from perfcourse.nbgrader_bridge import notebook_score
 from perfcourse.samples import discover
 
-pytestmark = pytest.mark.e2e  # kernels, graded classes or executed notebooks (make test, not make check)
+pytestmark = [pytest.mark.e2e,  # kernels, graded classes or executed notebooks (make test, not make check)
+              pytest.mark.xdist_group("graded-demo")]  # one pytest-xdist worker grades the demo class once
 
 SAMPLES = discover(ROOT)
 

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, kernelspec_dir, perfcourse
+from conftest import ROOT
 
 LESSON = "performance-02"
 EIGHT = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
@@ -89,13 +89,12 @@ def test_the_checks_count_compiles_apart_from_traces_on_eight_devices():
 
 
 @pytest.mark.e2e  # executes the lesson on a kernel
-def test_the_lesson_counts_a_device_change_as_a_compile_without_a_trace(course, tmp_path, monkeypatch):
-    """The source notebook, hidden tests included, on 8 devices: its report counts 'another device'
-    as one trace and two compiles."""
-    monkeypatch.setenv("JUPYTER_PATH", str(kernelspec_dir(tmp_path / "jupyter", "jax-cpu-8", sys.executable, EIGHT)))
-    proc = perfcourse("artifacts", "--lesson", LESSON, "--kernel", "jax-cpu-8", cwd=course)
+@pytest.mark.xdist_group("tpu-like")  # the lesson's run on the TPU-like kernel is tests/test_tpu_like.py's
+def test_the_lesson_counts_a_device_change_as_a_compile_without_a_trace(tpu_like_run):
+    """The source notebook, hidden tests included, on 8 devices (the TPU-like kernel of
+    tests/test_tpu_like.py): its report counts 'another device' as one trace and two compiles."""
+    proc, artifact = tpu_like_run(LESSON)
     assert proc.returncode == 0, proc.stderr
-    artifact = json.loads((course / "artifacts" / "cpu" / f"{LESSON}.json").read_text())
     report = json.loads(artifact["stdout"])
     assert artifact["environment"]["deviceCount"] == 8 and report["devices"] == 8
     counts = {s["name"]: (s["traces"], s["compiles"]) for s in report["sequences"]}

@@ -1,0 +1,36 @@
+"""Every lesson on a backend shaped like Colab's TPU v2-8 runtime, emulated on the CPU.
+
+A TPU v2-8 has 8 devices, and at the default precision it multiplies float32 matrices with
+bfloat16 operands and float32 sums. The kernel here has both: JAX's CPU backend with
+XLA_FLAGS=--xla_force_host_platform_device_count=8, and tests/bf16_operands.py's rounding. Each
+lesson's source notebook, solutions, public and hidden checks, runs on it once, through
+`perfcourse artifacts` in a scratch course (the `tpu_like_run` fixture in conftest.py, which
+tests/test_performance_02_devices.py reads too).
+"""
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import ROOT, TPU_LIKE_KERNEL
+
+import bf16_operands
+from perfcourse.course import lessons
+
+pytestmark = [pytest.mark.e2e,  # kernels, graded classes or executed notebooks (make test, not make check)
+              pytest.mark.xdist_group("tpu-like")]  # one pytest-xdist worker runs each lesson once
+
+
+def test_the_kernel_has_eight_devices_and_bfloat16_operands(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PATH", str(bf16_operands.kernelspec(tmp_path, TPU_LIKE_KERNEL, devices=8)))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import jax\nfrom perfcourse.checks import numerics\nprint(jax.device_count(), numerics.matmul_precision())")])
+    NotebookClient(nb, kernel_name=TPU_LIKE_KERNEL, timeout=120).execute()
+    assert nb.cells[0].outputs[0]["text"].strip() == "8 bfloat16 passes"
+
+
+@pytest.mark.parametrize("lesson", lessons(ROOT))
+def test_lesson_passes_on_a_tpu_like_backend(lesson, tpu_like_run):
+    proc, artifact = tpu_like_run(lesson)
+    assert proc.returncode == 0, proc.stderr
+    assert artifact["environment"]["backend"] == "cpu" and artifact["environment"]["deviceCount"] == 8
+    assert artifact["provenance"] == "recorded_cpu_computation"
