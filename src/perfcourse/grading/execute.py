@@ -15,11 +15,14 @@ runs on two sandboxed kernels:
 
 While a grade cell runs, the student's kernel runs one line, `serve()`, answering the trusted
 kernel's requests on its main thread; what the student's code prints meanwhile is appended to
-the grade cell's output. A cell past the per-cell limit is interrupted in both kernels; a kernel
-that ignores the interrupt, dies, or outlives the notebook's limit is killed, and every cell not
-yet run gets an error output saying why, so the notebook is still scored. Each cell keeps at most
-`max_output_bytes` of output. The notebook nbgrader writes is the one built here from the kernel
-protocol's messages: nothing the student's kernel writes to disk reaches autograded/.
+the grade cell's output. If `serve()` ends (or never ran: student code can rewrite what the kernel
+executes) while the grade cell still runs, nothing answers the checks: the grade cell is
+interrupted at once and fails with `NotServing`. A cell past the per-cell limit is interrupted
+in both kernels; a kernel that ignores the interrupt, dies, or outlives the notebook's limit is
+killed, and every cell not yet run gets an error output saying why, so the notebook is still
+scored. Each cell keeps at most `max_output_bytes` of output. The notebook nbgrader writes is the
+one built here from the kernel protocol's messages: nothing the student's kernel writes to disk
+reaches autograded/.
 """
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ from ..kernel.evidence import EVIDENCE_KEY, read_evidence
 from . import sandbox
 
 # Errors the grader itself writes into a notebook (the grade report names them).
-GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "SubmissionRefused")
+GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused")
 TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
 FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no points; run the notebook to see it)\n"
 REPORT_NOT_RUN = ("(not run while grading: this cell of the lesson comes after every test and earns no points; "
@@ -298,6 +301,7 @@ class GuardedExecute(Execute):
         started = time.perf_counter()
         self._pinned()
         serving = self.student_kc.execute(SERVE_LINE, silent=False, store_history=False, allow_stdin=False)
+        self._serving, self._served, self._grade_timed_out = serving, None, False
         self._in_grade_cell = True
         self.kc, self.km = self.trusted_kc, self.trusted_km
         try:
@@ -310,6 +314,9 @@ class GuardedExecute(Execute):
         finally:
             self.kc, self.km = self.student_kc, self.student_km
             self._in_grade_cell = False
+        if self._served is not None:
+            cell.outputs.append(_error("NotServing", "the student's kernel stopped answering the checks: "
+                                                     "serve() ended or never ran while this cell ran"))
         printed = self._end_serving(serving)
         self._grade_cells += 1
         self._grade_seconds += time.perf_counter() - started
@@ -319,7 +326,8 @@ class GuardedExecute(Execute):
 
     def _end_serving(self, serving: str) -> str:
         """Tell the student's kernel the grade cell is over; return what its code printed meanwhile."""
-        reply = run_sync(self._wait_reply)(self.student_kc, serving, 0.05)  # already over (interrupted)?
+        # Already over (stopped serving, or interrupted)?
+        reply = self._served or run_sync(self._wait_reply)(self.student_kc, serving, 0.05)
         if reply is None:
             self._send_end()
             reply = run_sync(self._wait_reply)(self.student_kc, serving, self.interrupt_grace)
@@ -372,7 +380,20 @@ class GuardedExecute(Execute):
                 size += len(piece)
         return "".join(text)
 
+    async def _async_check_alive(self):
+        """nbclient asks this every second while a cell runs; in a grade cell, also whether the
+        student's kernel still serves the checks. If its `serve()` is over, nothing will answer
+        them: interrupt the check now rather than at the cell limit."""
+        await super()._async_check_alive()
+        if getattr(self, "_in_grade_cell", False) and self._served is None and not self._grade_timed_out:
+            reply = await self._wait_reply(self.student_kc, self._serving, 0.05)
+            if reply is not None:
+                self._served = reply
+                await ensure_async(self.trusted_km.interrupt_kernel())
+
     async def _async_handle_timeout(self, timeout, cell=None):
+        if getattr(self, "_in_grade_cell", False):
+            self._grade_timed_out = True  # the interrupt below ends serve(): that is not a refusal
         reply = await super()._async_handle_timeout(timeout, cell)  # interrupts self.km
         if getattr(self, "_in_grade_cell", False):
             # The student's code the check called is most likely what is stuck.
