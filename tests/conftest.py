@@ -96,6 +96,9 @@ def kernelspec_dir(base: Path, name: str, python: str, env: dict) -> Path:
     return base
 
 
+TPU_LIKE_KERNEL = "jax-cpu-tpu-like"
+
+
 @pytest.fixture(scope="session")
 def tpu_like_run(tmp_path_factory):
     """lesson -> (process, artifact) of `perfcourse artifacts` on a kernel shaped like Colab's TPU
@@ -118,5 +121,3 @@ def tpu_like_run(tmp_path_factory):
 
     return run
 
-
-TPU_LIKE_KERNEL = "jax-cpu-tpu-like"
