@@ -97,7 +97,7 @@ def test_regenerating_records_the_backend_that_ran(course):
     assert fresh["provenance"] == f"recorded_{fresh['environment']['backend']}_computation" == "recorded_cpu_computation"
     assert fresh["contentHash"] == committed("performance-01")["contentHash"]
     assert fresh["generatedAt"] != committed("performance-01")["generatedAt"]
-    assert perfcourse("artifacts", "--check", cwd=course).returncode == 0
+    assert perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course).returncode == 0
 
 
 def test_check_names_stale_missing_and_corrupt_artifacts(course):
@@ -107,21 +107,26 @@ def test_check_names_stale_missing_and_corrupt_artifacts(course):
     source.write_text(json.dumps(nb))
     (course / "artifacts" / "tpu").mkdir()
     (course / "artifacts" / "tpu" / "performance-01.json").write_text("{ not json")
-    proc = perfcourse("artifacts", "--check", cwd=course)
+    proc = perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course)
     assert proc.returncode == 1
     assert "artifacts/cpu/performance-01.json: stale, the lesson's source changed" in proc.stdout
     assert "artifacts/tpu/performance-01.json: corrupt JSON" in proc.stdout
+    # --lesson narrows the check to that lesson's artifacts: another lesson's are up to date.
+    proc = perfcourse("artifacts", "--check", "--lesson", "performance-03", cwd=course)
+    assert proc.returncode == 0 and "artifacts: up to date" in proc.stdout, proc.stdout
     (course / "artifacts" / "cpu" / "performance-01.json").unlink()
-    proc = perfcourse("artifacts", "--check", cwd=course)
+    proc = perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course)
     assert "artifacts/cpu/performance-01.json: missing" in proc.stdout
+    proc = perfcourse("artifacts", "--check", "--lesson", "performance-99", cwd=course)
+    assert proc.returncode != 0 and "unknown lesson 'performance-99'" in proc.stderr + proc.stdout
 
 
 def test_check_names_an_image_that_does_not_match_its_json(course):
     (course / "artifacts" / "cpu" / "performance-01.png").write_bytes(b"not the drawing")
-    proc = perfcourse("artifacts", "--check", cwd=course)
+    proc = perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course)
     assert proc.returncode == 1 and "artifacts/cpu/performance-01.png: missing or not drawn" in proc.stdout
     assert perfcourse("artifacts", "--render", cwd=course).returncode == 0
-    assert perfcourse("artifacts", "--check", cwd=course).returncode == 0
+    assert perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course).returncode == 0
 
 
 @pytest.mark.parametrize("field,value,message", [

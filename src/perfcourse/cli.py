@@ -122,7 +122,7 @@ def cmd_artifacts(root: Path, args) -> int:
     from .artifacts import execute, record  # papermill and matplotlib load only when needed
 
     if args.check:
-        return _checked("artifacts", record.check(root))
+        return _checked("artifacts", record.check(root, args.lesson))
     if args.render:
         for path in record.rerender(root):
             print(f"redrew {path.relative_to(root)}")

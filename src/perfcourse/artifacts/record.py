@@ -105,10 +105,11 @@ def validate(artifact, name: str) -> None:
     render.check_data(artifact["data"], artifact.get("diagram"), name)
 
 
-def check(root: Path) -> list[str]:
-    """Every problem with the committed artifacts: missing, stale, malformed or orphaned."""
+def check(root: Path, only: list[str] | None = None) -> list[str]:
+    """Every problem with the committed artifacts: missing, stale, malformed or orphaned; with
+    `only`, those of these lessons' artifacts (orphans belong to no lesson: not looked for)."""
     problems = []
-    current = {lesson: content_hash(read_notebook(source_notebook(root, lesson))) for lesson in lessons(root)}
+    current = {lesson: content_hash(read_notebook(source_notebook(root, lesson))) for lesson in only or lessons(root)}
     renderer = renderer_hash()
     base = root / "artifacts"
     backends = sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
@@ -119,6 +120,8 @@ def check(root: Path) -> list[str]:
     for backend in backends:
         for json_path in sorted((base / backend).glob("*.json")):
             lesson = json_path.stem
+            if only and lesson not in current:
+                continue
             name = str(json_path.relative_to(root))
             try:
                 artifact = json.loads(json_path.read_text(encoding="utf-8"))
