@@ -100,24 +100,28 @@ TPU_LIKE_KERNEL = "jax-cpu-tpu-like"
 
 
 @pytest.fixture(scope="session")
-def tpu_like_run(tmp_path_factory):
-    """lesson -> (process, artifact) of `perfcourse artifacts` on a kernel shaped like Colab's TPU
-    v2-8 runtime: 8 devices, and float32 matrix products with bfloat16 operands at the default
-    precision (tests/bf16_operands.py). Each lesson runs once per session, in a scratch course;
-    the artifact is None when the run failed."""
+def tpu_like_jupyter(tmp_path_factory) -> Path:
+    """A Jupyter data directory (for JUPYTER_PATH) with the kernel TPU_LIKE_KERNEL, shaped like
+    Colab's TPU v2-8 runtime: 8 devices, and float32 matrix products with bfloat16 operands at
+    the default precision (tests/bf16_operands.py)."""
     import bf16_operands
 
-    jupyter = bf16_operands.kernelspec(tmp_path_factory.mktemp("jupyter"), TPU_LIKE_KERNEL, devices=8)
+    return bf16_operands.kernelspec(tmp_path_factory.mktemp("jupyter"), TPU_LIKE_KERNEL, devices=8)
+
+
+@pytest.fixture(scope="session")
+def tpu_like_run(tmp_path_factory, tpu_like_jupyter):
+    """lesson -> (process, artifact) of `perfcourse artifacts` on the TPU-like kernel. Each lesson
+    runs once per session, in a scratch course; the artifact is None when the run failed."""
     runs: dict = {}
 
     def run(lesson: str):
         if lesson not in runs:
             course = copy_course(tmp_path_factory.mktemp(lesson) / "course")
             proc = perfcourse("artifacts", "--lesson", lesson, "--kernel", TPU_LIKE_KERNEL, cwd=course,
-                              env={"JUPYTER_PATH": str(jupyter)})
+                              env={"JUPYTER_PATH": str(tpu_like_jupyter)})
             recorded = course / "artifacts" / "cpu" / f"{lesson}.json"
             runs[lesson] = proc, json.loads(recorded.read_text()) if proc.returncode == 0 else None
         return runs[lesson]
 
     return run
-

@@ -13,15 +13,14 @@ from nbclient import NotebookClient
 
 from conftest import ROOT, TPU_LIKE_KERNEL
 
-import bf16_operands
 from perfcourse.course import lessons
 
 pytestmark = [pytest.mark.e2e,  # kernels, graded classes or executed notebooks (make test, not make check)
               pytest.mark.xdist_group("tpu-like")]  # one pytest-xdist worker runs each lesson once
 
 
-def test_the_kernel_has_eight_devices_and_bfloat16_operands(tmp_path, monkeypatch):
-    monkeypatch.setenv("JUPYTER_PATH", str(bf16_operands.kernelspec(tmp_path, TPU_LIKE_KERNEL, devices=8)))
+def test_the_kernel_has_eight_devices_and_bfloat16_operands(tpu_like_jupyter, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PATH", str(tpu_like_jupyter))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "import jax\nfrom perfcourse.checks import numerics\nprint(jax.device_count(), numerics.matmul_precision())")])
     NotebookClient(nb, kernel_name=TPU_LIKE_KERNEL, timeout=120).execute()
