@@ -54,6 +54,8 @@ c.GuardedExecute.memory_bytes = 2 << 30   # resident memory of the student kerne
 c.GuardedExecute.pids = 512              # processes and threads of the student kernel, all together
 c.GuardedExecute.disk_bytes = 256 << 20  # its scratch folder (a tmpfs: counts against the memory bound)
 c.GuardedExecute.cpu_seconds = 900       # CPU seconds of each kernel process
+c.GuardedExecute.trusted_kernel_notebooks = 32  # a grading worker's trusted kernel grades this many
+                                              # notebooks in turn (1: a fresh one for each)
 c.GuardedExecute.file_bytes = 64 << 20   # the largest file a kernel may write
 c.GuardedExecute.max_output_bytes = 1_000_000  # per cell
 c.LimitOutput.max_lines = 1000

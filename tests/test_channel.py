@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import struct
+import sys
 import tempfile
 import threading
 
@@ -195,3 +196,58 @@ def test_trusted_exceptions_reach_student_code_as_the_same_builtin_type(student)
     with_default, catches = fetch(channel, "with_default", "catches")
     assert with_default(Compiled()) == "default"
     assert catches(Compiled()) == "caught 'no plan'"
+
+
+def _serve(namespace: dict) -> tuple[str, threading.Thread]:
+    """A student's namespace served by the real agent on a thread, until the grader's "end"."""
+    path = os.path.join(tempfile.mkdtemp(), "student.sock")
+    agent = Agent.at(path, namespace)
+    thread = threading.Thread(target=agent.serve, daemon=True)
+    thread.start()
+    return path, thread
+
+
+def _end(path: str, thread: threading.Thread) -> None:
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.connect(path)
+        message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
+        sock.sendall(struct.pack(">I", len(message)) + message)
+        sock.recv(64)
+    thread.join(5)
+
+
+def test_a_kept_trusted_kernel_forgets_the_last_notebook(monkeypatch):
+    """The grader's trusted kernel grades one notebook after another (grading/trusted_kernel.py):
+    nothing a grade cell bound or fetched, and nothing a check measured, reaches the next notebook."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from perfcourse.checks import timing
+
+    monkeypatch.setattr(sys, "stderr", sys.stderr)  # install() points stderr at stdout
+    monkeypatch.setattr(remote, "_channel", None)
+    shell = InteractiveShell.instance()
+    first, first_thread = _serve({"answer": 21, "helper": lambda x: x + 1})
+    second, second_thread = _serve({"other": 5})
+    try:
+        remote.start_notebook(first, "import numpy as np")
+        assert shell.run_cell("doubled = answer * 2\nbumped = helper(1)\nnp_here = np.float32").success
+        assert shell.user_ns["doubled"] == 42 and shell.user_ns["bumped"] == 2
+        monkeypatch.setattr(timing, "_calibration", timing.Calibration(1e-9))
+        assert not shell.run_cell("raise ValueError('last notebook')").success
+        _end(first, first_thread)
+
+        remote.start_notebook(second, "")
+        assert timing._calibration is None  # measured afresh for this notebook
+        assert not {"doubled", "bumped", "answer", "helper", "np", "np_here"} & set(shell.user_ns)
+        assert getattr(sys, "last_value", None) is None
+        result = shell.run_cell("seen = answer")  # the last student's name: not there any more
+        assert isinstance(result.error_in_exec, NameError)
+        assert shell.run_cell("seen = other + 1").success and shell.user_ns["seen"] == 6
+    finally:
+        for path, thread in ((first, first_thread), (second, second_thread)):
+            if thread.is_alive():
+                _end(path, thread)
+        if remote._channel is not None:
+            shell.events.unregister("pre_run_cell", remote._channel.before_cell)
+            remote._channel.close()
+        InteractiveShell.clear_instance()

@@ -35,6 +35,21 @@ def test_every_grade_cell_scores_as_the_sample_says(graded_demo, sample):
     assert score.cells == sample.expected, f"{sample.path.name}: {score.cells} != {sample.expected}"
 
 
+def test_the_grading_workers_keep_their_trusted_kernels(graded_demo):
+    """Every sample scores as it says (above) while each grading worker's trusted kernel grades one
+    notebook after another (grading/trusted_kernel.py): a kernel kept from the last notebook, where
+    grading started a fresh one each time before."""
+    from perfcourse.grading.execute import TIMING_KEY
+    from perfcourse.nbgrader_bridge import config, folder
+
+    root = graded_demo[0]
+    loaded = config(root)
+    turns = [nbformat.read(folder(root, "autograded", s.student, s.lesson, loaded) / f"{s.lesson}.ipynb", 4)
+             .metadata[TIMING_KEY]["trusted_kernel_notebook"] for s in SAMPLES if s.expected is not None]
+    fresh = turns.count(1)
+    assert max(turns) > 1 and fresh < len(turns) / 4, f"{fresh} of {len(turns)} notebooks started a trusted kernel"
+
+
 def cells(graded_demo, case):
     root = graded_demo[0]
     return notebook_score(root, "performance-01", f"sample-{case}")

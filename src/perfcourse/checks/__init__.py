@@ -23,3 +23,15 @@ def verdict(problems: list[str]) -> None:
     """Raise CheckFailed naming every problem an audit found; nothing when there is none."""
     if problems:
         raise CheckFailed("\n".join(problems))
+
+
+def forget_measurements() -> None:
+    """Forget what checks measured of this machine: each checks module keeps its calibration (the
+    machine's speed, measured in this process) in a module attribute `_calibration` for the rest of
+    a notebook. The grader's trusted kernel grades several notebooks in turn; each notebook's
+    checks measure afresh, as in a fresh kernel (checks.remote.start_notebook)."""
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith(__name__ + ".") and getattr(module, "_calibration", None) is not None:
+            module._calibration = None

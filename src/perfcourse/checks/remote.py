@@ -42,12 +42,15 @@ class Channel:
         self.pinned: set[str] = set()   # names bound here by the instructor's imports: never fetched
 
     # --- connection ------------------------------------------------------------------------
-    def connect(self) -> None:
+    def close(self) -> None:
         if self.endpoint is not None:
             try:
                 self.endpoint.sock.close()
             except OSError:
                 pass
+
+    def connect(self) -> None:
+        self.close()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(self.path)
         self.endpoint = Endpoint(sock, self.codec, self.handle)
@@ -327,6 +330,35 @@ def install(path: str) -> None:
     # nbgrader scores a grade cell 0 for any stderr output: a library's warning here (JAX's
     # dtype notes, say) must not cost an honest student the cell. Errors still fail it.
     sys.stderr = sys.stdout
+
+
+def start_notebook(path: str, imports: str) -> None:
+    """Ready this kernel for a notebook's grade cells: the grader runs this before each notebook.
+
+    A grading worker keeps its trusted kernel from one notebook to the next (grading/
+    trusted_kernel.py), so first everything of the last notebook is forgotten: the names its grade
+    cells bound or fetched (IPython's reset: user namespace, outputs, history), its last error, its
+    channel to the last student's kernel, and what checks measured of the machine. Then this
+    notebook's: the channel to the student's kernel listening at `path`, the lesson's `imports`.
+    """
+    global _channel
+    from IPython import get_ipython
+
+    from . import forget_measurements
+
+    shell = get_ipython()
+    if _channel is not None:
+        shell.events.unregister("pre_run_cell", _channel.before_cell)
+        _channel.close()
+        _channel = None
+    shell.reset(new_session=True)
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            setattr(sys, name, None)
+    forget_measurements()
+    install(path)
+    if imports:
+        pin(imports)
 
 
 def pin(imports: str) -> None:

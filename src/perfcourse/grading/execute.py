@@ -47,7 +47,7 @@ from traitlets import Integer, Unicode
 
 from ..course import FIGURE_TAG
 from ..kernel.evidence import EVIDENCE_KEY, read_evidence
-from . import sandbox
+from . import sandbox, trusted_kernel
 
 # Errors the grader itself writes into a notebook (the grade report names them).
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused")
@@ -79,8 +79,11 @@ class GuardedExecute(Execute):
     disk_bytes = Integer(None, allow_none=True, help="Size of the student's scratch folder").tag(config=True)
     cpu_seconds = Integer(None, allow_none=True, help="CPU seconds of each kernel process").tag(config=True)
     file_bytes = Integer(None, allow_none=True, help="Largest file a kernel may write").tag(config=True)
+    trusted_kernel_notebooks = Integer(None, allow_none=True,
+                                       help="Notebooks one grading worker's trusted kernel grades before a fresh one "
+                                            "starts (1: a fresh one for every notebook)").tag(config=True)
     LIMITS = ("notebook_timeout", "interrupt_grace", "max_output_bytes", "memory_bytes", "pids", "disk_bytes",
-              "cpu_seconds", "file_bytes")
+              "cpu_seconds", "file_bytes", "trusted_kernel_notebooks")
 
     def _require_limits(self) -> None:
         unset = [name for name in self.LIMITS if getattr(self, name) is None or getattr(self, name) <= 0]
@@ -96,14 +99,6 @@ class GuardedExecute(Execute):
         self._lost = None
         self._trusted_lost = None
         self._deadline = time.monotonic() + self.notebook_timeout
-        self._base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
-        self._student_runtime = self._base / "student"
-        self._trusted_runtime = self._base / "trusted"
-        self._channel_dir = self._base / "channel"
-        for folder in (self._student_runtime, self._trusted_runtime, self._channel_dir):
-            folder.mkdir()
-        self._socket = str(self._channel_dir / "student.sock")
-        self._evidence = self._base / "evidence.log"
         self._submission = self._submission_folder(resources)
         self._digest = None
         instructor = self._source_notebook(resources)
@@ -125,6 +120,16 @@ class GuardedExecute(Execute):
         self.trusted_km = self.trusted_kc = None
         self._end = self._pin = None
         self._grade_cells, self._grade_seconds = 0, 0.0
+        self._base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
+        self._student_runtime = self._base / "student"
+        self._student_runtime.mkdir()
+        self._evidence = self._base / "evidence.log"
+        # The trusted kernel may be the one that graded this worker's last notebook (trusted_kernel.py).
+        self._trusted = trusted_kernel.take(self._trusted_settings())
+        self._trusted_clean = True  # nothing has happened to it in this notebook (kept only then)
+        self._trusted_runtime = self._trusted.runtime
+        self._channel_dir = self._trusted.channel_folder()
+        self._socket = str(self._channel_dir / "student.sock")
         self.extra_arguments = [
             "--HistoryManager.hist_file=:memory:",
             _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",
@@ -132,18 +137,21 @@ class GuardedExecute(Execute):
         ]
         try:
             nb, resources = super().preprocess(nb, resources, km)
+        except BaseException:
+            self._trusted_clean = False
+            raise
         finally:
             if self._end is not None:
                 self._end.close()
             self._stop_trusted()
-            for runtime in (self._student_runtime, self._trusted_runtime):
-                sandbox.cleanup(runtime)
+            sandbox.cleanup(self._student_runtime)
             flags = read_evidence(self._evidence) if self._evidence.exists() else []
             shutil.rmtree(self._base, ignore_errors=True)
         nb.metadata[EVIDENCE_KEY] = flags  # always: a key a student wrote into the notebook is replaced
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
                                    "grade_cell_seconds": round(self._grade_seconds, 3),
-                                   "submission": self._digest}
+                                   "submission": self._digest,
+                                   "trusted_kernel_notebook": self._trusted.notebooks}
         return nb, resources
 
     def _sandbox_settings(self, role: str, runtime: Path) -> str:
@@ -153,12 +161,21 @@ class GuardedExecute(Execute):
             "role": role,
             "runtime": str(runtime),
             "scratch_source": str(self._submission) if student and self._submission else None,
-            "binds": [str(self._channel_dir)],
+            # The student's kernel sees its own notebook's channel folder; the trusted kernel, kept
+            # between notebooks, the folder that holds each notebook's in turn.
+            "binds": [str(self._channel_dir if student else self._trusted.channels)],
             "channel": self._socket if student else None,
             "evidence": str(self._evidence) if student else None,
-            "limits": {"memory_bytes": self.memory_bytes, "pids": self.pids, "disk_bytes": self.disk_bytes,
-                       "cpu_seconds": self.cpu_seconds, "file_bytes": self.file_bytes, "open_files": 1024},
+            "limits": self._sandbox_limits(),
         })
+
+    def _sandbox_limits(self) -> dict:
+        return {"memory_bytes": self.memory_bytes, "pids": self.pids, "disk_bytes": self.disk_bytes,
+                "cpu_seconds": self.cpu_seconds, "file_bytes": self.file_bytes, "open_files": 1024}
+
+    def _trusted_settings(self) -> str:
+        """What a trusted kernel is started with; a kept one grades a notebook only if they match."""
+        return json.dumps([self.kernel_name, self.sandbox, self._sandbox_limits(), self.startup_timeout, sys.executable])
 
     def _prepare(self, km, runtime: Path) -> None:
         km.transport = "ipc"
@@ -186,14 +203,15 @@ class GuardedExecute(Execute):
         await asyncio.gather(super().async_start_new_kernel(**kwargs), self._start_trusted())
 
     async def _start_trusted(self):
-        km = AsyncKernelManager(kernel_name=self.kernel_name)
-        self._prepare(km, self._trusted_runtime)
-        env = self._kernel_env("trusted", self._trusted_runtime)
-        await km.start_kernel(
-            extra_arguments=["--HistoryManager.hist_file=:memory:", "--IPKernelApp.capture_fd_output=False",
-                             _exec_lines(f"__import__('perfcourse.checks.remote').checks.remote.install({self._socket!r})")],
-            env=env, cwd=str(self._trusted_runtime))
-        self.trusted_km = km
+        if self._trusted.km is None:  # else kept from this worker's last notebook
+            km = AsyncKernelManager(kernel_name=self.kernel_name)
+            self._prepare(km, self._trusted_runtime)
+            env = self._kernel_env("trusted", self._trusted_runtime)
+            await km.start_kernel(
+                extra_arguments=["--HistoryManager.hist_file=:memory:", "--IPKernelApp.capture_fd_output=False"],
+                env=env, cwd=str(self._trusted_runtime))
+            self._trusted.km = km
+        self.trusted_km = self._trusted.km
 
     async def async_start_new_kernel_client(self):
         result = await super().async_start_new_kernel_client()
@@ -209,34 +227,37 @@ class GuardedExecute(Execute):
         self.trusted_kc = self.trusted_km.client()
         self.trusted_kc.start_channels()
         await ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout))
-        # The lesson's imports load in the trusted kernel while the student's first cells run;
-        # the first grade cell waits for them (_pinned).
-        self._pin = None
-        if self._imports:
-            setup = f"__import__('perfcourse.checks.remote').checks.remote.pin({self._imports!r})"
-            self._pin = self.trusted_kc.execute(setup, silent=True, store_history=False)
+        # The trusted kernel forgets any last notebook, connects to this student's kernel and loads
+        # the lesson's imports while the student's first cells run; the first grade cell waits (_pinned).
+        setup = f"__import__('perfcourse.checks.remote').checks.remote.start_notebook({self._socket!r}, {self._imports!r})"
+        self._pin = self.trusted_kc.execute(setup, silent=True, store_history=False,
+                                            user_expressions={"cpu": "__import__('time').process_time()"})
         return result
 
     def _pinned(self) -> None:
-        """Wait once for the trusted kernel's import of the lesson's modules; fail grading if it failed."""
+        """Wait once for the trusted kernel to be ready for this notebook; fail grading if it is not."""
         if self._pin is None:
             return
         msg_id, self._pin = self._pin, None
         reply = run_sync(self._wait_reply)(self.trusted_kc, msg_id, self.startup_timeout)
         if reply is None or reply["content"].get("status") != "ok":
-            raise RuntimeError("the grading kernel could not import the lesson's modules")
+            self._trusted_clean = False
+            raise RuntimeError("the grading kernel could not get ready for this notebook (the lesson's imports)")
+        cpu = reply["content"].get("user_expressions", {}).get("cpu", {}).get("data", {}).get("text/plain")
+        try:
+            self._trusted.cpu_seconds = float(cpu)
+        except (TypeError, ValueError):
+            self._trusted_clean = False  # cannot tell how close it is to its CPU limit: not kept
 
     start_new_kernel = run_sync(async_start_new_kernel)
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
 
     def _stop_trusted(self):
+        """This notebook is done with the trusted kernel: kept for the next one, or stopped."""
         if self.trusted_kc is not None:
             self.trusted_kc.stop_channels()
-        if self.trusted_km is not None:
-            try:
-                run_sync(self.trusted_km.shutdown_kernel)(now=True)
-            except Exception:  # already gone
-                pass
+        clean = self._trusted_clean and self._trusted_lost is None and self._lost is None and self._pin is None
+        trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds)
 
     def _folder(self, resources, kind: str, student: str = ".") -> Path | None:
         """A folder of the notebook being graded in nbgrader's layout (CourseDirectory.format_path)."""
@@ -310,6 +331,7 @@ class GuardedExecute(Execute):
             if not isinstance(exc, DeadKernelError):
                 raise
             self._trusted_lost = f"the grading kernel died in cell {index}"
+            self._trusted_clean = False
             cell.outputs.append(_error("KernelDied", self._trusted_lost))
         finally:
             self.kc, self.km = self.student_kc, self.student_km
@@ -389,11 +411,13 @@ class GuardedExecute(Execute):
             reply = await self._wait_reply(self.student_kc, self._serving, 0.05)
             if reply is not None:
                 self._served = reply
+                self._trusted_clean = False
                 await ensure_async(self.trusted_km.interrupt_kernel())
 
     async def _async_handle_timeout(self, timeout, cell=None):
         if getattr(self, "_in_grade_cell", False):
             self._grade_timed_out = True  # the interrupt below ends serve(): that is not a refusal
+            self._trusted_clean = False
         reply = await super()._async_handle_timeout(timeout, cell)  # interrupts self.km
         if getattr(self, "_in_grade_cell", False):
             # The student's code the check called is most likely what is stuck.

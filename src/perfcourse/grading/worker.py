@@ -8,7 +8,8 @@ tasks from stdin, one JSON line each: {"student": ID, "lessons": [...]}; a stude
 given to one worker at a time (nbgrader breaks when one student is graded twice at once). For
 each lesson it prints {"student", "lesson", "seconds", "error"}, then {"done": ID} for the task.
 The scores themselves go to the gradebook. Importing nbgrader once per worker, not once per
-notebook, is most of what makes this faster than `nbgrader autograde` run per notebook.
+notebook, is most of what makes this faster than `nbgrader autograde` run per notebook; the
+worker's trusted kernel, too, grades one notebook after another (grading/trusted_kernel.py).
 
 On a Dask worker (`perfcourse grade --cluster`, grading/cluster.py) it runs in a private scratch
 course: `--generate` first records those lessons in that course's own gradebook (nbgrader
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from .. import startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
 from .. import nbgrader_bridge as nbgrader
+from . import trusted_kernel
 
 
 def grade(root: Path, student: str, lessons: list[str], sandbox: str, cell_timeout: int | None):
@@ -60,11 +62,12 @@ def main(argv=None) -> int:
     for lesson in args.generate:
         nbgrader.generate_assignment(Path.cwd(), lesson)
     print(json.dumps({"ready": True}), file=protocol, flush=True)
-    for line in sys.stdin:
-        task = json.loads(line)
-        for outcome in grade(Path.cwd(), task["student"], task["lessons"], args.sandbox, args.cell_timeout):
-            print(json.dumps(outcome), file=protocol, flush=True)
-        print(json.dumps({"done": task["student"]}), file=protocol, flush=True)
+    with trusted_kernel.kept():  # one trusted kernel for this worker's notebooks, in turn
+        for line in sys.stdin:
+            task = json.loads(line)
+            for outcome in grade(Path.cwd(), task["student"], task["lessons"], args.sandbox, args.cell_timeout):
+                print(json.dumps(outcome), file=protocol, flush=True)
+            print(json.dumps({"done": task["student"]}), file=protocol, flush=True)
     return 0
 
 

@@ -1,0 +1,72 @@
+"""When a grading worker keeps its trusted kernel for the next notebook, and when it starts afresh.
+
+The policy only (grading/trusted_kernel.py), with a stand-in for the kernel manager that records
+its shutdown; the demo class (tests/test_grading.py) grades every sample on kept kernels.
+"""
+from pathlib import Path
+
+import pytest
+
+from perfcourse.grading import trusted_kernel
+
+NOTEBOOKS, CPU_SECONDS = 3, 900
+
+
+class StandIn:
+    """What give_back and stop ask of a kernel manager: shut the kernel down."""
+
+    def __init__(self):
+        self.stopped = False
+
+    async def shutdown_kernel(self, now=False):
+        self.stopped = True
+
+
+def begin(settings: str = "settings") -> trusted_kernel.TrustedKernel:
+    trusted = trusted_kernel.take(settings)
+    if trusted.km is None:
+        trusted.km = StandIn()
+    trusted.channel_folder()
+    return trusted
+
+
+def test_outside_kept_every_notebook_gets_a_fresh_kernel_and_nothing_is_left():
+    trusted = begin()
+    trusted_kernel.give_back(trusted, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
+    assert trusted.km.stopped and not trusted.base.exists()
+    assert begin() is not trusted
+
+
+def test_kept_after_clean_notebooks_up_to_the_limit_then_stopped():
+    with trusted_kernel.kept():
+        first = begin()
+        assert first.runtime.is_dir() and (first.channels / "notebook-1").is_dir()
+        trusted_kernel.give_back(first, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
+        assert not (first.channels / "notebook-1").exists()  # each notebook's channel folder goes with it
+        for number in (2, 3):
+            again = begin()
+            assert again is first and again.notebooks == number and not again.km.stopped
+            trusted_kernel.give_back(again, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
+        assert first.km.stopped and not first.base.exists()  # it graded its 3 notebooks
+        assert begin() is not first
+
+
+@pytest.mark.parametrize("why", ["not clean", "a quarter of its CPU seconds", "other settings"])
+def test_not_kept_when_something_happened_to_it(why):
+    with trusted_kernel.kept():
+        trusted = begin()
+        if why == "a quarter of its CPU seconds":
+            trusted.cpu_seconds = CPU_SECONDS / 4
+        trusted_kernel.give_back(trusted, clean=why != "not clean", notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
+        if why == "other settings":
+            assert not trusted.km.stopped
+            assert begin("other") is not trusted
+        assert trusted.km.stopped and not trusted.base.exists()
+
+
+def test_the_kept_kernel_is_stopped_when_the_worker_is_done():
+    with trusted_kernel.kept():
+        trusted = begin()
+        trusted_kernel.give_back(trusted, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
+        assert not trusted.km.stopped
+    assert trusted.km.stopped and not Path(trusted.base).exists()
