@@ -110,7 +110,7 @@ def student():
     agent = Agent.at(path, namespace)
     thread = threading.Thread(target=agent.serve, daemon=True)
     thread.start()
-    channel = remote.Channel(path)
+    channel = remote.Channel(path, lendable=remote.LENDABLE + (__name__,))  # the classes below are this module's
     previous, remote._channel = remote._channel, channel
     try:
         yield channel, namespace
@@ -184,6 +184,29 @@ def test_student_code_calls_back_only_into_what_it_was_handed(student):
         channel.handle("getattr", [handed, "_secret"], {})
     with pytest.raises(ChannelError):
         channel.handle("exec", [handed], {})
+
+
+def test_student_code_gets_no_capability_of_the_grading_kernel(student):
+    """A module, a builtin, a class or a library's object of the trusted kernel is never something
+    student code can call into, even once a check has handed it over: the trusted kernel's modules
+    cross by name only (the student's kernel gets its own copy, or nothing), and a request into
+    anything but the checks' and grade cells' own code is refused."""
+    import builtins
+    import functools
+    import os
+
+    channel, _ = student
+    sent = channel.codec.encode(builtins)
+    assert sent == {"$t": "module", "name": "builtins"}  # no reference to call into
+    refusing = Codec(make_proxy=lambda handle, info: ("proxy", handle), import_modules=False)
+    with pytest.raises(ChannelError, match="by name only"):
+        refusing.decode(sent)
+    for capability in (builtins.exec, os.system, type, functools.partial(print, "x"), os):
+        channel.codec._reference(capability)  # as if a check had handed it over
+        with pytest.raises(ChannelError, match="may not call into"):
+            channel.handle("call", [capability, "1"], {})
+        with pytest.raises(ChannelError, match="may not call into"):
+            channel.handle("getattr", [capability, "system"], {})
 
 
 def test_trusted_exceptions_reach_student_code_as_the_same_builtin_type(student):

@@ -74,7 +74,7 @@ class Codec:
     that can refresh itself.
     """
 
-    def __init__(self, make_proxy, wrap_container=None, import_modules: bool = True):
+    def __init__(self, make_proxy, wrap_container=None, import_modules: bool = True, lend_modules: bool = True):
         self.lent: dict[int, object] = {}
         self.referenced: set[int] = set()   # handles lent as references (not as refreshable containers)
         self._handle_of: dict[int, int] = {}
@@ -82,6 +82,9 @@ class Codec:
         self.make_proxy = make_proxy
         self.wrap_container = wrap_container
         self.import_modules = import_modules
+        # False on the trusted side: its modules cross by name only, so the peer gets its own copy
+        # or nothing, never a reference it could call into (a module is a capability: exec, files).
+        self.lend_modules = lend_modules
 
     # --- this side's objects ----------------------------------------------------------------
     def lend(self, value) -> int:
@@ -127,6 +130,8 @@ class Codec:
                     "v": [[self.encode(k, _depth + 1, count), self.encode(v, _depth + 1, count)]
                           for k, v in value.items()]}
         if kind is types.ModuleType:
+            if not self.lend_modules:
+                return {"$t": "module", "name": value.__name__}
             reference = self._reference(value)
             reference["$t"], reference["name"] = "module", value.__name__
             return reference
@@ -210,6 +215,8 @@ class Codec:
             module = self._module(_text(data.get("name"), 200))
             if module is not None:
                 return module
+            if "h" not in data:
+                raise ChannelError("a module this side does not have, sent by name only")
         if tag == "peer":
             return self.lent_object(data.get("h"))
         if tag in ("ref", "module"):

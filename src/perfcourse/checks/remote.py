@@ -24,19 +24,41 @@ import builtins
 import importlib
 import socket
 import sys
+import types
 
 from ..channel.codec import ChannelError, Codec
 from ..channel.endpoint import Endpoint, PeerError, as_exception
 
 _channel: "Channel | None" = None
 
+# Where the code lives whose objects student code may call back into, once a check hands it one:
+# the checks and the grade cells (a class a grade cell defines lives in this kernel's __main__).
+# Never a module, a class, a builtin or a library's object: in this kernel those are capabilities
+# (exec, files, processes) over the grading of this notebook and, the kernel being kept, the next.
+LENDABLE = ("__main__", "perfcourse.checks")
+
+
+def _lendable(target, where: tuple[str, ...]) -> bool:
+    """Is `target` a function, method or instance of code defined in one of `where`?"""
+    if isinstance(target, types.MethodType):
+        target = target.__func__
+    if isinstance(target, types.FunctionType):
+        module = target.__module__
+    elif isinstance(target, (type, types.ModuleType)):
+        return False
+    else:
+        module = type(target).__module__
+    return isinstance(module, str) and any(module == w or module.startswith(w + ".") for w in where)
+
 
 class Channel:
-    def __init__(self, path: str):
+    def __init__(self, path: str, lendable: tuple[str, ...] = LENDABLE):
         self.path = path
         self.endpoint: Endpoint | None = None
         self.generation = 0
-        self.codec = Codec(make_proxy=lambda handle, info: Remote(handle, info), wrap_container=self._container)
+        self.lendable = lendable
+        self.codec = Codec(make_proxy=lambda handle, info: Remote(handle, info), wrap_container=self._container,
+                           lend_modules=False)
         self.codec.peer_handle = _peer_handle
         self.fetched: set[str] = set()
         self.pinned: set[str] = set()   # names bound here by the instructor's imports: never fetched
@@ -73,6 +95,8 @@ class Channel:
         target = args[0]
         if self.codec._handle_of.get(id(target)) not in self.codec.referenced:
             raise ChannelError("that object was not handed to the student's code")
+        if not _lendable(target, self.lendable):
+            raise ChannelError(f"student code may not call into a {type(target).__name__[:40]} of the grading kernel")
         if op == "call":
             return target(*args[1:], **kwargs)
         name = args[1] if len(args) == 2 else None
