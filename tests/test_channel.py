@@ -201,7 +201,7 @@ def test_student_code_gets_no_capability_of_the_grading_kernel(student):
     refusing = Codec(make_proxy=lambda handle, info: ("proxy", handle), import_modules=False)
     with pytest.raises(ChannelError, match="by name only"):
         refusing.decode(sent)
-    for capability in (builtins.exec, os.system, type, functools.partial(print, "x"), os):
+    for capability in (builtins.exec, os.system, type, functools.partial(print, "x"), os, remote.pin):
         channel.codec._reference(capability)  # as if a check had handed it over
         with pytest.raises(ChannelError, match="may not call into"):
             channel.handle("call", [capability, "1"], {})

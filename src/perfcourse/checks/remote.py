@@ -36,10 +36,11 @@ _channel: "Channel | None" = None
 # Never a module, a class, a builtin or a library's object: in this kernel those are capabilities
 # (exec, files, processes) over the grading of this notebook and, the kernel being kept, the next.
 LENDABLE = ("__main__", "perfcourse.checks")
+NEVER_LENT = (__name__,)  # this module: the channel itself, and pin() runs the code it is given
 
 
 def _lendable(target, where: tuple[str, ...]) -> bool:
-    """Is `target` a function, method or instance of code defined in one of `where`?"""
+    """Is `target` a function, method or instance of code defined in one of `where` (not this module)?"""
     if isinstance(target, types.MethodType):
         target = target.__func__
     if isinstance(target, types.FunctionType):
@@ -48,7 +49,8 @@ def _lendable(target, where: tuple[str, ...]) -> bool:
         return False
     else:
         module = type(target).__module__
-    return isinstance(module, str) and any(module == w or module.startswith(w + ".") for w in where)
+    return (isinstance(module, str) and module not in NEVER_LENT
+            and any(module == w or module.startswith(w + ".") for w in where))
 
 
 class Channel:
