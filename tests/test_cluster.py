@@ -32,8 +32,10 @@ from perfcourse.course import CourseError
 from perfcourse.grading import cluster, scratch
 from perfcourse.grading.replay import ExecutionRefused, merge_outputs, parse_executed
 
-LESSON = "performance-01"
-CASES = ("solution", "release", "unsynchronized")
+# The class the e2e tests grade: a lesson quick to grade (about 3 s a notebook here), a full
+# mark, a zero and a partial score.
+LESSON = "performance-03"
+CASES = ("solution", "release", "wrong-shapes")
 pytestmark = pytest.mark.xdist_group("cluster")  # the end-to-end tests share one PostgreSQL server
 
 
@@ -350,6 +352,16 @@ def two_workers(tmp_path):
 
 
 @pytest.fixture
+def one_worker(tmp_path):
+    """For the tests that end the scheduler once grading has started: a second worker would only
+    grade what the run then throws away."""
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    with dask_cluster(logs, workers=1) as running:
+        yield running
+
+
+@pytest.fixture
 def two_workers_over_tls(tmp_path):
     """Scheduler, workers and grader talk TLS only, with certificates from a CA made for the test."""
     logs, certificates = tmp_path / "dask-logs", tmp_path / "tls"
@@ -438,18 +450,18 @@ def test_a_worker_killed_mid_task_loses_no_student(tmp_path, gradebook_server, t
 
 
 @pytest.mark.e2e
-def test_the_scheduler_going_away_ends_the_run_with_nothing_half_written(tmp_path, two_workers):
+def test_the_scheduler_going_away_ends_the_run_with_nothing_half_written(tmp_path, one_worker):
     course, expected = _class_course(tmp_path / "course")  # SQLite: grading on a cluster needs no server
-    grading = _grade(course, "--cluster", two_workers.address)
+    grading = _grade(course, "--cluster", one_worker.address)
     try:
-        _wait_for_processing(two_workers)
-        two_workers.scheduler.kill()
+        _wait_for_processing(one_worker)
+        one_worker.scheduler.kill()
         rc, out, err = _finish(grading, timeout=300)
     finally:
         if grading.poll() is None:
             grading.kill()
     assert rc == 2, out + err
-    assert f"the Dask scheduler at {two_workers.address} went away" in err
+    assert f"the Dask scheduler at {one_worker.address} went away" in err
     assert "Traceback" not in err
     _whole_or_not_at_all(course, expected)
 
@@ -465,24 +477,24 @@ def _whole_or_not_at_all(course: Path, expected: dict[str, float]) -> None:
 
 
 @pytest.mark.e2e
-def test_a_scheduler_that_stops_answering_ends_the_run(tmp_path, two_workers):
+def test_a_scheduler_that_stops_answering_ends_the_run(tmp_path, one_worker):
     """A stopped (or hung) scheduler keeps its connections open: the run must notice the silence."""
     course, expected = _class_course(tmp_path / "course")
-    grading = _grade(course, "--cluster", two_workers.address, "--scheduler-timeout", "6")
+    grading = _grade(course, "--cluster", one_worker.address, "--scheduler-timeout", "6")
     stopped = None
     try:
-        _wait_for_processing(two_workers)
-        os.kill(two_workers.scheduler.pid, signal.SIGSTOP)
+        _wait_for_processing(one_worker)
+        os.kill(one_worker.scheduler.pid, signal.SIGSTOP)
         stopped = time.monotonic()
         rc, out, err = _finish(grading, timeout=300)
         took = time.monotonic() - stopped
     finally:
         if stopped is not None:
-            os.kill(two_workers.scheduler.pid, signal.SIGCONT)  # so that it can be stopped for good
+            os.kill(one_worker.scheduler.pid, signal.SIGCONT)  # so that it can be stopped for good
         if grading.poll() is None:
             grading.kill()
     assert rc == 2, out + err
-    assert f"the Dask scheduler at {two_workers.address} stopped answering" in err
+    assert f"the Dask scheduler at {one_worker.address} stopped answering" in err
     assert "Traceback" not in err
     assert took < 90, f"the run noticed the silence after {took:.0f} s (timeout 6 s)"
     _whole_or_not_at_all(course, expected)
