@@ -52,6 +52,12 @@ $(COLAB)/.installed: requirements-cpu.txt
 demo: $(STAMP)
 	$(BIN)/perfcourse demo
 
+# The suite starts hundreds of Python processes (pytest's workers, perfcourse commands, kernels):
+# they compile the course's modules and the tests once and reuse the bytecode (__pycache__/,
+# git-ignored), even where the environment asks for none (PYTHONDONTWRITEBYTECODE, set on some
+# CI images), which would compile them again in every process.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+NEWEST_PYTEST := env -u PYTHONDONTWRITEBYTECODE $(NEWEST)/bin/python -m pytest
 # The fast tier spreads over every core (pytest-xdist). The end-to-end tier runs on two workers:
 # one grades the demo and hostile classes (xdist_group "graded-demo"; its grading pool keeps the
 # cores busy), the other runs the rest, most of which waits on one kernel or server at a time.
@@ -59,20 +65,20 @@ FAST := -m "not e2e and not nightly" -n logical --dist worksteal
 E2E := -m "e2e and not nightly" -n 2 --dist loadgroup --durations=15
 # The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it).
 test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modules/.installed)
-	$(BIN)/python -m pytest $(FAST)
-	$(BIN)/python -m pytest $(E2E)
+	$(PYTEST) $(FAST)
+	$(PYTEST) $(E2E)
 
 check: $(STAMP)
-	$(BIN)/python -m pytest $(FAST)
+	$(PYTEST) $(FAST)
 
 # The demo class graded locally and again through a 2-worker Dask cluster over TLS into PostgreSQL
 # (tests/test_cluster.py): about 15 minutes on 2 cores, so not part of make test.
 test-nightly: $(STAMP)
-	$(BIN)/python -m pytest -m nightly
+	$(PYTEST) -m nightly
 
 test-newest-jax: $(NEWEST)/.installed $(COLAB)/.installed
-	PERFCOURSE_NEWEST_JAX=1 $(NEWEST)/bin/python -m pytest $(FAST)
-	PERFCOURSE_NEWEST_JAX=1 $(NEWEST)/bin/python -m pytest $(E2E)
+	PERFCOURSE_NEWEST_JAX=1 $(NEWEST_PYTEST) $(FAST)
+	PERFCOURSE_NEWEST_JAX=1 $(NEWEST_PYTEST) $(E2E)
 
 release: $(STAMP)
 	$(BIN)/perfcourse release

@@ -12,9 +12,18 @@ configuration, folders, apps and gradebook); `cli.py` is the one command-line to
 `checks/` holds what hidden tests call to grade the method rather than the clock.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("perfcourse")  # pyproject.toml's, as installed
-except PackageNotFoundError:  # run from a checkout that was never installed
-    __version__ = "unknown"
+
+def __getattr__(name: str):
+    """`__version__`, read when first asked for: importlib.metadata costs every process that
+    imports the package (a sandbox launcher, each kernel's agent) some 40 ms it rarely needs."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("perfcourse")  # pyproject.toml's, as installed
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        found = "unknown"
+    globals()["__version__"] = found
+    return found
