@@ -111,17 +111,26 @@ def tpu_like_jupyter(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tpu_like_run(tmp_path_factory, tpu_like_jupyter):
-    """lesson -> (process, artifact) of `perfcourse artifacts` on the TPU-like kernel. Each lesson
-    runs once per session, in a scratch course; the artifact is None when the run failed."""
+    """lesson -> (error, artifact): the lesson's source notebook executed on the TPU-like kernel as
+    `perfcourse artifacts` executes it (artifacts/execute.py), once per session, in a scratch
+    course, and the artifact it would record, checked against the schema (not drawn: the artifact
+    tests draw); error is None, or what `perfcourse artifacts` would have said, and then no artifact."""
+    from perfcourse.artifacts import execute, record
+    from perfcourse.course import CourseError
+
     runs: dict = {}
 
     def run(lesson: str):
         if lesson not in runs:
             course = copy_course(tmp_path_factory.mktemp(lesson) / "course")
-            proc = perfcourse("artifacts", "--lesson", lesson, "--kernel", TPU_LIKE_KERNEL, cwd=course,
-                              env={"JUPYTER_PATH": str(tpu_like_jupyter)})
-            recorded = course / "artifacts" / "cpu" / f"{lesson}.json"
-            runs[lesson] = proc, json.loads(recorded.read_text()) if proc.returncode == 0 else None
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("JUPYTER_PATH", str(tpu_like_jupyter))
+                try:
+                    artifact = record.build(execute.execute(course, lesson, TPU_LIKE_KERNEL, progress=False))
+                    record.validate(artifact, lesson)
+                    runs[lesson] = None, artifact
+                except CourseError as exc:
+                    runs[lesson] = str(exc), None
         return runs[lesson]
 
     return run

@@ -134,8 +134,8 @@ def test_feedback_shows_no_hidden_tests_or_their_outputs(hostile_class):
 def test_feedback_and_autograded_folders_hold_only_the_notebook_and_its_html(hostile_class):
     root, _, _ = hostile_class
     students = [s.student for s in HOSTILE if s.expected is not None and s.lesson == "performance-01"]
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01", "--force"],
-                   cwd=root, env=nbgrader_env(), check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01", "--force",
+                    "--student", "hostile-*"], cwd=root, env=nbgrader_env(), check=True, capture_output=True)
     for folder, allowed in (("autograded", ".ipynb"), ("feedback", ".html")):
         for student in students:
             where = root / folder / student / "performance-01"

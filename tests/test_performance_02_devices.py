@@ -93,8 +93,8 @@ def test_the_checks_count_compiles_apart_from_traces_on_eight_devices():
 def test_the_lesson_counts_a_device_change_as_a_compile_without_a_trace(tpu_like_run):
     """The source notebook, hidden tests included, on 8 devices (the TPU-like kernel of
     tests/test_tpu_like.py): its report counts 'another device' as one trace and two compiles."""
-    proc, artifact = tpu_like_run(LESSON)
-    assert proc.returncode == 0, proc.stderr
+    error, artifact = tpu_like_run(LESSON)
+    assert error is None, error
     report = json.loads(artifact["stdout"])
     assert artifact["environment"]["deviceCount"] == 8 and report["devices"] == 8
     counts = {s["name"]: (s["traces"], s["compiles"]) for s in report["sequences"]}

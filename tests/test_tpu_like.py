@@ -3,8 +3,8 @@
 A TPU v2-8 has 8 devices, and at the default precision it multiplies float32 matrices with
 bfloat16 operands and float32 sums. The kernel here has both: JAX's CPU backend with
 XLA_FLAGS=--xla_force_host_platform_device_count=8, and tests/bf16_operands.py's rounding. Each
-lesson's source notebook, solutions, public and hidden checks, runs on it once, through
-`perfcourse artifacts` in a scratch course (the `tpu_like_run` fixture in conftest.py, which
+lesson's source notebook, solutions, public and hidden checks, runs on it once, as `perfcourse
+artifacts` runs it, in a scratch course (the `tpu_like_run` fixture in conftest.py, which
 tests/test_performance_02_devices.py reads too).
 """
 import nbformat
@@ -29,7 +29,7 @@ def test_the_kernel_has_eight_devices_and_bfloat16_operands(tpu_like_jupyter, mo
 
 @pytest.mark.parametrize("lesson", lessons(ROOT))
 def test_lesson_passes_on_a_tpu_like_backend(lesson, tpu_like_run):
-    proc, artifact = tpu_like_run(lesson)
-    assert proc.returncode == 0, proc.stderr
+    error, artifact = tpu_like_run(lesson)
+    assert error is None, error
     assert artifact["environment"]["backend"] == "cpu" and artifact["environment"]["deviceCount"] == 8
     assert artifact["provenance"] == "recorded_cpu_computation"
