@@ -256,11 +256,13 @@ def test_a_kept_trusted_kernel_forgets_the_last_notebook(monkeypatch):
         assert shell.run_cell("doubled = answer * 2\nbumped = helper(1)\nnp_here = np.float32").success
         assert shell.user_ns["doubled"] == 42 and shell.user_ns["bumped"] == 2
         monkeypatch.setattr(timing, "_calibration", timing.Calibration(1e-9))
+        remote._trusted_class("jax.stages.Lowered")
         assert not shell.run_cell("raise ValueError('last notebook')").success
         _end(first, first_thread)
 
         remote.start_notebook(second, "")
         assert timing._calibration is None  # measured afresh for this notebook
+        assert not remote._CLASSES  # nor the type names the last student's objects gave
         assert not {"doubled", "bumped", "answer", "helper", "np", "np_here"} & set(shell.user_ns)
         assert getattr(sys, "last_value", None) is None
         result = shell.run_cell("seen = answer")  # the last student's name: not there any more
@@ -274,3 +276,16 @@ def test_a_kept_trusted_kernel_forgets_the_last_notebook(monkeypatch):
             shell.events.unregister("pre_run_cell", remote._channel.before_cell)
             remote._channel.close()
         InteractiveShell.clear_instance()
+
+
+def test_a_type_name_from_the_student_imports_nothing_here():
+    """A stand-in reports a JAX class only from a module the trusted kernel has loaded: the name
+    is the student's, and an import would outlive the notebook in a kept trusted kernel."""
+    import importlib.util
+
+    unloaded = next(name for name in ("jax.experimental.jet", "jax.experimental.ode", "jax.experimental.sparse",
+                                      "jax.experimental.checkify") if name not in sys.modules
+                    and importlib.util.find_spec(name) is not None)
+    assert remote._trusted_class(f"{unloaded}.Anything") is None
+    assert unloaded not in sys.modules
+    assert remote._trusted_class("jax.stages.Lowered") is jax.stages.Lowered

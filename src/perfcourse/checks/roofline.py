@@ -144,7 +144,8 @@ def classify_problems(got, point: dict, peak: float, bandwidth: float, what: str
         if key not in got:
             problems.append(f"the result has no {key!r} ({what})")
         elif key == "bound":
-            if got[key] != want[key]:
+            # A plain string, compared here: a stand-in for the student's object would answer `!=` itself.
+            if type(got[key]) is not str or got[key] != want[key]:
                 problems.append(f"a point {'below' if want[key] == 'memory' else 'above'} the ridge point is "
                                 f"{want[key]!r}-bound, the result says {got[key]!r} ({what}): {CLASSIFY_HINTS[key]}")
         elif not _close(got[key], want[key]):
