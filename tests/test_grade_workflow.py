@@ -60,8 +60,21 @@ def workflow(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def first_run(workflow):
-    return perfcourse("grade", cwd=workflow)
+def scratch(tmp_path_factory):
+    """The grader's temporary folder (TMPDIR) in the first run: the kernels' runtime folders."""
+    return tmp_path_factory.mktemp("grader-tmp")
+
+
+@pytest.fixture(scope="module")
+def first_run(workflow, scratch):
+    return perfcourse("grade", cwd=workflow, env={"TMPDIR": str(scratch)})
+
+
+def test_the_grading_workers_leave_nothing_behind(first_run, scratch):
+    """Each worker ends on its own once the class is graded, stopping the trusted kernel it kept
+    (grading/trusted_kernel.py) and removing every kernel's folder."""
+    assert "notebooks graded now" in first_run.stdout, first_run.stdout + first_run.stderr
+    assert sorted(p.name for p in scratch.iterdir()) == []
 
 
 def test_scores_are_nbgraders_own_late_penalty_included(workflow, first_run):

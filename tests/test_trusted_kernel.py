@@ -16,7 +16,10 @@ class StandIn:
     """What give_back and stop ask of a kernel manager: shut the kernel down."""
 
     def __init__(self):
-        self.stopped = False
+        self.stopped = self.died = False
+
+    async def is_alive(self):
+        return not (self.stopped or self.died)
 
     async def shutdown_kernel(self, now=False):
         self.stopped = True
@@ -49,6 +52,14 @@ def test_kept_after_clean_notebooks_up_to_the_limit_then_stopped():
             trusted_kernel.give_back(again, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
         assert first.km.stopped and not first.base.exists()  # it graded its 3 notebooks
         assert begin() is not first
+
+
+def test_a_kept_kernel_that_died_meanwhile_is_replaced():
+    with trusted_kernel.kept():
+        trusted = begin()
+        trusted_kernel.give_back(trusted, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
+        trusted.km.died = True  # killed between two notebooks (out of memory, say)
+        assert begin() is not trusted and not trusted.base.exists()
 
 
 @pytest.mark.parametrize("why", ["not clean", "a quarter of its CPU seconds", "other settings"])

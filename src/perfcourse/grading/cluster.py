@@ -180,7 +180,7 @@ def grade_student(task: dict) -> dict:
                     results[lesson] = {"seconds": outcome.seconds, "error": outcome.error,
                                        "notebooks": {} if outcome.error else _executed(root, student, lesson)}
             finally:
-                slot.kill()
+                slot.close()
     finally:
         if lock is not None:
             lock.release()

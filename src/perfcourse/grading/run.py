@@ -184,6 +184,17 @@ class WorkerSlot:
             os.killpg(self.process.pid, 9)
         self.process = None
 
+    def close(self, grace: float = 10):
+        """No more tasks: the worker ends on its own, stopping the trusted kernel it kept and removing
+        its folders (grading/trusted_kernel.py); killed only if it has not within `grace` seconds."""
+        if self.process and self.process.poll() is None:
+            try:
+                self.process.stdin.close()
+                self.process.wait(grace)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
     def grade(self, student: str, lessons: list[str], limit: float, progress: Progress) -> list[Outcome]:
         if self.process is None or self.process.poll() is not None:
             self.start()
@@ -322,7 +333,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                 with lock:
                     results.extend(outcomes)
         finally:
-            slot.kill()
+            slot.close()
 
     busy_students = {student for student, _ in pending}
     threads = [threading.Thread(target=serve) for _ in range(min(workers or default_workers(), len(busy_students)))]

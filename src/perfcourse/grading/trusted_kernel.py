@@ -63,6 +63,12 @@ class TrustedKernel:
         folder.mkdir()
         return folder
 
+    def alive(self) -> bool:
+        try:
+            return self.km is not None and bool(run_sync(self.km.is_alive)())
+        except Exception:  # its process is gone
+            return False
+
     def stop(self) -> None:
         if self.km is not None:
             with contextlib.suppress(Exception):  # already gone
@@ -91,10 +97,11 @@ def kept():
 
 
 def take(settings: str) -> TrustedKernel:
-    """The kept trusted kernel if it was started with these settings, else a new (unstarted) one."""
+    """The kept trusted kernel if it was started with these settings and is still running (it
+    could have been killed since), else a new (unstarted) one."""
     global _kept
     held, _kept = _kept, None
-    if held is not None and held.settings == settings:
+    if held is not None and held.settings == settings and held.alive():
         return held
     if held is not None:
         held.stop()
