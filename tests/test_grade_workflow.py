@@ -11,9 +11,12 @@ penalty of zero points (nbgrader's LateSubmissionPlugin). The test then checks, 
 from __future__ import annotations
 
 import csv
+import shutil
 import subprocess
 import sys
+import tempfile
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -60,9 +63,12 @@ def workflow(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    """The grader's temporary folder (TMPDIR) in the first run: the kernels' runtime folders."""
-    return tmp_path_factory.mktemp("grader-tmp")
+def scratch():
+    """The grader's temporary folder (TMPDIR) in the first run: the kernels' runtime folders. In
+    /tmp, not in pytest's deeper folders: the channel's Unix socket lies below it."""
+    folder = Path(tempfile.mkdtemp(prefix="grader-tmp-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

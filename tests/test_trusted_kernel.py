@@ -43,9 +43,9 @@ def test_outside_kept_every_notebook_gets_a_fresh_kernel_and_nothing_is_left():
 def test_kept_after_clean_notebooks_up_to_the_limit_then_stopped():
     with trusted_kernel.kept():
         first = begin()
-        assert first.runtime.is_dir() and (first.channels / "notebook-1").is_dir()
+        assert first.runtime.is_dir() and (first.channels / "1").is_dir()
         trusted_kernel.give_back(first, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
-        assert not (first.channels / "notebook-1").exists()  # each notebook's channel folder goes with it
+        assert not (first.channels / "1").exists()  # each notebook's channel folder goes with it
         for number in (2, 3):
             again = begin()
             assert again is first and again.notebooks == number and not again.km.stopped
@@ -81,3 +81,20 @@ def test_the_kept_kernel_is_stopped_when_the_worker_is_done():
         trusted_kernel.give_back(trusted, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
         assert not trusted.km.stopped
     assert trusted.km.stopped and not Path(trusted.base).exists()
+
+
+def test_a_temporary_folder_too_deep_for_the_channel_socket_is_one_clear_error(monkeypatch, tmp_path):
+    """A notebook's channel socket lies under TMPDIR, and a Unix socket's path holds 107 bytes: a
+    deeper TMPDIR is refused before grading starts, naming it, instead of every notebook failing."""
+    import tempfile
+
+    from conftest import ROOT
+
+    from perfcourse.course import CourseError
+    from perfcourse.grading.run import notebook_limit
+
+    assert notebook_limit(ROOT) > 0
+    deep = tmp_path / ("d" * 60)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with pytest.raises(CourseError, match="too deep for the grader's sockets.*set TMPDIR"):
+        notebook_limit(ROOT)

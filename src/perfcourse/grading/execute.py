@@ -91,9 +91,18 @@ class GuardedExecute(Execute):
             raise RuntimeError("grader_config.py must set " + ", ".join(f"GuardedExecute.{n}" for n in unset)
                                + " (positive whole numbers)")
 
+    def check_socket_room(self) -> None:
+        """Refuse a TMPDIR so deep that a notebook's channel socket would not fit in a socket address."""
+        longest = trusted_kernel.longest_socket(self.trusted_kernel_notebooks)
+        if len(os.fsencode(longest)) > trusted_kernel.MAX_SOCKET_BYTES:
+            raise RuntimeError(f"the temporary folder {tempfile.gettempdir()} is too deep for the grader's sockets "
+                               f"(a Unix socket's path holds {trusted_kernel.MAX_SOCKET_BYTES} bytes, and {longest} "
+                               f"would be {len(os.fsencode(longest))}): set TMPDIR to a shorter folder, such as /tmp")
+
     # --- one notebook ------------------------------------------------------------------------
     def preprocess(self, nb, resources=None, km=None):
         self._require_limits()
+        self.check_socket_room()
         if self.sandbox == "bwrap" and not sandbox.bubblewrap():
             raise RuntimeError("bubblewrap (bwrap) is not installed: refusing to grade unsandboxed")
         self._lost = None
@@ -129,7 +138,7 @@ class GuardedExecute(Execute):
         self._trusted_clean = True  # nothing has happened to it in this notebook (kept only then)
         self._trusted_runtime = self._trusted.runtime
         self._channel_dir = self._trusted.channel_folder()
-        self._socket = str(self._channel_dir / "student.sock")
+        self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
         self.extra_arguments = [
             "--HistoryManager.hist_file=:memory:",
             _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",

@@ -232,6 +232,10 @@ def notebook_limit(root: Path) -> float:
         guard._require_limits()
     except RuntimeError as exc:
         raise CourseError(f"{root / 'grader_config.py'}: {exc}") from None
+    try:
+        guard.check_socket_room()
+    except RuntimeError as exc:
+        raise CourseError(str(exc)) from None
     return guard.notebook_timeout + 2 * guard.interrupt_grace + STARTUP_SECONDS
 
 

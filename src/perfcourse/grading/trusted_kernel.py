@@ -20,6 +20,7 @@ before, and nothing is left running once the notebook is graded.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -28,6 +29,15 @@ from pathlib import Path
 from jupyter_client.utils import run_sync
 
 from . import sandbox
+
+PREFIX = "perfcourse-trusted-"  # its folder in TMPDIR: this and 8 characters (tempfile.mkdtemp)
+SOCKET = "student.sock"         # in a notebook's channel folder, channels/<its number>
+MAX_SOCKET_BYTES = 107          # a Unix socket's address (sun_path), without its final NUL
+
+
+def longest_socket(notebooks: int) -> str:
+    """The longest path a notebook's channel socket can have, under this process's TMPDIR."""
+    return os.path.join(tempfile.gettempdir(), PREFIX + "x" * 8, "channels", str(notebooks), SOCKET)
 
 
 @dataclass
@@ -43,7 +53,7 @@ class TrustedKernel:
 
     @classmethod
     def new(cls, settings: str) -> "TrustedKernel":
-        base = Path(tempfile.mkdtemp(prefix="perfcourse-trusted-"))
+        base = Path(tempfile.mkdtemp(prefix=PREFIX))
         (base / "runtime").mkdir()
         (base / "channels").mkdir()
         return cls(base, settings)
@@ -59,7 +69,7 @@ class TrustedKernel:
     def channel_folder(self) -> Path:
         """A fresh folder for the next notebook's channel socket (the last one's is gone)."""
         self.notebooks += 1
-        folder = self.channels / f"notebook-{self.notebooks}"
+        folder = self.channels / str(self.notebooks)
         folder.mkdir()
         return folder
 
@@ -112,7 +122,7 @@ def give_back(trusted: TrustedKernel, clean: bool, notebooks: int, cpu_seconds: 
     """After a notebook: keep the kernel for the next one, or stop it."""
     global _kept
     with contextlib.suppress(FileNotFoundError):
-        shutil.rmtree(trusted.channels / f"notebook-{trusted.notebooks}")  # never follows a link
+        shutil.rmtree(trusted.channels / str(trusted.notebooks))  # never follows a link
     if (_keeping and clean and trusted.km is not None and trusted.notebooks < notebooks
             and trusted.cpu_seconds < cpu_seconds / 4):
         _kept = trusted
