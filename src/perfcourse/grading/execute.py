@@ -94,10 +94,11 @@ class GuardedExecute(Execute):
     def check_socket_room(self) -> None:
         """Refuse a TMPDIR so deep that a notebook's channel socket would not fit in a socket address."""
         longest = trusted_kernel.longest_socket(self.trusted_kernel_notebooks)
-        if len(os.fsencode(longest)) > trusted_kernel.MAX_SOCKET_BYTES:
+        size = len(os.fsencode(longest))
+        if size > trusted_kernel.MAX_SOCKET_BYTES:
             raise RuntimeError(f"the temporary folder {tempfile.gettempdir()} is too deep for the grader's sockets "
                                f"(a Unix socket's path holds {trusted_kernel.MAX_SOCKET_BYTES} bytes, and {longest} "
-                               f"would be {len(os.fsencode(longest))}): set TMPDIR to a shorter folder, such as /tmp")
+                               f"would be {size}): set TMPDIR to a shorter folder, such as /tmp")
 
     # --- one notebook ------------------------------------------------------------------------
     def preprocess(self, nb, resources=None, km=None):
@@ -136,7 +137,6 @@ class GuardedExecute(Execute):
         # The trusted kernel may be the one that graded this worker's last notebook (trusted_kernel.py).
         self._trusted = trusted_kernel.take(self._trusted_settings())
         self._trusted_clean = True  # nothing has happened to it in this notebook (kept only then)
-        self._trusted_runtime = self._trusted.runtime
         self._channel_dir = self._trusted.channel_folder()
         self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
         self.extra_arguments = [
@@ -214,11 +214,11 @@ class GuardedExecute(Execute):
     async def _start_trusted(self):
         if self._trusted.km is None:  # else kept from this worker's last notebook
             km = AsyncKernelManager(kernel_name=self.kernel_name)
-            self._prepare(km, self._trusted_runtime)
-            env = self._kernel_env("trusted", self._trusted_runtime)
+            self._prepare(km, self._trusted.runtime)
+            env = self._kernel_env("trusted", self._trusted.runtime)
             await km.start_kernel(
                 extra_arguments=["--HistoryManager.hist_file=:memory:", "--IPKernelApp.capture_fd_output=False"],
-                env=env, cwd=str(self._trusted_runtime))
+                env=env, cwd=str(self._trusted.runtime))
             self._trusted.km = km
         self.trusted_km = self._trusted.km
 
@@ -228,7 +228,7 @@ class GuardedExecute(Execute):
         # The kernels have made their sockets: from now on they can add nothing to their runtime
         # folders, and the grader's own connection to the channel is made before any student
         # code runs, so it never follows a path the student could have changed.
-        for runtime in (self._student_runtime, self._trusted_runtime):
+        for runtime in (self._student_runtime, self._trusted.runtime):
             sandbox.seal(runtime)
         self._end = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._end.settimeout(self.interrupt_grace)
@@ -265,7 +265,7 @@ class GuardedExecute(Execute):
         """This notebook is done with the trusted kernel: kept for the next one, or stopped."""
         if self.trusted_kc is not None:
             self.trusted_kc.stop_channels()
-        clean = self._trusted_clean and self._trusted_lost is None and self._lost is None and self._pin is None
+        clean = self._trusted_clean and self._lost is None and self._pin is None
         trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds)
 
     def _folder(self, resources, kind: str, student: str = ".") -> Path | None:
