@@ -36,3 +36,29 @@ def test_the_jax_cpu_kernel_is_installed_in_this_environment():
     spec = json.loads((Path(sys.prefix) / "share" / "jupyter" / "kernels" / "jax-cpu" / "kernel.json").read_text())
     assert spec["env"]["JAX_PLATFORMS"] == "cpu"
     assert spec["argv"][0] == sys.executable
+
+
+def test_both_grading_kernels_get_the_configured_xla_flags_last(monkeypatch):
+    from types import SimpleNamespace
+
+    from perfcourse.grading.execute import GuardedExecute
+
+    guard = GuardedExecute(config=course_config(ROOT))
+    assert guard.xla_flags, "grader_config.py sets GuardedExecute.xla_flags"
+    guard._submission, guard._trusted = None, SimpleNamespace(channels=Path("/nowhere"))
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=3")
+    env = guard._kernel_env("trusted", Path("/nowhere"))
+    assert env["XLA_FLAGS"] == f"--xla_backend_optimization_level=3 {guard.xla_flags}"  # XLA reads the last
+    monkeypatch.delenv("XLA_FLAGS")
+    assert guard._kernel_env("trusted", Path("/nowhere"))["XLA_FLAGS"] == guard.xla_flags
+    assert guard.xla_flags in guard._trusted_settings()  # a kept trusted kernel started without them is not reused
+
+
+def test_this_jax_starts_and_computes_with_the_grading_kernels_xla_flags():
+    # XLA ends the process at a flag it does not know: every grading kernel would die at its first
+    # computation. This is the JAX of the environment running the tests (.venv, or .venv-newest-jax).
+    flags = course_config(ROOT).GuardedExecute.xla_flags
+    proc = subprocess.run([sys.executable, "-c", "import jax.numpy as jnp; print(float(jnp.arange(4.0).sum()))"],
+                          env={"PATH": "/usr/bin:/bin", "JAX_PLATFORMS": "cpu", "XLA_FLAGS": flags},
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "6.0", proc.stderr[-2000:]

@@ -82,6 +82,8 @@ class GuardedExecute(Execute):
     trusted_kernel_notebooks = Integer(None, allow_none=True,
                                        help="Notebooks one grading worker's trusted kernel grades before a fresh one "
                                             "starts (1: a fresh one for every notebook)").tag(config=True)
+    xla_flags = Unicode("", help="XLA flags both grading kernels get, after any in the grader's own "
+                                 "XLA_FLAGS").tag(config=True)
     LIMITS = ("notebook_timeout", "interrupt_grace", "max_output_bytes", "memory_bytes", "pids", "disk_bytes",
               "cpu_seconds", "file_bytes", "trusted_kernel_notebooks")
 
@@ -184,7 +186,8 @@ class GuardedExecute(Execute):
 
     def _trusted_settings(self) -> str:
         """What a trusted kernel is started with; a kept one grades a notebook only if they match."""
-        return json.dumps([self.kernel_name, self.sandbox, self._sandbox_limits(), self.startup_timeout, sys.executable])
+        return json.dumps([self.kernel_name, self.sandbox, self._sandbox_limits(), self.startup_timeout, sys.executable,
+                           self.xla_flags])
 
     def _prepare(self, km, runtime: Path) -> None:
         km.transport = "ipc"
@@ -202,6 +205,10 @@ class GuardedExecute(Execute):
 
     def _kernel_env(self, role: str, runtime: Path) -> dict:
         env = dict(os.environ)
+        # Both kernels alike: the checks calibrate their timings in the trusted kernel for work
+        # that runs in the student's (XLA reads the last of a flag given twice).
+        if self.xla_flags:
+            env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {self.xla_flags}".strip()
         env[sandbox.ENV_SETTINGS] = self._sandbox_settings(role, runtime)
         return env
 
