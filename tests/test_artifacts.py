@@ -125,8 +125,13 @@ def test_check_names_an_image_that_does_not_match_its_json(course):
     (course / "artifacts" / "cpu" / "performance-01.png").write_bytes(b"not the drawing")
     proc = perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course)
     assert proc.returncode == 1 and "artifacts/cpu/performance-01.png: missing or not drawn" in proc.stdout
-    assert perfcourse("artifacts", "--render", cwd=course).returncode == 0
+    (course / "artifacts" / "cpu" / "performance-03.png").write_bytes(b"not the drawing either")
+    proc = perfcourse("artifacts", "--render", "--lesson", "performance-01", cwd=course)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {line.split()[-1] for line in proc.stdout.splitlines()} == {
+        f"artifacts/cpu/performance-01.{kind}" for kind in ("json", "png", "alt.txt")}, proc.stdout
     assert perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course).returncode == 0
+    assert perfcourse("artifacts", "--check", "--lesson", "performance-03", cwd=course).returncode == 1  # not redrawn
 
 
 @pytest.mark.parametrize("field,value,message", [

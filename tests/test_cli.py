@@ -172,7 +172,7 @@ def test_the_course_files_are_named_once():
 
 @pytest.mark.e2e  # a real fresh start: an interpreter without this environment on PATH, a new gradebook
 def test_a_fresh_clone_with_submissions_is_told_to_release_first(course):
-    """No gradebook yet, and this environment's bin/ not on PATH (nbgrader starts alembic by name)."""
+    """No gradebook yet, and this environment's bin/ not on PATH (where plain nbgrader finds alembic)."""
     import os
     import subprocess
     import sys

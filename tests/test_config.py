@@ -62,3 +62,22 @@ def test_this_jax_starts_and_computes_with_the_grading_kernels_xla_flags():
                           env={"PATH": "/usr/bin:/bin", "JAX_PLATFORMS": "cpu", "XLA_FLAGS": flags},
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == "6.0", proc.stderr[-2000:]
+
+
+def test_a_new_gradebook_is_stamped_with_the_migration_alembic_names(tmp_path):
+    """nbgrader_bridge reads the revision in this process; `alembic heads` on nbgrader's scripts agrees."""
+    import sqlite3
+
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    from perfcourse import nbgrader_bridge
+
+    with _temp_alembic_ini("sqlite:////nowhere/gradebook.db") as ini:
+        heads = subprocess.run([str(Path(sys.executable).parent / "alembic"), "-c", ini, "heads"],
+                               capture_output=True, text=True, check=True).stdout
+    assert heads.split()[0] == nbgrader_bridge.newest_migration()
+    course = copy_course(tmp_path / "course")
+    with nbgrader_bridge.gradebook(course) as gradebook:
+        gradebook.add_student("alice")
+    with sqlite3.connect(course / "gradebook.db") as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(nbgrader_bridge.newest_migration(),)]

@@ -124,7 +124,7 @@ def cmd_artifacts(root: Path, args) -> int:
     if args.check:
         return _checked("artifacts", record.check(root, args.lesson))
     if args.render:
-        for path in record.rerender(root):
+        for path in record.rerender(root, args.lesson):
             print(f"redrew {path.relative_to(root)}")
         return 0
     selected = args.lesson or lessons(root)

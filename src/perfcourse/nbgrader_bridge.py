@@ -9,6 +9,7 @@ late penalties included.
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import sys
 import tempfile
@@ -17,10 +18,27 @@ from pathlib import Path
 
 from .course import CourseError
 
-# nbgrader's gradebook migrations start `alembic` by name, and Jupyter starts kernels through
+# nbgrader's `nbgrader db upgrade` starts `alembic` by name, and Jupyter starts kernels through
 # this environment's executables: this environment's bin/ comes first on PATH, in this process
 # and in every nbgrader run it starts.
 TOOLS = str(Path(sys.executable).parent)
+
+
+@functools.cache
+def newest_migration() -> str:
+    """The revision nbgrader stamps on a new gradebook: the head of its own migration scripts."""
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    return ScriptDirectory(ALEMBIC_DIR).get_current_head()
+
+
+def migrations_in_process() -> None:
+    """nbgrader asks an `alembic heads` process for that revision each time it makes a gradebook
+    (about 0.5 CPU-s; every scratch course, every Dask task): read it here instead, once."""
+    import nbgrader.api
+
+    nbgrader.api.get_alembic_version = newest_migration
 
 
 def tools_on_path() -> None:
@@ -83,6 +101,7 @@ def api(root: Path, loaded=None):
     from nbgrader.apps import NbGraderAPI
 
     tools_on_path()
+    migrations_in_process()
     loaded = loaded if loaded is not None else config(root)
     return NbGraderAPI(coursedir=coursedir(root, loaded), config=loaded)
 
@@ -116,6 +135,7 @@ def gradebook(root: Path):
     from nbgrader.api import Gradebook
 
     tools_on_path()
+    migrations_in_process()
     return Gradebook(db_url(root), coursedir(root).course_id)
 
 

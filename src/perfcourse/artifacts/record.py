@@ -155,10 +155,13 @@ def check(root: Path, only: list[str] | None = None) -> list[str]:
     return problems
 
 
-def rerender(root: Path) -> list[Path]:
-    """Redraw every artifact's image and alt text from its JSON with the current renderer."""
+def rerender(root: Path, only: list[str] | None = None) -> list[Path]:
+    """Redraw every artifact's image and alt text from its JSON with the current renderer; with
+    `only`, these lessons' artifacts, on every backend."""
     written = []
     for json_path in sorted((root / "artifacts").glob("*/*.json")):
+        if only and json_path.stem not in only:
+            continue
         try:
             artifact = json.loads(json_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
