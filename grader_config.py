@@ -22,7 +22,7 @@ c.Exchange.root = os.environ.get("PERFCOURSE_EXCHANGE") or os.path.join(  # noqa
 c.Execute.kernel_name = "jax-cpu"
 # Both grading kernels compile without LLVM's optimizations (XLA's CPU backend, level 0). A
 # grading kernel compiles dozens of small programs and runs each a few times, so compiling is
-# most of its JAX work: this grades the sample class with about 14 % less kernel CPU time and the
+# a large part of its work: this grades the sample class with about 14 % less kernel CPU time and the
 # same scores. Grading judges structure and counts, and times work against a calibration made
 # with the same flags, never against a machine's speed; lessons and artifacts run at XLA's
 # defaults. XLA stops at an unknown flag: tests/test_config.py starts JAX with these.
