@@ -117,12 +117,20 @@ def test_nothing_outside_the_submission_was_visible(hostile_class):
     assert (root / "autograded" / "hostile-output-flood" / "performance-01" / "performance-01.ipynb").stat().st_size < 3_000_000
 
 
-def test_feedback_shows_no_hidden_tests_or_their_outputs(hostile_class):
+@pytest.fixture(scope="module")
+def hostile_feedback(hostile_class):
+    """nbgrader generate_feedback (plain nbgrader, as an instructor runs it) for every hostile
+    student's performance-01, and for one honest student graded beside them."""
     root, _, _ = hostile_class
+    for pattern in ("hostile-*", "sample-unsynchronized"):
+        subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01", "--force",
+                        "--student", pattern], cwd=root, env=nbgrader_env(), check=True, capture_output=True)
+    return root
+
+
+def test_feedback_shows_no_hidden_tests_or_their_outputs(hostile_feedback):
+    root = hostile_feedback
     for student in ("hostile-patched-during-test", "sample-unsynchronized"):
-        subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01",
-                        "--student", student, "--force"], cwd=root, env=nbgrader_env(),
-                       check=True, capture_output=True)
         html = (root / "feedback" / student / "performance-01" / "performance-01.html").read_text()
         # Student cells keep their own tracebacks; nothing from a hidden test may show.
         for hidden in ("BEGIN HIDDEN TESTS", "run_timer", "perfcourse.checks", "_late", "trusted.array",
@@ -131,11 +139,9 @@ def test_feedback_shows_no_hidden_tests_or_their_outputs(hostile_class):
         assert "This cell&#39;s checks" in html or "This cell's checks" in html
 
 
-def test_feedback_and_autograded_folders_hold_only_the_notebook_and_its_html(hostile_class):
-    root, _, _ = hostile_class
+def test_feedback_and_autograded_folders_hold_only_the_notebook_and_its_html(hostile_feedback):
+    root = hostile_feedback
     students = [s.student for s in HOSTILE if s.expected is not None and s.lesson == "performance-01"]
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "performance-01", "--force",
-                    "--student", "hostile-*"], cwd=root, env=nbgrader_env(), check=True, capture_output=True)
     for folder, allowed in (("autograded", ".ipynb"), ("feedback", ".html")):
         for student in students:
             where = root / folder / student / "performance-01"
