@@ -28,6 +28,29 @@ def pytest_configure(config):
     if config.getoption("dist", default="no") == "loadgroup" and not _ids_take_a_group():
         raise pytest.UsageError(f"pytest-xdist's --dist loadgroup cannot group tests on pytest {pytest.__version__} "
                                 f"(pytest-dev/pytest-xdist#1386); requirements-cpu.txt pins one that can")
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
+        _start_jax_as_the_grading_kernels_do()
+
+
+def _start_jax_as_the_grading_kernels_do() -> None:
+    """The tests run the checks in this process, as the trusted grading kernel runs them: with the
+    grading kernels' XLA flags (GuardedExecute.xla_flags, grader_config.py). XLA reads XLA_FLAGS
+    when JAX starts its backend, so it starts here; then the environment is as it was, and every
+    process a test starts (kernels, the Colab and TPU-like runs, perfcourse) gets XLA's defaults
+    or its own flags."""
+    from perfcourse.nbgrader_bridge import config as course_config
+
+    before = os.environ.get("XLA_FLAGS")
+    os.environ["XLA_FLAGS"] = f"{before or ''} {course_config(ROOT).GuardedExecute.xla_flags}".strip()
+    try:
+        import jax
+
+        jax.devices()
+    finally:
+        if before is None:
+            del os.environ["XLA_FLAGS"]
+        else:
+            os.environ["XLA_FLAGS"] = before
 
 
 def _ids_take_a_group() -> bool:
