@@ -38,10 +38,11 @@ def _start_jax_as_the_grading_kernels_do() -> None:
     when JAX starts its backend, so it starts here; then the environment is as it was, and every
     process a test starts (kernels, the Colab and TPU-like runs, perfcourse) gets XLA's defaults
     or its own flags."""
+    from perfcourse.grading.execute import xla_flags_after
     from perfcourse.nbgrader_bridge import config as course_config
 
     before = os.environ.get("XLA_FLAGS")
-    os.environ["XLA_FLAGS"] = f"{before or ''} {course_config(ROOT).GuardedExecute.xla_flags}".strip()
+    os.environ["XLA_FLAGS"] = xla_flags_after(before, course_config(ROOT).GuardedExecute.xla_flags)
     try:
         import jax
 

@@ -62,6 +62,11 @@ def _error(name: str, message: str):
     return new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
 
 
+def xla_flags_after(current: str | None, flags: str) -> str:
+    """XLA_FLAGS holding `current`'s flags, then `flags`: XLA reads the last of a flag given twice."""
+    return f"{current or ''} {flags}".strip()
+
+
 def _exec_lines(*lines: str) -> str:
     return "--IPKernelApp.exec_lines=" + json.dumps(list(lines))
 
@@ -206,9 +211,9 @@ class GuardedExecute(Execute):
     def _kernel_env(self, role: str, runtime: Path) -> dict:
         env = dict(os.environ)
         # Both kernels alike: the checks calibrate their timings in the trusted kernel for work
-        # that runs in the student's (XLA reads the last of a flag given twice).
+        # that runs in the student's.
         if self.xla_flags:
-            env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {self.xla_flags}".strip()
+            env["XLA_FLAGS"] = xla_flags_after(env.get("XLA_FLAGS"), self.xla_flags)
         env[sandbox.ENV_SETTINGS] = self._sandbox_settings(role, runtime)
         return env
 
