@@ -254,6 +254,20 @@ def test_a_warm_up_before_compiling_measures_a_cache_hit():
         loops.check_measure_compile_apart(warmed_up_first, warm_calls=2)
 
 
+def test_a_cache_hit_stalled_once_by_another_process_still_fails():
+    # The first compile span is lifted above the floor, as a process taking the core would; a cache
+    # hit must still show in the other run (a stall only ever lengthens a span).
+    stalls = [loops.calibrate().compile_seconds]
+
+    def stalled_once(fn, *args, warm_calls=7):
+        result = warmed_up_first(fn, *args, warm_calls=warm_calls)
+        return {**result, "compile_seconds": result["compile_seconds"] + (stalls.pop() if stalls else 0.0)}
+
+    with pytest.raises(AssertionError, match="cache hit"):
+        loops.check_measure_compile_apart(stalled_once, warm_calls=2)
+    assert not stalls
+
+
 def test_unsynchronized_runs_fail_only_the_synchronization_check():
     loops.check_measure_compile_apart(unsynchronized, warm_calls=2)
     with pytest.raises(AssertionError, match="before the result of run"):
