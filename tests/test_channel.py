@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from perfcourse.channel.codec import ChannelError, Codec
-from perfcourse.checks import remote
+from perfcourse.checks import CheckFailed, remote, sharding
 from perfcourse.kernel.agent import Agent
 
 
@@ -207,6 +207,64 @@ def test_student_code_gets_no_capability_of_the_grading_kernel(student):
             channel.handle("call", [capability, "1"], {})
         with pytest.raises(ChannelError, match="may not call into"):
             channel.handle("getattr", [capability, "system"], {})
+
+
+def test_a_library_wrapper_around_check_code_is_not_lendable():
+    """functools.wraps copies __module__ onto a wrapper; what counts is the module its code runs in."""
+    library = {"__name__": "some_library"}
+    exec("import functools\ndef wrap(f):\n    @functools.wraps(f)\n    def wrapper(*a, **k):\n"
+         "        return f(*a, **k)\n    return wrapper\n", library)
+    wrapped = library["wrap"](sharding.reference_step)
+    assert wrapped.__module__ == "perfcourse.checks.sharding"
+    assert remote._lendable(sharding.reference_step, remote.LENDABLE)
+    assert not remote._lendable(wrapped, remote.LENDABLE)
+
+
+class AgreesWithAnything:
+    """What a forged probe might return in the student's kernel: it equals whatever it is compared with."""
+
+    def __init__(self, length: int):
+        self.length = length
+
+    def __len__(self):
+        return self.length
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+def test_a_probe_answer_holding_an_object_is_refused(student, monkeypatch):
+    """Forged compile counts that agree with any expectation: refused as not values."""
+    from perfcourse.kernel.probes import sharding as probes
+
+    monkeypatch.setattr(probes, "devices", lambda: {"count": sharding.GRADED_DEVICES, "platform": "cpu"})
+    monkeypatch.setattr(probes, "compile_counts", lambda fn, calls, *rest: {"counts": AgreesWithAnything(len(calls))})
+    with pytest.raises(CheckFailed, match="object of type AgreesWithAnything where the grader reads values"):
+        sharding.check_compile_key(None)
+    nested = {"a": [1, 2.0, "x", (np.ones(2), {"deep": [AgreesWithAnything(1)]})]}
+    monkeypatch.setattr(probes, "devices", lambda: nested)
+    with pytest.raises(CheckFailed, match="AgreesWithAnything"):
+        remote.probe("sharding.devices")
+    plain = {"a": [1, 2.0, "x", (np.ones(2), {"deep": [None, True]})]}
+    monkeypatch.setattr(probes, "devices", lambda: plain)
+    found = remote.probe("sharding.devices")
+    assert found["a"][:3] == [1, 2.0, "x"] and found["a"][3][1] == {"deep": [None, True]}
+
+
+def test_grading_needs_the_lessons_devices(student, monkeypatch):
+    """A process claiming one device would make every placement whole: refused when grading."""
+    from perfcourse.kernel.probes import sharding as probes
+
+    monkeypatch.setattr(probes, "devices", lambda: {"count": 1, "platform": "cpu"})
+    with pytest.raises(CheckFailed, match=f"1 device\\(s\\), not the {sharding.GRADED_DEVICES} CPU devices"):
+        sharding.device_count()
+    monkeypatch.setattr(remote, "_channel", None)  # sharing the notebook's process: the devices there are
+    assert sharding.device_count() == 1
 
 
 def test_trusted_exceptions_reach_student_code_as_the_same_builtin_type(student):

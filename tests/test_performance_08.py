@@ -169,4 +169,5 @@ def test_the_source_notebook_names_its_checks():
     for name in ("check_data_parallel", "check_collectives", "check_weights_split", "check_compile_key", "check_timer"):
         assert f"sharding.{name}(" in hidden
     first = nb.cells[1].source
-    assert "--xla_force_host_platform_device_count=8" in first and first.index("XLA_FLAGS") < first.index("import jax")
+    flag = f"--xla_force_host_platform_device_count={sharding.GRADED_DEVICES}"  # what grading requires
+    assert flag in first and first.index("XLA_FLAGS") < first.index("import jax")

@@ -15,7 +15,8 @@ code has run since they were last read.
 `probe(name, ...)` asks course code in the student's kernel (`perfcourse.kernel.probes`) for
 structured data that only that process has (a jaxpr, residuals, compiler estimates, timings
 against an instrument). Student code can replace that code too, so checks judge what comes back
-for inputs picked here at grading time: see each checks module for what a forger would need.
+for inputs picked here at grading time (values only: `values_only`): see each checks module for
+what a forger would need.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import types
 
 from ..channel.codec import ChannelError, Codec
 from ..channel.endpoint import Endpoint, PeerError, as_exception
+from . import CheckFailed
 
 _channel: "Channel | None" = None
 
@@ -43,7 +45,9 @@ def _lendable(target, where: tuple[str, ...]) -> bool:
     if isinstance(target, types.MethodType):
         target = target.__func__
     if isinstance(target, types.FunctionType):
-        module = target.__module__
+        # The module whose globals the code runs in: functools.wraps copies __module__ onto a
+        # library's wrapper, never its globals.
+        module = target.__globals__.get("__name__")
     elif isinstance(target, (type, types.ModuleType)):
         return False
     else:
@@ -170,7 +174,8 @@ def _request(op: str, *args, **kwargs):
 
 
 def probe(name: str, *args, **kwargs):
-    """Run course code `perfcourse.kernel.probes.<name>` in the student's kernel; untrusted data back.
+    """Run course code `perfcourse.kernel.probes.<name>` in the student's kernel; untrusted data back,
+    values only (`values_only`).
 
     Without a channel (unit tests, the project's command-line checker, where student and checks
     share one process by design) the probe runs in this process.
@@ -179,7 +184,35 @@ def probe(name: str, *args, **kwargs):
         from ..kernel import probes
 
         return probes.run(name, *args, **kwargs)
-    return _request("probe", name, *args, **kwargs)
+    return values_only(_request("probe", name, *args, **kwargs))
+
+
+def grading() -> bool:
+    """Do the checks run in the trusted kernel, apart from the notebook's process?"""
+    return _channel is not None
+
+
+def values_only(answer):
+    """`answer` when it holds values only, else CheckFailed naming what it holds instead.
+
+    A probe's answer is data. An object of the student's kernel arrives as a stand-in whose `==`,
+    `!=`, `len` and conversions that kernel answers, so a check comparing it could be told
+    anything: a forged probe returning an object whose `!=` is always False would pass.
+    """
+    pending = [answer]
+    while pending:
+        item = pending.pop()
+        kind = type(item)  # type(), not isinstance: a stand-in may report a JAX class as __class__
+        if kind is Remote:
+            held = str(object.__getattribute__(item, "_info").get("type", "?")).rpartition(".")[2]
+            raise CheckFailed(f"the notebook's code gave back an object of type {held[:80]} where the "
+                              "grader reads values: return numbers, strings, arrays, and lists, tuples or "
+                              "dicts of those")
+        if issubclass(kind, dict):
+            pending.extend(dict.values(item))  # the base class's view: a mirror does not fetch again
+        elif issubclass(kind, (list, tuple)):
+            pending.extend(list.__iter__(item) if issubclass(kind, list) else tuple.__iter__(item))
+    return answer
 
 
 # --- stand-ins --------------------------------------------------------------------------------

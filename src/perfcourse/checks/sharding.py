@@ -36,10 +36,12 @@ What a forger would have to return: for meshes, shapes and values drawn here, th
 device of a shuffled mesh holds (so the placement itself), the step's float64-accurate results,
 and a compiled program text containing the collective the layout requires; exact collective counts
 of text it has not seen; compile counts of sequences it is not told in advance; and, for the timer,
-what `checks.timing` says. One limit, stated: the device count is the student's process's own
-report (it depends on the notebook's first cell having set 8 CPU devices before JAX started); with
-one device every placement is whole and no collective is required, which the checks accept because
-a kernel where JAX started first (the course's bfloat16-operand test kernel) has one device.
+what `checks.timing` says. The device count is the student's process's own report; with one
+device every placement is whole and no collective is required. So when grading (the trusted
+kernel, on the CPU kernel grader_config.py names) the count must be GRADED_DEVICES, the count the
+lesson's first cell asks XLA's CPU backend for: a forged probe claiming one device fails, and so
+does a notebook whose first cell did not run first. Where the checks share the notebook's process
+(artifacts on a one-GPU machine, the tests) they run on the devices there are.
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ import numpy as np
 from . import CheckFailed, numerics, remote, timing, verdict
 
 LEARNING_RATE = 0.1
+GRADED_DEVICES = 8   # the lesson's first cell: --xla_force_host_platform_device_count=8
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 SUMMING = ("all-reduce", "reduce-scatter")
 # An HLO instruction: `%name = shape kind(` or `name = shape kind-start(`; a name (%all-reduce.3),
@@ -89,6 +92,9 @@ def device_count() -> int:
         raise CheckFailed("the notebook's process did not say how many devices it has") from None
     if count < 1:
         raise CheckFailed("the notebook's process reports no devices")
+    if remote.grading() and count != GRADED_DEVICES:
+        raise CheckFailed(f"the notebook's process has {count} device(s), not the {GRADED_DEVICES} CPU devices its "
+                          "first cell asks for before JAX starts: keep that cell first and as it is")
     return count
 
 
