@@ -129,6 +129,18 @@ def test_the_report_shows_nbgraders_score_after_the_late_penalty(tmp_path):
         ("kept", "8.0", "0.0", "before"), ("late", "0.0", "8.0", "now"), ("x", "", "", "no")]
 
 
+def test_the_report_names_the_graders_errors_and_a_course_that_cannot_grade_on_this_jax():
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("check()")
+    cell.outputs = [nbformat.v4.new_output("error", ename="InstrumentMissing", evalue="jax 9.9: update SYNC_CALLS",
+                                           traceback=[])]
+    timed_out = nbformat.v4.new_code_cell("spin()")
+    timed_out.outputs = [nbformat.v4.new_output("error", ename="CellTimeoutError", evalue="", traceback=[]),
+                         nbformat.v4.new_output("error", ename="ValueError", evalue="a student's own", traceback=[])]
+    nb.cells = [cell, timed_out, cell]
+    assert run.notes_of(nb) == ["InstrumentMissing: jax 9.9: update SYNC_CALLS", "CellTimeoutError: cell timed out"]
+
+
 def test_progress_off_a_terminal_is_one_line_per_notebook():
     stream = io.StringIO()
     progress = run.Progress(3, stream=stream)

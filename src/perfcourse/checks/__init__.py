@@ -12,6 +12,12 @@ class CheckFailed(AssertionError):
     """A hidden check's verdict, worded for the student; feedback shows the message."""
 
 
+class InstrumentMissing(RuntimeError):
+    """The JAX running a check does not show what the lesson reads (a renamed event, another trace
+    layout): a fault of the course on this JAX, not of the submission, so never a CheckFailed.
+    The grade report names it where a grade cell raised it (grading.execute.GRADER_ERRORS)."""
+
+
 # Every exception class whose message feedback may show: CheckFailed and its kinds
 # (checks.audit.AuditFailure, checks.trusted.UntrustedResult). The grade cells run in the trusted
 # kernel, and nothing raised by student code crosses the channel as one of these (only builtin

@@ -63,7 +63,7 @@ import random
 
 import numpy as np
 
-from . import CheckFailed, numerics, remote
+from . import CheckFailed, InstrumentMissing, numerics, remote
 from ..kernel.probes.profiling import SYNC_CALLS, TRACE_FILE, function_name  # noqa: F401 (re-exported)
 
 STEP_SCOPE = "train_step"
@@ -237,8 +237,59 @@ def _numbers(value) -> list | None:
     return None if any(isinstance(v, bool) for v in value) else out
 
 
+# --- this JAX's traces -----------------------------------------------------------------------------
+def reference_train(wait: bool):
+    """The lesson's training loop as the lesson asks for it, or (`wait`) waiting for each loss with
+    float() inside its step."""
+    import jax
+    import jax.numpy as jnp
+
+    def train(step, params, batch, steps):
+        losses = []
+        for _ in range(steps):
+            with jax.profiler.TraceAnnotation(STEP_SCOPE):
+                params, loss = step(params, batch)
+                losses.append(jnp.asarray(float(loss)) if wait else loss)
+        return params, jnp.stack(losses)
+
+    return train
+
+
+_trace_instrument_confirmed = False  # for this process: its JAX does not change
+
+
+def trace_instrument() -> None:
+    """Check, in this process, that this JAX's traces show what test_capture and test_train read:
+    annotations by name, executions by `hlo_module` and `run_id`, and a wait among SYNC_CALLS. The
+    course's own loop, captured by the course's own probe, must read as correct, and the same loop
+    waiting inside each step must show the wait; otherwise InstrumentMissing: a trace layout that a
+    new JAX changed must show as a broken lesson, never as every student's mistake."""
+    global _trace_instrument_confirmed
+    if _trace_instrument_confirmed:
+        return
+    import jax
+
+    from ..kernel.probes import profiling as probe
+
+    args = ("step_instrument", 3, 1 << 19, 0.9, 0.1)  # name, steps, size, decay, shift
+    honest = train_problems(probe.trace_training(reference_train(wait=False), *args), *args)
+    if honest:
+        raise InstrumentMissing(
+            f"jax {jax.__version__}: a trace of the lesson's own training loop does not read as the checks "
+            f"expect ({honest[0]}): performance-06 cannot be graded on this JAX; update how "
+            "perfcourse.kernel.probes.profiling reads traces")
+    waited = train_problems(probe.trace_training(reference_train(wait=True), *args), *args)
+    if not any("waits for the device" in problem for problem in waited):
+        raise InstrumentMissing(
+            f"jax {jax.__version__}: a trace of a loop that calls float() on each step's loss shows no wait "
+            "inside the step: performance-06 cannot be graded on this JAX; update SYNC_CALLS "
+            "(perfcourse.kernel.probes.profiling)")
+    _trace_instrument_confirmed = True
+
+
 # --- test_capture -----------------------------------------------------------------------------------
 def check_capture(capture, load_trace, rng: np.random.Generator | None = None) -> None:
+    trace_instrument()
     rng = rng or np.random.default_rng()
     scope = f"region_{int(rng.integers(16**6)):06x}"
     name = f"work_{int(rng.integers(16**6)):06x}"
@@ -406,6 +457,7 @@ def train_problems(report, name: str, steps: int, size: int, decay: float, shift
 
 
 def check_train(train, rng: np.random.Generator | None = None) -> None:
+    trace_instrument()
     rng = rng or np.random.default_rng()
     name = f"step_{int(rng.integers(16**6)):06x}"
     # Big enough that a step is still running when the host could wait for it: a wait for a result

@@ -49,8 +49,9 @@ from ..course import FIGURE_TAG
 from ..kernel.evidence import EVIDENCE_KEY, read_evidence
 from . import sandbox, trusted_kernel
 
-# Errors the grader itself writes into a notebook (the grade report names them).
-GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused")
+# Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
+# grade on this JAX (checks.InstrumentMissing): the grade report names them.
+GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused", "InstrumentMissing")
 TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
 FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no points; run the notebook to see it)\n"
 REPORT_NOT_RUN = ("(not run while grading: this cell of the lesson comes after every test and earns no points; "
