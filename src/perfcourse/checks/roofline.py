@@ -39,8 +39,6 @@ import numpy as np
 
 from . import CheckFailed
 
-POINT_KEYS = ("flops", "bytes", "seconds", "intensity", "flop_per_second", "bytes_per_second")
-CLASSIFY_KEYS = ("ridge", "attainable", "fraction", "bound")
 RTOL = 1e-9  # the arithmetic is exact up to float64 rounding: no backend precision enters it
 
 
@@ -72,17 +70,26 @@ UNIT_HINTS = {
 }
 
 
+def key_problems(got, want: dict, hints: dict, what: str) -> list[str]:
+    """`got` against `want`, key by key: a missing key, or a number not within RTOL of the one
+    computed here (or a string not equal to it), each named with its hint."""
+    problems = []
+    for key, expected in want.items():
+        if key not in got:
+            problems.append(f"the result has no {key!r} ({what})")
+        elif isinstance(expected, str):
+            # A plain string, compared here: a stand-in for the student's object would answer `!=` itself.
+            if type(got[key]) is not str or got[key] != expected:
+                problems.append(f"{key} is {got[key]!r}, not {expected!r} ({what}): {hints[key]}")
+        elif not _close(got[key], expected):
+            problems.append(f"{key} is not right ({what}): {hints[key]}")
+    return problems
+
+
 def point_problems(point, flops: float, moved: float, seconds: float, what: str) -> list[str]:
     if not isinstance(point, dict):
         return [f"roofline_point should return a dict, got {type(point).__name__} ({what})"]
-    want = expected_point(flops, moved, seconds)
-    problems = []
-    for key in POINT_KEYS:
-        if key not in point:
-            problems.append(f"the point has no {key!r} ({what})")
-        elif not _close(point[key], want[key]):
-            problems.append(f"{key} is not right for {what}: {UNIT_HINTS[key]}")
-    return problems
+    return key_problems(point, expected_point(flops, moved, seconds), UNIT_HINTS, what)
 
 
 def cost_cases(rng: np.random.Generator) -> list[tuple[str, object, float, float, float]]:
@@ -138,19 +145,7 @@ CLASSIFY_HINTS = {
 def classify_problems(got, point: dict, peak: float, bandwidth: float, what: str) -> list[str]:
     if not isinstance(got, dict):
         return [f"classify should return a dict, got {type(got).__name__} ({what})"]
-    want = expected_classification(point, peak, bandwidth)
-    problems = []
-    for key in CLASSIFY_KEYS:
-        if key not in got:
-            problems.append(f"the result has no {key!r} ({what})")
-        elif key == "bound":
-            # A plain string, compared here: a stand-in for the student's object would answer `!=` itself.
-            if type(got[key]) is not str or got[key] != want[key]:
-                problems.append(f"a point {'below' if want[key] == 'memory' else 'above'} the ridge point is "
-                                f"{want[key]!r}-bound, the result says {got[key]!r} ({what}): {CLASSIFY_HINTS[key]}")
-        elif not _close(got[key], want[key]):
-            problems.append(f"{key} is not right ({what}): {CLASSIFY_HINTS[key]}")
-    return problems
+    return key_problems(got, expected_classification(point, peak, bandwidth), CLASSIFY_HINTS, what)
 
 
 def fresh_point(rng: np.random.Generator, intensity: float, attainable: float) -> dict:
