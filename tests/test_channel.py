@@ -254,6 +254,8 @@ def test_a_probe_answer_holding_an_object_is_refused(student, monkeypatch):
     monkeypatch.setattr(probes, "devices", lambda: plain)
     found = remote.probe("sharding.devices")
     assert found["a"][:3] == [1, 2.0, "x"] and found["a"][3][1] == {"deep": [None, True]}
+    # Plain copies, not mirrors of the student's lists and dicts that would fetch new contents later.
+    assert type(found) is dict and type(found["a"]) is list and type(found["a"][3][1]["deep"]) is list
 
 
 def test_grading_needs_the_lessons_devices(student, monkeypatch):

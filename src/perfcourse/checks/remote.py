@@ -193,25 +193,27 @@ def grading() -> bool:
 
 
 def values_only(answer):
-    """`answer` when it holds values only, else CheckFailed naming what it holds instead.
+    """A plain copy of `answer` when it holds values only, else CheckFailed naming what it holds.
 
     A probe's answer is data. An object of the student's kernel arrives as a stand-in whose `==`,
     `!=`, `len` and conversions that kernel answers, so a check comparing it could be told
-    anything: a forged probe returning an object whose `!=` is always False would pass.
+    anything: a forged probe returning an object whose `!=` is always False would pass. Lists and
+    dicts come back as plain ones, not mirrors of the student's that would fetch new contents
+    once student code has run again.
     """
-    pending = [answer]
-    while pending:
-        item = pending.pop()
-        kind = type(item)  # type(), not isinstance: a stand-in may report a JAX class as __class__
-        if kind is Remote:
-            held = str(object.__getattribute__(item, "_info").get("type", "?")).rpartition(".")[2]
-            raise CheckFailed(f"the notebook's code gave back an object of type {held[:80]} where the "
-                              "grader reads values: return numbers, strings, arrays, and lists, tuples or "
-                              "dicts of those")
-        if issubclass(kind, dict):
-            pending.extend(dict.values(item))  # the base class's view: a mirror does not fetch again
-        elif issubclass(kind, (list, tuple)):
-            pending.extend(list.__iter__(item) if issubclass(kind, list) else tuple.__iter__(item))
+    kind = type(answer)  # type(), not isinstance: a stand-in may report a JAX class as __class__
+    if kind is Remote:
+        held = str(object.__getattribute__(answer, "_info").get("type", "?")).rpartition(".")[2]
+        raise CheckFailed(f"the notebook's code gave back an object of type {held[:80]} where the "
+                          "grader reads values: return numbers, strings, arrays, and lists, tuples or "
+                          "dicts of those")
+    # The base classes' own views: a mirror does not fetch again while it is copied.
+    if issubclass(kind, dict):
+        return {key: values_only(value) for key, value in dict.items(answer)}
+    if issubclass(kind, list):
+        return [values_only(value) for value in list.__iter__(answer)]
+    if kind is tuple:
+        return tuple(values_only(value) for value in answer)
     return answer
 
 
