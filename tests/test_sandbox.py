@@ -123,6 +123,35 @@ def test_the_kernel_sees_only_the_system_python_and_its_own_folders(kernel, tmp_
     assert "GRADER_SECRET" not in found["env"] and sandbox.ENV_SETTINGS not in found["env"]
 
 
+def test_a_student_kernel_gets_only_the_code_it_runs_of_the_course_package(kernel):
+    """The checks' reference answers (and the grader) are not there for a submission to import."""
+    program = """
+        import importlib, json, os
+        import perfcourse
+        found = {}
+        for name in ("perfcourse.kernel.agent", "perfcourse.kernel.probes.profiling", "perfcourse.channel.codec",
+                     "perfcourse.checks.profiling", "perfcourse.checks.sharding", "perfcourse.grading.run",
+                     "perfcourse.course"):
+            try:
+                importlib.import_module(name)
+                found[name] = True
+            except ImportError:
+                found[name] = False
+        found["listed"] = sorted(os.listdir(os.path.dirname(perfcourse.__file__)))
+        print(json.dumps(found))
+    """
+    student, trusted = kernel(program), kernel(program, role="trusted")
+    assert student.run().returncode == 0, student.log
+    assert trusted.run().returncode == 0, trusted.log
+    found = student.report()
+    assert found.pop("listed") == sorted(sandbox.STUDENT_VISIBLE)
+    assert found == {"perfcourse.kernel.agent": True, "perfcourse.kernel.probes.profiling": True,
+                     "perfcourse.channel.codec": True, "perfcourse.checks.profiling": False,
+                     "perfcourse.checks.sharding": False, "perfcourse.grading.run": False,
+                     "perfcourse.course": False}
+    assert all(value for key, value in trusted.report().items() if key != "listed")
+
+
 def test_writes_land_only_in_scratch_home_and_runtime(kernel, tmp_path):
     channel = tmp_path / "channel"
     channel.mkdir(mode=0o755)  # a bind keeps the grader's ownership: the kernel reads, never writes

@@ -1,7 +1,7 @@
 # A correct workload and an unsynchronized timer, plus code-object swaps of the course's own
-# check functions, imported into the student's kernel, so that they would accept anything.
-# The checks that grade run in the grading kernel: the swaps change nothing there.
-# reason: assigned __code__
+# check functions, imported into the student's kernel, so that they would accept anything. The
+# student's kernel has no checks to import (only the package's kernel and channel code), and the
+# checks that grade run in the grading kernel, where no swap could reach them either.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
 # %% solutions
 # %% replace timer

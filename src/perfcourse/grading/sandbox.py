@@ -90,6 +90,10 @@ SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
 LIMIT_KEYS = ("memory_bytes", "pids", "disk_bytes", "cpu_seconds", "file_bytes", "open_files")
 SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "channel", "evidence", "limits")
 CGROUP_MOUNT = "/sys/fs/cgroup"
+# What the student's kernel sees of this package: the code it runs (its evidence hook, the
+# channel's agent and the probes). The checks, whose reference answers a submission could import
+# instead of doing the task, and the grader are not there to import or read.
+STUDENT_VISIBLE = ("__init__.py", "kernel", "channel")
 
 # The kernel gets only these of the grader's environment variables (plus its own HOME, TMPDIR
 # and caches): nothing else the grader's environment holds is the student's to read.
@@ -259,8 +263,9 @@ os.execvp(argv[0], argv)
 
 def bwrap_command(kernel_argv: list[str], runtime: str, binds: list[str], folders: list[str],
                   files: list[tuple[str, int]], disk_bytes: int | None, privileged: bool,
-                  keep_fds: tuple[int, ...] = ()) -> list[str]:
-    """bubblewrap's command line: an empty read-only root, two tmpfs, runtime and binds writable."""
+                  keep_fds: tuple[int, ...] = (), student: bool = True) -> list[str]:
+    """bubblewrap's command line: an empty read-only root, two tmpfs, runtime and binds writable;
+    for a `student` kernel, only STUDENT_VISIBLE of this package."""
     command = [bubblewrap() or "bwrap"]
     for directory in SYSTEM_DIRECTORIES:
         command += ["--ro-bind-try", directory, directory]
@@ -279,6 +284,11 @@ def bwrap_command(kernel_argv: list[str], runtime: str, binds: list[str], folder
 
     for directory in _python_directories():
         bind("--ro-bind", directory)
+    if student:
+        package = str(Path(__file__).resolve().parents[1])
+        command += ["--perms", "0555", "--tmpfs", package]
+        for name in STUDENT_VISIBLE:
+            command += ["--ro-bind", f"{package}/{name}", f"{package}/{name}"]
     command += ["--dev", "/dev", "--proc", "/proc"]
     for directory in [runtime, *binds]:
         bind("--bind", directory)
@@ -601,7 +611,7 @@ def main(argv: list[str]) -> int:
         env[ENV_EVIDENCE_FD] = str(writer)
     if mode == "bwrap":
         command = bwrap_command(argv, runtime, settings["binds"], folders, files, limits.get("disk_bytes"),
-                                privileged=root, keep_fds=(writer, listener))
+                                privileged=root, keep_fds=(writer, listener), student=settings["role"] == "student")
         passed = [fd for _, fd in files]
     else:
         os.chdir(Path(runtime) / "work")
