@@ -79,6 +79,18 @@ def synchronized_after_the_clock(fn, *args, warm_calls=7):
     return warm[0], warm[1:]
 
 
+def sleeps_instead_of_waiting(fn, *args, warm_calls=7):
+    # "Gives the device time to finish" with a fixed sleep, longer than the first call's work: every
+    # sample is the sleep, whatever the work.
+    samples = []
+    for _ in range(warm_calls + 1):
+        start = time.perf_counter()
+        fn(*args)
+        time.sleep(1.1 * timing.FIRST_FACTOR * timing.LONG_SECONDS)
+        samples.append(time.perf_counter() - start)
+    return samples[0], samples[1:]
+
+
 def averaged(fn, *args, warm_calls=7):
     first, warm = synchronized(fn, *args, warm_calls=warm_calls)
     return first, [statistics.mean(warm)] * warm_calls
@@ -108,6 +120,12 @@ def test_unsynchronized_or_made_up_samples_fail_the_synchronization_check_only(t
     timing.check_first_call_apart(timer, warm_counts=(3,))
     with pytest.raises(AssertionError):
         timing.check_synchronized(timer, warm_calls=6)
+
+
+def test_a_fixed_sleep_instead_of_a_wait_fails_the_synchronization_check():
+    # Every sample is long enough; only the difference between long and short calls shows the sleep.
+    with pytest.raises(AssertionError, match="hardly longer"):
+        timing.check_synchronized(sleeps_instead_of_waiting, warm_calls=2)
 
 
 @pytest.mark.parametrize("timer", [warm_up_first, first_among_warm], ids=lambda t: t.__name__)

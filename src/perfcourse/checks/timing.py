@@ -19,7 +19,8 @@ to NumPy), an honest timer passes on any machine speed.
 
 What a forger would need: a probe that calls the schedule exactly once per call it claims and
 reports, for each call, a duration at least SYNC_FRACTION of work it cannot see in seconds, long
-calls longer than short ones, and that also lets that much time pass, on this side's clock,
+calls longer than short ones by SYNC_FRACTION of the difference (a fixed sleep instead of a wait
+fails there), and that also lets that much time pass, on this side's clock,
 between one call and the next: in practice, running the work and waiting for it, which is the task.
 """
 from __future__ import annotations
@@ -164,9 +165,12 @@ def synchronization_problems(run: TimerRun) -> list[str]:
                 "wait for the result (jax.block_until_ready) before reading the clock"]
     long = [s for s, w in zip(run.warm, work[1:]) if w == LONG_SECONDS]
     short = [s for s, w in zip(run.warm, work[1:]) if w == SHORT_SECONDS]
-    if long and short and not statistics.median(long) > statistics.median(short):
-        return ["the warm samples do not follow their own calls (calls with 4x the work took no longer): "
-                "time each call on its own, do not average or reuse samples"]
+    # Longer by a share of the extra work, not merely longer: a timer that reports a fixed sleep
+    # instead of the call would otherwise pass half the time, on noise alone.
+    if long and short and (statistics.median(long) - statistics.median(short)
+                           < SYNC_FRACTION * (LONG_SECONDS - SHORT_SECONDS)):
+        return ["the warm samples do not follow their own calls (calls with 4x the work took hardly longer): "
+                "time each call on its own, waiting for its result, and do not average or reuse samples"]
     return []
 
 
