@@ -238,3 +238,29 @@ def test_the_grade_table_and_grades_csv_name_the_flags_without_changing_scores(t
         rows = list(csv.DictReader(handle))
     assert rows[0]["flags"] == "; ".join(flags) and rows[0]["score"] == "8.0"
     assert rows[1]["flags"] == ""
+
+
+def test_code_that_names_the_grading_package_is_flagged_from_the_submission_itself():
+    import nbformat
+
+    from perfcourse.grading.execute import grader_named
+
+    def cell(source, **nbgrader):
+        made = nbformat.v4.new_code_cell(source)
+        if nbgrader:
+            made.metadata["nbgrader"] = {"grade_id": "c", "schema_version": 3, **nbgrader}
+        return made
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        cell('IN_COLAB = "google.colab" in sys.modules\ndisplay({"application/vnd.perfcourse.artifact+json": {}})'),
+        cell("from perfcourse.checks import timing\ntiming.check_synchronized(timer)", grade=True, points=3),
+        cell("def timer(fn):\n    return 1.0", solution=True),
+        cell("%time x = 1\nimport perfcourse.kernel.probes.stages as s\ns.read_matmul = None", solution=True),
+        cell("probes = __import__('perfcourse.kernel.probes')"),
+        cell("import sys\nsys.modules['perfcourse.kernel.probes.audit'].count_traces = None"),
+        cell("this is not python ("),
+    ]
+    assert grader_named(nb) == ["code names the grading package 'perfcourse' (cell 4, 5, 6)"]
+    nb.cells = nb.cells[:3]
+    assert grader_named(nb) == []  # the lesson's own cells and the grade cells name it without a flag

@@ -2,6 +2,7 @@
 # through the student's process, and one synchronized calibration of the course's own spin loop
 # converts them to seconds. The timer never waits for any call it is graded on. The grading kernel sees, on its own clock, that no time
 # passed between the calls: graded as the unsynchronized timer it is.
+# reason: code names the grading package
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
 # %% solutions
 # %% replace timer

@@ -58,6 +58,10 @@ Every failure is an `AuditFailure` (an AssertionError) whose message says what t
 never names the inputs picked at grading time. Imports: jax, numpy, the standard library and
 this package's channel code only, so check.py can load this file from the repository without the
 course's package installed.
+
+Limit (README, "Known limits"): a probe replaced in the student's own kernel is handed the inputs
+picked here and can answer the trace-count cell with data computed from them, without running the
+student's code; the grader flags code that names the grading package.
 """
 from __future__ import annotations
 

@@ -55,6 +55,10 @@ compares them with the trace they came from.
   `CommonPjRtBuffer::Await`, and a wait for a result that is already there leaves no event at all;
   every Python-level wait (`float`, `.item()`, `print`, `np.asarray`, `jax.block_until_ready`,
   `jax.device_get`) always does.
+
+Limit (README, "Known limits"): a probe replaced in the student's own kernel is handed the inputs
+picked here and can answer the capture and train cells with data computed from them, without
+running the student's code; the grader flags code that names the grading package.
 """
 from __future__ import annotations
 

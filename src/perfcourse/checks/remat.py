@@ -59,6 +59,10 @@ residuals of test_remat_layer are compared with layer outputs computed by the sa
 same operands, not with float64 arithmetic, so their tolerance (SAME_COMPUTATION) is float32
 rounding whatever the product precision (both precisions measured: no difference at all), and
 it must stay that tight: the products of a deep layer differ from its tanh by as little as 5e-3.
+
+Limit (README, "Known limits"): a probe replaced in the student's own kernel is handed the inputs
+picked here and can answer the remat and by-hand cells with data computed from them, without
+running the student's code; the grader flags code that names the grading package.
 """
 from __future__ import annotations
 

@@ -42,6 +42,10 @@ kernel, on the CPU kernel grader_config.py names) the count must be GRADED_DEVIC
 lesson's first cell asks XLA's CPU backend for: a forged probe claiming one device fails, and so
 does a notebook whose first cell did not run first. Where the checks share the notebook's process
 (artifacts on a one-GPU machine, the tests) they run on the devices there are.
+
+Limit (README, "Known limits"): a probe replaced in the student's own kernel is handed the inputs
+picked here and can answer the layout and compile-key cells with data computed from them, without
+running the student's code; the grader flags code that names the grading package.
 """
 from __future__ import annotations
 

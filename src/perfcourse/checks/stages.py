@@ -40,6 +40,10 @@ text that JAX prints, except to see that the StableHLO text names the product's 
 
 Fresh shapes for compiled products have every dimension in 2..96: XLA rewrites a product with a
 dimension of 1, and it keeps estimates in single precision, so counts stay below 2**24.
+
+Limit (README, "Known limits"): a probe replaced in the student's own kernel is handed the inputs
+picked here and can answer the stages and not-run cells with data computed from them, without
+running the student's code; the grader flags code that names the grading package.
 """
 from __future__ import annotations
 

@@ -164,7 +164,8 @@ class GuardedExecute(Execute):
             sandbox.cleanup(self._student_runtime)
             flags = read_evidence(self._evidence) if self._evidence.exists() else []
             shutil.rmtree(self._base, ignore_errors=True)
-        nb.metadata[EVIDENCE_KEY] = flags  # always: a key a student wrote into the notebook is replaced
+        # Always: a key a student wrote into the notebook is replaced.
+        nb.metadata[EVIDENCE_KEY] = flags + grader_named(nb)
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
                                    "grade_cell_seconds": round(self._grade_seconds, 3),
                                    "submission": self._digest,
@@ -496,6 +497,17 @@ def report_sources(nb) -> set[str]:
             if cell.cell_type == "code" and not is_solution(cell) and cell.source.strip()}
 
 
+def python_of(cell):
+    """A code cell's syntax tree, its IPython magics and shell lines left out; None if it is not Python."""
+    import ast
+
+    try:
+        return ast.parse("\n".join(line for line in cell.source.splitlines()
+                                   if not line.lstrip().startswith(("%", "!"))))
+    except SyntaxError:
+        return None
+
+
 def lesson_imports(nb) -> str:
     """The import statements of the instructor's lesson cells that grade cells may rely on.
 
@@ -511,13 +523,41 @@ def lesson_imports(nb) -> str:
     for cell in nb.cells[: (grades[-1] if grades else 0)]:
         if cell.cell_type != "code" or is_grade(cell) or is_solution(cell):
             continue
-        try:
-            tree = ast.parse("\n".join(line for line in cell.source.splitlines()
-                                       if not line.lstrip().startswith(("%", "!"))))
-        except SyntaxError:
-            continue
-        found += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        tree = python_of(cell)
+        if tree is not None:
+            found += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
     return "\n".join(dict.fromkeys(found))
+
+
+GRADER_PACKAGE = __name__.split(".")[0]  # this package: perfcourse
+
+
+def grader_named(nb) -> list[str]:
+    """Evidence, read from the submitted code itself: cells outside the grade cells whose code
+    imports or names the grader's own package. A lesson needs none of it (Colab has none); a
+    submission that reaches for it is after the code that answers or grades its checks (a probe
+    replaced in its own kernel can answer with made-up data). Spelling the name in pieces evades
+    this; the flag is for a human to review, as the audit hook's are."""
+    import ast
+
+    def names_it(text) -> bool:
+        return isinstance(text, str) and (text == GRADER_PACKAGE or text.startswith(GRADER_PACKAGE + "."))
+
+    cells = []
+    for number, cell in enumerate(nb.cells, 1):
+        if cell.cell_type != "code" or is_grade(cell):
+            continue
+        tree = python_of(cell)
+        for node in ast.walk(tree) if tree is not None else ():
+            if (isinstance(node, ast.Import) and any(names_it(a.name) for a in node.names)
+                    or isinstance(node, ast.ImportFrom) and names_it(node.module)
+                    or isinstance(node, ast.Name) and node.id == GRADER_PACKAGE
+                    or isinstance(node, ast.Constant) and names_it(node.value)):
+                cells.append(number)
+                break
+    if not cells:
+        return []
+    return [f"code names the grading package {GRADER_PACKAGE!r} (cell {', '.join(map(str, cells))})"]
 
 
 # What nbgrader's exchange puts beside a submission and reads back when it releases feedback.
