@@ -180,6 +180,22 @@ def test_a_jax_whose_traces_read_otherwise_stops_the_checks_instead_of_failing_s
     assert profiling._trace_instrument_confirmed
 
 
+def test_load_trace_is_judged_on_file_bytes_a_forged_probe_can_only_echo(monkeypatch):
+    from perfcourse.kernel.probes import profiling as probe
+
+    handed = []
+
+    def echo(load_trace, data, trace_dir=None):  # a probe replaced in the student's kernel
+        handed.append(data)
+        return {"returned": data}
+
+    monkeypatch.setattr(probe, "load_written", echo)
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    with pytest.raises(CheckFailed, match="load_trace should return the file's JSON"):
+        CHECKS["test_capture"](namespace, np.random.default_rng(0))
+    assert type(handed[0]) is bytes and handed[0][:2] == b"\x1f\x8b"  # gzip's magic, not the trace
+
+
 def test_capture_report_of_an_older_file_is_refused():
     def older(fn, trace_dir):
         import glob

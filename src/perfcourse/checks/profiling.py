@@ -27,10 +27,10 @@ compares them with the trace they came from.
   inside the trace (a trace closed before the queued work ran misses those executions: measured
   here, it held none of them, with a workload of several milliseconds per call); the result must
   be the workload's
-  value (elementwise, float32 tolerance). `load_trace` must read back, exactly, a trace built here
-  and written as a gzip file by the probe. A forger would have to report an annotation name and a
-  count of executions it can only know by running the workload inside a trace, and return a
-  trace it was never shown.
+  value (elementwise, float32 tolerance). `load_trace` must read back, exactly, a trace built and
+  gzip-compressed here, which the probe writes to a file from its bytes. A forger would have to
+  report an annotation name and a count of executions it can only know by running the workload
+  inside a trace (but see the limit below), and parse the file's bytes: gzip, then json, the task.
 - test_read_trace (`check_read_trace`): two traces built here; `device_time_by_op` must give, for
   each XLA operation (a complete event with an "hlo_op" in its args), its summed duration, and
   nothing else ("end:" markers and executor events are not operations); `host_gaps` the gaps
@@ -62,6 +62,8 @@ running the student's code; the grader flags code that names the grading package
 """
 from __future__ import annotations
 
+import gzip
+import json
 import math
 import random
 
@@ -336,7 +338,8 @@ def check_capture(capture, load_trace, rng: np.random.Generator | None = None) -
     numerics.check_close(result, expected, "the result capture returned", precision=numerics.FLOAT32)
 
     sample = built_trace(rng, int(rng.integers(2, 4)), set(), fresh_scope(rng))["trace"]
-    answer = remote.probe("profiling.load_written", load_trace, sample)
+    # The file's bytes, made here: the probe never holds the trace it should read back.
+    answer = remote.probe("profiling.load_written", load_trace, gzip.compress(json.dumps(sample).encode()))
     if not isinstance(answer, dict) or "raised" in answer:
         raise CheckFailed(f"load_trace raised {(answer or {}).get('raised', 'an error')} on a trace file")
     if _plain(answer.get("returned")) != sample:

@@ -8,8 +8,10 @@
   student's function named with the standard
   library (never with the student's `load_trace`) and describes it as plain data: where the file
   is, the annotations named `scope`, the distinct executions of `jit_<name>`, and the result.
-- `load_written(load_trace, trace, trace_dir)` writes a trace picked on the trusted side as a
-  gzip-compressed JSON file here and returns what the student's `load_trace` read from it.
+- `load_written(load_trace, data, trace_dir)` writes the bytes of a gzip-compressed JSON trace
+  file made on the trusted side here and returns what the student's `load_trace` read from it
+  (the probe is handed the file's bytes, not the trace: answering without reading them would
+  take decompressing and parsing them, which is the task).
 - `trace_training(train, name, steps, size, decay, shift, scope, trace_dir)` builds a jitted step
   `step(params, batch) -> (params, loss)` called `name`, captures a trace of the student's
   `train(step, params, batch, steps)` with `jax.profiler` (the probe's own capture, not the
@@ -162,11 +164,11 @@ def _capture_region(capture, scope: str, name: str, size: int, calls: int, scale
     return report
 
 
-def _load_written(load_trace, trace, trace_dir):
-    """Write `trace` as a gzip-compressed JSON file here; what the student's load_trace reads back."""
+def _load_written(load_trace, data: bytes, trace_dir):
+    """Write `data` (a gzip-compressed JSON trace) as a file here; what the student's load_trace reads back."""
     path = os.path.join(trace_dir, TRACE_FILE)
-    with gzip.open(path, "wt", encoding="utf-8") as handle:
-        json.dump(trace, handle)
+    with open(path, "wb") as handle:
+        handle.write(bytes(data))
     try:
         return {"returned": load_trace(path)}
     except Exception as exc:
@@ -236,8 +238,8 @@ def capture_region(capture, scope: str, name: str, size: int, calls: int, scale:
     return _in_scratch(_capture_region, trace_dir, capture, scope, name, size, calls, scale)
 
 
-def load_written(load_trace, trace, trace_dir=None):
-    return _in_scratch(_load_written, trace_dir, load_trace, trace)
+def load_written(load_trace, data: bytes, trace_dir=None):
+    return _in_scratch(_load_written, trace_dir, load_trace, data)
 
 
 def trace_training(train, name: str, steps: int, size: int, decay: float, shift: float, trace_dir=None):
