@@ -74,6 +74,17 @@ def test_nesting_beyond_the_limit_is_refused():
         plain_codec().decode(deep)
 
 
+def test_a_frame_nested_deeper_than_the_json_parser_recurses_is_refused():
+    from perfcourse.channel.endpoint import Endpoint
+
+    sender, receiver = socket.socketpair()
+    with sender, receiver:
+        body = ("[" * 5000 + "]" * 5000).encode()
+        sender.sendall(struct.pack(">I", len(body)) + body)
+        with pytest.raises(ChannelError, match="nested too deep"):
+            Endpoint(receiver, plain_codec(), lambda op, args, kwargs: None).receive()
+
+
 def test_free_names_are_the_names_a_cell_reads_but_never_binds():
     source = ("from perfcourse.checks import timing\nout = workload(x, w)\nfor _i in range(3):\n"
               "    print(out[_i], np.asarray(w))\ndef helper(a):\n    return a + shift\n"

@@ -78,6 +78,8 @@ class Endpoint:
             message = json.loads(self._exactly(length).decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ChannelError(f"the peer sent a message that is not JSON ({exc})") from None
+        except RecursionError:  # JSON nested deeper than the parser recurses (the codec allows 24)
+            raise ChannelError("the peer sent a message nested too deep") from None
         if type(message) is not dict:
             raise ChannelError("the peer sent a message that is not an object")
         return message
