@@ -260,7 +260,11 @@ def test_code_that_names_the_grading_package_is_flagged_from_the_submission_itse
         cell("probes = __import__('perfcourse.kernel.probes')"),
         cell("import sys\nsys.modules['perfcourse.kernel.probes.audit'].count_traces = None"),
         cell("this is not python ("),
+        cell("m = __import__('perf' + 'course.kernel')"),
+        cell("m = __import__(f'{\"perf\"}course')"),
+        cell("m = __import__('.'.join(['perfcourse', 'kernel', 'probes']))"),
+        cell("name = 'perf'\nm = __import__(name + 'course')"),  # computed at run time: not seen
     ]
-    assert grader_named(nb) == ["code names the grading package 'perfcourse' (cell 4, 5, 6)"]
+    assert grader_named(nb) == ["code names the grading package 'perfcourse' (cell 4, 5, 6, 8, 9, 10)"]
     nb.cells = nb.cells[:3]
     assert grader_named(nb) == []  # the lesson's own cells and the grade cells name it without a flag

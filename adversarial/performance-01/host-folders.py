@@ -2,6 +2,7 @@
 # kernel's runtime folder) and tries to fill them, and to replace the channel's socket by a link to
 # another socket, hoping the grader follows it. The grader keeps both folders; the kernel can add
 # nothing to them once it is up, and the grader's own connection was made before any student code.
+# reason: code names the grading package
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
 # %% solutions
 # %% replace workload

@@ -1,5 +1,6 @@
 # Puts a fake perfcourse.checks.timing into sys.modules whose run_timer reports a perfect
 # run, hoping the hidden tests import it.
+# reason: code names the grading package
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
 # %% solutions
 # %% replace timer

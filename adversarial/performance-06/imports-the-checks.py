@@ -2,6 +2,7 @@
 # implementations from perfcourse.checks.profiling. The student's kernel sees only the code of
 # the course package it runs (the channel's agent, the probes, the evidence hook), so the imports
 # fail and both cells lose their points; the other two cells are the solution's.
+# reason: code names the grading package
 # expect: test_capture=3 test_read_trace=0 test_find_syncs=0 test_train=3
 # %% solutions
 # %% replace read_trace

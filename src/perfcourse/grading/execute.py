@@ -536,9 +536,27 @@ def grader_named(nb) -> list[str]:
     """Evidence, read from the submitted code itself: cells outside the grade cells whose code
     imports or names the grader's own package. A lesson needs none of it (Colab has none); a
     submission that reaches for it is after the code that answers or grades its checks (a probe
-    replaced in its own kernel can answer with made-up data). Spelling the name in pieces evades
-    this; the flag is for a human to review, as the audit hook's are."""
+    replaced in its own kernel can answer with made-up data). Strings joined from literal pieces
+    ("perf" + "course", f-strings, "".join of literals) count too; a name computed at run time
+    from anything else evades this. The flag is for a human to review, as the audit hook's are."""
     import ast
+
+    def literal(node) -> str | None:
+        """The string a node spells out of literals only, or None."""
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, str) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = literal(node.left), literal(node.right)
+            return left + right if left is not None and right is not None else None
+        if isinstance(node, ast.JoinedStr):
+            parts = [literal(value.value if isinstance(value, ast.FormattedValue) else value)
+                     for value in node.values]
+            return "".join(parts) if None not in parts else None
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
+                and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple))):
+            glue, parts = literal(node.func.value), [literal(item) for item in node.args[0].elts]
+            return glue.join(parts) if glue is not None and None not in parts else None
+        return None
 
     def names_it(text) -> bool:
         return isinstance(text, str) and (text == GRADER_PACKAGE or text.startswith(GRADER_PACKAGE + "."))
@@ -552,7 +570,8 @@ def grader_named(nb) -> list[str]:
             if (isinstance(node, ast.Import) and any(names_it(a.name) for a in node.names)
                     or isinstance(node, ast.ImportFrom) and names_it(node.module)
                     or isinstance(node, ast.Name) and node.id == GRADER_PACKAGE
-                    or isinstance(node, ast.Constant) and names_it(node.value)):
+                    or isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call))
+                    and names_it(literal(node))):
                 cells.append(number)
                 break
     if not cells:
