@@ -268,3 +268,6 @@ def test_code_that_names_the_grading_package_is_flagged_from_the_submission_itse
     assert grader_named(nb) == ["code names the grading package 'perfcourse' (cell 4, 5, 6, 8, 9, 10)"]
     nb.cells = nb.cells[:3]
     assert grader_named(nb) == []  # the lesson's own cells and the grade cells name it without a flag
+    # Code nested beyond the parser, or joined from more pieces than are folded, costs nothing more.
+    nb.cells += [cell("x = " + "+".join(["'a'"] * 20000)), cell("x = " + "+".join(["'a'"] * 100 + ["'perf'", "'course'"]))]
+    assert grader_named(nb) == []

@@ -66,7 +66,7 @@ import numpy as np
 
 from ..kernel.probes import tracing as builder
 from ..kernel.probes.tracing import Box
-from . import InstrumentMissing, remote  # noqa: F401 (InstrumentMissing: raised here, named by tests)
+from . import InstrumentMissing, remote
 
 # What each kind of function needs from jax.jit: static arguments are always passed by keyword.
 JIT_KWARGS = {

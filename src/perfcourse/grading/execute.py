@@ -504,7 +504,7 @@ def python_of(cell):
     try:
         return ast.parse("\n".join(line for line in cell.source.splitlines()
                                    if not line.lstrip().startswith(("%", "!"))))
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested beyond the parser
         return None
 
 
@@ -530,6 +530,7 @@ def lesson_imports(nb) -> str:
 
 
 GRADER_PACKAGE = __name__.split(".")[0]  # this package: perfcourse
+LITERAL_DEPTH = 64  # pieces of a name joined from literals, at most: bounds the work on any cell
 
 
 def grader_named(nb) -> list[str]:
@@ -541,20 +542,22 @@ def grader_named(nb) -> list[str]:
     from anything else evades this. The flag is for a human to review, as the audit hook's are."""
     import ast
 
-    def literal(node) -> str | None:
-        """The string a node spells out of literals only, or None."""
+    def literal(node, depth: int = 0) -> str | None:
+        """The string a node spells out of literals only (at most LITERAL_DEPTH levels), or None."""
+        if depth > LITERAL_DEPTH:
+            return None
         if isinstance(node, ast.Constant):
             return node.value if isinstance(node.value, str) else None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = literal(node.left), literal(node.right)
+            left, right = literal(node.left, depth + 1), literal(node.right, depth + 1)
             return left + right if left is not None and right is not None else None
         if isinstance(node, ast.JoinedStr):
-            parts = [literal(value.value if isinstance(value, ast.FormattedValue) else value)
+            parts = [literal(value.value if isinstance(value, ast.FormattedValue) else value, depth + 1)
                      for value in node.values]
             return "".join(parts) if None not in parts else None
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
                 and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple))):
-            glue, parts = literal(node.func.value), [literal(item) for item in node.args[0].elts]
+            glue, parts = literal(node.func.value, depth + 1), [literal(item, depth + 1) for item in node.args[0].elts]
             return glue.join(parts) if glue is not None and None not in parts else None
         return None
 
