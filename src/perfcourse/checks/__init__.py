@@ -24,6 +24,11 @@ class InstrumentMissing(RuntimeError):
 # exception types cross), so an error of one of these names came from a check.
 STUDENT_FACING = ("CheckFailed", "AuditFailure", "UntrustedResult")
 
+# A display message of this type, sent by the trusted kernel before it parses a program the
+# student's kernel made (checks.remote.taint), tells the grader not to keep that kernel for the
+# next notebook (grading/execute.py reads it and drops it from the notebook).
+TAINT_MIME = "application/vnd.perfcourse.taint+json"
+
 
 def verdict(problems: list[str]) -> None:
     """Raise CheckFailed naming every problem an audit found; nothing when there is none."""

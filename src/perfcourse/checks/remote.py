@@ -28,7 +28,7 @@ import types
 
 from ..channel.codec import ChannelError, Codec
 from ..channel.endpoint import Endpoint, PeerError, as_exception
-from . import CheckFailed
+from . import TAINT_MIME, CheckFailed
 
 _channel: "Channel | None" = None
 
@@ -185,6 +185,17 @@ def probe(name: str, *args, **kwargs):
 
         return probes.run(name, *args, **kwargs)
     return values_only(_request("probe", name, *args, **kwargs))
+
+
+def taint(reason: str) -> None:
+    """Say, before doing it, that this kernel is about to do something a crafted input could abuse
+    (parse a program the student's kernel made): the grader stops it after this notebook, so
+    whatever such an input did here reaches no other student's grading. Nothing without a channel."""
+    if _channel is None:
+        return
+    from IPython.display import publish_display_data
+
+    publish_display_data({TAINT_MIME: {"reason": str(reason)}})
 
 
 def grading() -> bool:

@@ -45,6 +45,7 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
 from traitlets import Integer, Unicode
 
+from ..checks import TAINT_MIME
 from ..course import FIGURE_TAG
 from ..kernel.evidence import EVIDENCE_KEY, read_evidence
 from . import sandbox, trusted_kernel
@@ -464,6 +465,11 @@ class GuardedExecute(Execute):
             process.kill()
 
     def output(self, outs, msg, display_id, cell_index):
+        if TAINT_MIME in msg.get("content", {}).get("data", {}):
+            # Only the trusted kernel's grade cells send it: it parsed a student's program.
+            if self._in_grade_cell:
+                self._trusted_clean = False
+            return None
         size = len(json.dumps(msg.get("content", {})))
         self._output_bytes = getattr(self, "_output_bytes", 0) + size
         if self._output_bytes > self.max_output_bytes:
