@@ -86,7 +86,7 @@ def sleeps_instead_of_waiting(fn, *args, warm_calls=7):
     for _ in range(warm_calls + 1):
         start = time.perf_counter()
         fn(*args)
-        time.sleep(1.1 * timing.FIRST_FACTOR * timing.LONG_SECONDS)
+        time.sleep(0.6)  # longer than any call's hold and work
         samples.append(time.perf_counter() - start)
     return samples[0], samples[1:]
 
@@ -106,6 +106,32 @@ def first_among_warm(fn, *args, warm_calls=7):
     return samples[0], [samples[0], *samples[1][:-1]]
 
 
+def cpu_clock(fn, *args, warm_calls=7):
+    # time.process_time() counts this process's CPU time: on a CPU backend the device work runs
+    # on a thread of this process, so it counts; a call's wait for anything else does not.
+    samples = []
+    for _ in range(warm_calls + 1):
+        start = time.process_time()
+        jax.block_until_ready(fn(*args))
+        samples.append(time.process_time() - start)
+    return samples[0], samples[1:]
+
+
+def reads_the_instruments_internals(fn, *args, warm_calls=7):
+    # The forgery a red-team pass found: take the schedule from the function's closure, ask it
+    # for each call's trip count and report the share of a first call of 0.2 s, a long warm call
+    # of 40 ms and a short one of 10 ms that the old plan fixed, sleeping it off, never waiting.
+    schedule = next(c.cell_contents for c in fn.__closure__ if hasattr(c.cell_contents, "next_call"))
+    trips = []
+    for _ in range(warm_calls + 1):
+        start = time.perf_counter()
+        trips.append(schedule.next_call())
+    longest = max(trips[1:])
+    seconds = [0.2] + [0.040 if n == longest or n > longest / 2 else 0.010 for n in trips[1:]]
+    time.sleep(sum(seconds))
+    return seconds[0], seconds[1:]
+
+
 HONEST = [synchronized, nanoseconds_bound_as_default, monotonic_through_numpy, timeit_partial]
 
 
@@ -115,7 +141,8 @@ def test_honest_timers_pass_both_checks(timer):
     timing.check_synchronized(timer, warm_calls=4)
 
 
-@pytest.mark.parametrize("timer", [unsynchronized, synchronized_after_the_clock, averaged], ids=lambda t: t.__name__)
+@pytest.mark.parametrize("timer", [unsynchronized, synchronized_after_the_clock, averaged, cpu_clock],
+                         ids=lambda t: t.__name__)
 def test_unsynchronized_or_made_up_samples_fail_the_synchronization_check_only(timer):
     timing.check_first_call_apart(timer, warm_counts=(3,))
     with pytest.raises(AssertionError):
@@ -138,11 +165,30 @@ def test_a_warm_up_call_costs_the_first_call_check_only():
     timing.check_synchronized(warm_up_first, warm_calls=4)
 
 
+def test_a_timer_that_reads_its_instrument_and_never_waits_fails_the_synchronization_check():
+    with pytest.raises(AssertionError, match="shorter than the calls"):
+        timing.check_synchronized(reads_the_instruments_internals, warm_calls=6)
+
+
 def test_the_schedule_counts_calls_on_the_checking_side():
     run = timing.run_timer(synchronized, 3)
     assert run.calls == 4 and len(run.warm) == 3
-    assert run.work[0] == timing.FIRST_FACTOR * timing.LONG_SECONDS
-    assert sorted(set(run.work[1:])) <= [timing.SHORT_SECONDS, timing.LONG_SECONDS]
+    assert run.work[0] >= timing.FIRST_FACTOR[0] * max(run.work[1:])
+    assert all(hold >= work for hold, work in zip(run.holds[1:], run.work[1:]))  # a CPU clock misses it
+    # Every honest measurement spans its call's hold and work, on both sides' clocks.
+    for sample, span, hold, work in zip([run.first, *run.warm], run.spans, run.holds, run.work):
+        assert sample >= hold + timing.SYNC_FRACTION * work and span >= hold + timing.SYNC_FRACTION * work
+
+
+def test_every_run_draws_its_own_lengths():
+    import random
+
+    plans = [timing.plan(6, random.Random(seed)) for seed in range(2)]
+    assert plans[0] != plans[1]
+    for work, hold in plans:
+        warm = sorted(work[1:])
+        assert warm[-1] / warm[0] > timing.WARM_WORK_SPREAD / 3  # short and long calls in every run
+        assert len(set(work)) == len(work)
 
 
 def test_a_result_that_is_not_a_pair_of_timings_is_a_clear_failure():

@@ -1,27 +1,42 @@
-"""Grade a timer by what it reports for work whose length is known here, whatever clock it reads.
+"""Grade a timer by what it reports for calls whose length this side picks privately, whatever clock it reads.
 
-The student's timer is handed a real jitted function (`perfcourse.kernel.probes.timing`): each
-call dispatches a device loop whose trip count this side picks, so the result is ready only
-after that much work, and the call returns before it is. Before each call the function asks this
-side's `Schedule` for its trip count, so the calls are counted here, not by the student's process.
+The student's timer is handed a real jitted function (`perfcourse.kernel.probes.timing`), compiled
+before it is handed over. Each call of it does two things, both of lengths drawn here at grading time:
+
+- it asks this side's `Schedule` for its work, and this side *holds* the answer for a while
+  before giving it: wall time that costs no CPU and that only a wall clock read around the call
+  measures (a timer reading `time.process_time()` misses it), of a length the student's process
+  never learns in advance;
+- it dispatches a device loop whose trip count the answer gives: the call returns before its
+  result is ready (XLA's CPU client dispatches the program asynchronously, as an accelerator
+  would), and the result is ready only after that much work.
+
 The trip counts turn into seconds through a calibration run in this kernel on the same machine
 (the fastest of a few runs), so a slow machine only lengthens everything alike:
 
-    a synchronized measurement of a call   >= SYNC_FRACTION * that call's calibrated work
-    an unsynchronized one                   ~  dispatch, far below it
+    a synchronized wall-clock measurement of a call  >= its hold + SYNC_FRACTION * its work
+    an unsynchronized one                             ~  its hold: the work is missing
+    one read with a CPU clock                         ~  its work: the hold is missing (holds are
+                                                        at least as long as the work)
 
-The first call's work is FIRST_FACTOR times the longest warm call's, so a warm sample that
-contains the first call stands out against the first call itself. Warm calls get different
-amounts of work (short and long, shuffled), so averaged or reused samples do not follow them.
+Each call's work and hold are drawn afresh for every run (no length is a constant a timer could
+know): warm calls spread over WARM_WORK_SPREAD times (a shuffled ladder with jitter), so averaged
+or reused samples do not follow them; the first call's work is several times the longest warm
+call's, so a warm sample that contains the first call stands out against the first call itself.
 Whatever clock the timer reads (perf_counter, monotonic, time_ns, a clock bound as a default
-argument) and however it synchronizes (jax.block_until_ready, .block_until_ready(), converting
-to NumPy), an honest timer passes on any machine speed.
+argument) and however it synchronizes (jax.block_until_ready, .block_until_ready(), converting to
+NumPy), an honest timer passes on any machine speed.
 
-What a forger would need: a probe that calls the schedule exactly once per call it claims and
-reports, for each call, a duration at least SYNC_FRACTION of work it cannot see in seconds, long
-calls longer than short ones by SYNC_FRACTION of the difference (a fixed sleep instead of a wait
-fails there), and that also lets that much time pass, on this side's clock,
-between one call and the next: in practice, running the work and waiting for it, which is the task.
+What this side *observes* itself: how many calls were made (each asks the schedule), the holds
+(kept here, never sent), and, on its own clock, the time from each call to the next (the last: to
+the timer's return), which must cover the call's hold and its work. What stays *evidence only*:
+each call's trip count must reach the student's process, which dispatches the work, so a timer
+that reads its instrument's internals (the schedule in the function's closure), calibrates the
+course's loop and predicts each call's work from its trip count, while still timing the call
+itself with a wall clock, would pass without waiting for results. Reaching the instrument's
+internals is flagged (the scan of submitted code: closures, gc, frames, sys.modules; the audit
+hook: gc walks, frames), and such a timer has to measure every hold correctly anyway: in
+practice, timing each call with a wall clock, which is the task.
 """
 from __future__ import annotations
 
@@ -33,31 +48,50 @@ from dataclasses import dataclass, field
 
 from . import CheckFailed, remote
 
-SHORT_SECONDS = 0.010        # calibrated work of a short warm call
-LONG_SECONDS = 0.040         # of a long one (4x: averaging or reusing samples cannot match both)
-FIRST_FACTOR = 5             # the first call's work, in long warm calls
+WARM_WORK = (0.004, 0.032)   # seconds of device work of a warm call: the ladder spans this range
+WARM_WORK_SPREAD = WARM_WORK[1] / WARM_WORK[0]
+FIRST_FACTOR = (4.0, 6.0)    # the first call's work, in the longest warm call's: drawn per run
+HOLD_FACTOR = (1.0, 2.0)     # each warm call's hold, in its own work (the first: in the longest warm
+                             # work): drawn per call, never below the work, so a CPU clock misses it
 SYNC_FRACTION = 0.4          # a synchronized measurement spans at least this much of its work (margin
                              # for a calibration taken on a busier moment than the measurement)
 
 
-class Schedule:
-    """The work of every call, in order; counts the calls the student's timer makes.
+def plan(warm_calls: int, rng: random.Random) -> tuple[list[float], list[float]]:
+    """(work, hold) seconds for the first call and `warm_calls` warm calls, drawn here.
 
-    `seconds[i]` is the calibrated length of the work of `iterations[i]`; calls beyond the plan
+    Warm works form a ladder over WARM_WORK with a random position on each rung, shuffled: every
+    run has short and long calls (so samples must follow their own calls), and no length repeats.
+    """
+    low, high = WARM_WORK
+    rungs = [low * (high / low) ** ((k + rng.random()) / warm_calls) for k in range(warm_calls)]
+    rng.shuffle(rungs)
+    longest = max(rungs, default=high)
+    work = [rng.uniform(*FIRST_FACTOR) * longest] + rungs
+    hold = [rng.uniform(*HOLD_FACTOR) * longest] + [rng.uniform(*HOLD_FACTOR) * w for w in rungs]
+    return work, hold
+
+
+class Schedule:
+    """The work and hold of every call, in order; counts the calls the student's timer makes.
+
+    `next_call` waits out the call's hold here, then gives its trip count; calls beyond the plan
     repeat its last entry. Student code holds this object only as a stand-in that can call
     `next_call` and read public attributes, so everything else is kept under underscore names,
-    which never cross: it learns each call's trip count, never its length in seconds.
+    which never cross: it learns each call's trip count once its hold is over, never a length in
+    seconds.
     """
 
-    def __init__(self, iterations: list[int], seconds: list[float]):
-        self._iterations, self._seconds = list(iterations), list(seconds)
-        self._served: list[float] = []
+    def __init__(self, iterations: list[int], seconds: list[float], holds: list[float]):
+        self._iterations, self._seconds, self._holds = list(iterations), list(seconds), list(holds)
+        self._served: list[int] = []    # the plan's index of each call made
         self._asked: list[float] = []   # when each call asked, on this side's clock
 
     def next_call(self) -> int:
         self._asked.append(time.monotonic())
         index = min(len(self._served), len(self._iterations) - 1)
-        self._served.append(self._seconds[index])
+        self._served.append(index)
+        time.sleep(self._holds[index])
         return self._iterations[index]
 
 
@@ -97,24 +131,24 @@ class TimerRun:
     warm: list
     calls: int
     work: list            # calibrated seconds of the work each call got, in call order
+    holds: list = field(default_factory=list)  # seconds each call was held here, in call order
     spans: list = field(default_factory=list)  # seconds from each call to the next (the last: to
                                                # the timer's return), measured on this side
 
 
 def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) -> TimerRun:
     """Run the student's `timer(fn, *args, keyword=warm_calls)` on the instrument; judge nothing yet."""
-    rng = rng or random.Random()
+    rng = rng or random.SystemRandom()
     calibration = calibrate()
-    warm_work = [SHORT_SECONDS if i % 2 else LONG_SECONDS for i in range(warm_calls)]
-    rng.shuffle(warm_work)
-    work = [FIRST_FACTOR * LONG_SECONDS] + warm_work
-    schedule = Schedule([calibration.iterations(seconds) for seconds in work], work)
+    work, holds = plan(warm_calls, rng)
+    schedule = Schedule([calibration.iterations(seconds) for seconds in work], work, holds)
     value = remote.probe("timing.run_timer", timer, schedule, keyword, warm_calls)
     returned = time.monotonic()
     first, warm = _pair(value)
     asked = schedule._asked + [returned]
     spans = [later - earlier for earlier, later in zip(asked, asked[1:])]
-    return TimerRun(first, warm, len(schedule._served), list(schedule._served), spans)
+    served = schedule._served
+    return TimerRun(first, warm, len(served), [work[i] for i in served], [holds[i] for i in served], spans)
 
 
 def _pair(value) -> tuple[float, list[float]]:
@@ -139,7 +173,8 @@ def first_call_problems(run: TimerRun, warm_calls: int, keyword: str = "warm_cal
         return [f"with {keyword}={warm_calls} the timer returned {len(run.warm)} warm samples"]
     # Whether a sample contains the first call shows in its length only when the timer waits
     # for results; an unsynchronized timer loses the synchronization cell, not this one.
-    if run.first >= SYNC_FRACTION * run.work[0] and any(sample >= run.first for sample in run.warm):
+    if (run.first >= run.holds[0] + SYNC_FRACTION * run.work[0]
+            and any(sample >= run.first for sample in run.warm)):
         return ["a warm sample is as long as the first call: keep the first call out of the warm samples"]
     return []
 
@@ -154,23 +189,31 @@ def synchronization_problems(run: TimerRun) -> list[str]:
     if run.calls < len(samples):
         return [f"the timer reported {len(samples)} measurements of only {run.calls} call(s)"]
     offset = run.calls - len(samples)
-    work = run.work[offset:]
-    # What the timer reports, and what this side saw: a call that waits for its result cannot
-    # make its next call (or return) before the work is done, whatever numbers it reports.
-    late = [offset + index + 1 for index, (sample, seconds, span)
-            in enumerate(zip(samples, work, run.spans[offset:] or [math.inf] * len(samples)))
-            if sample < SYNC_FRACTION * seconds or span < SYNC_FRACTION * seconds]
+    work, holds = run.work[offset:], run.holds[offset:]
+    # What the timer reports, and what this side saw: a call timed with a wall clock that waits
+    # for its result spans the hold (kept here) and the work; it cannot make its next call (or
+    # return) before both are over, whatever numbers it reports.
+    late = [offset + index + 1 for index, (sample, seconds, hold, span)
+            in enumerate(zip(samples, work, holds, run.spans[offset:] or [math.inf] * len(samples)))
+            if sample < hold + SYNC_FRACTION * seconds or span < hold + SYNC_FRACTION * seconds]
     if late:
-        return [f"the clock was read before the result of call(s) {late} was ready (call 1 is the first call): "
-                "wait for the result (jax.block_until_ready) before reading the clock"]
-    long = [s for s, w in zip(run.warm, work[1:]) if w == LONG_SECONDS]
-    short = [s for s, w in zip(run.warm, work[1:]) if w == SHORT_SECONDS]
+        return [f"the measurements of call(s) {late} (call 1 is the first call) are shorter than the calls: "
+                "read a wall clock (time.perf_counter) and wait for the result (jax.block_until_ready) "
+                "before reading it again"]
     # Longer by a share of the extra work, not merely longer: a timer that reports a fixed sleep
-    # instead of the call would otherwise pass half the time, on noise alone.
-    if long and short and (statistics.median(long) - statistics.median(short)
-                           < SYNC_FRACTION * (LONG_SECONDS - SHORT_SECONDS)):
-        return ["the warm samples do not follow their own calls (calls with 4x the work took hardly longer): "
-                "time each call on its own, waiting for its result, and do not average or reuse samples"]
+    # instead of the call would otherwise pass half the time, on noise alone. Each sample less
+    # its call's hold is that call's share of the work; the longer half of the warm calls must
+    # exceed the shorter half by SYNC_FRACTION of the difference in work.
+    warm = sorted(zip(work[1:], run.warm, holds[1:]))
+    half = len(warm) // 2
+    if half:
+        short, long = warm[:half], warm[-half:]
+        extra = statistics.median(w for w, _, _ in long) - statistics.median(w for w, _, _ in short)
+        gained = (statistics.median(s - h for _, s, h in long) - statistics.median(s - h for _, s, h in short))
+        if gained < SYNC_FRACTION * extra:
+            return ["the warm samples do not follow their own calls (calls with several times the work took "
+                    "hardly longer): time each call on its own, waiting for its result, and do not average "
+                    "or reuse samples"]
     return []
 
 

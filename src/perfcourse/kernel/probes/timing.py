@@ -1,10 +1,13 @@
-"""The timing instrument, built in the student's process: a real jitted function whose result
-becomes ready only after an amount of device work that the trusted side picks for every call.
+"""The timing instrument, built in the student's process: a real jitted function whose calls last
+as long as the trusted side decides, and whose result becomes ready only after an amount of device
+work the trusted side picks for every call.
 
 The work is a loop on the device (`lax.fori_loop`) whose trip count is an argument, next to a
 small matrix product: XLA's CPU client then dispatches the program asynchronously, as an
 accelerator would, so the call returns before its result is ready. Each call first asks the
-trusted side's `schedule` how many iterations it runs; the trusted side records the calls.
+trusted side's `schedule` how many iterations it runs; the trusted side records the call and
+holds its answer for a time it never tells (checks/timing.py). The program is compiled before
+the function is handed over, so no call's length includes compiling it.
 """
 from __future__ import annotations
 
@@ -37,9 +40,11 @@ def spin(iterations: int):
 
 def instrument(schedule):
     """The function handed to the student's timer: each call runs the work its schedule says."""
+    import jax
     import jax.numpy as jnp
 
     unit, matrix = _unit()
+    jax.block_until_ready(unit(jnp.int32(1), matrix))  # compiled now, not in the first call
 
     def timed_function(*args, **kwargs):
         return unit(jnp.int32(schedule.next_call()), matrix)
