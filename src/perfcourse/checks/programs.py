@@ -40,8 +40,6 @@ def exported(fn, specs, *, what: str = "the function"):
     `specs` is a list of (shape, dtype) pairs; the exported program must take exactly those.
     CheckFailed, worded for the student, when it cannot be exported or is not such a program.
     """
-    import jax
-
     specs = [(list(int(d) for d in shape), str(np.dtype(dtype))) for shape, dtype in specs]
     try:
         data = remote.probe("programs.export", fn, specs)
@@ -51,6 +49,15 @@ def exported(fn, specs, *, what: str = "the function"):
         raise CheckFailed(f"{what} could not be exported as one JAX program for the grader to examine "
                           f"({type(exc).__name__}): keep it a jittable function of its array arguments, "
                           "without host callbacks") from None
+    return program_from(data, specs, what=what)
+
+
+def program_from(data, specs, *, what: str = "the function"):
+    """Bytes of `jax.export.Exported.serialize()` that a lesson's own probe sent (a program exported
+    with shardings, say), deserialized and checked here as `exported` does."""
+    import jax
+
+    specs = [(list(int(d) for d in shape), str(np.dtype(dtype))) for shape, dtype in specs]
     if type(data) is not bytes or not data or len(data) > MAX_PROGRAM_BYTES:
         raise CheckFailed(f"{what} did not come back as a JAX program the grader can examine")
     remote.taint("parsed a program the student's kernel exported")
