@@ -186,14 +186,54 @@ def test_the_hook_never_raises_and_stops_writing_at_the_cap(tmp_path):
     assert flags == [f"{LABELS['frame:sys._getframe']} ({evidence.PER_KIND} or more times)"]
 
 
+def test_each_cell_the_kernel_runs_writes_one_heartbeat(tmp_path):
+    _, output = run(tmp_path, '''
+        assert not evidence.beat_each_cell()  # no IPython shell yet: nothing to count
+        shell = InteractiveShell.instance()
+        assert evidence.beat_each_cell()
+        run_cells(["#ok\\nx = 1", "#ok\\n%time y = 2", "1/0", "#ok\\n# a comment only", "#ok\\nimport sys; sys._getframe()"])
+        shell.run_cell("x = 3", silent=True)  # the grader's silent requests are no cells
+        shell.run_cell("   ")                 # nor is a blank one (the grader never sends it)
+        print("done")
+    ''')
+    path = tmp_path / "evidence.txt"
+    assert "done" in output and evidence.heartbeats(path) == 5
+    frames = f"{LABELS['frame:sys._getframe']} (once)"
+    assert read_evidence(path, cells=5) == read_evidence(path) == [frames]
+    assert read_evidence(path, cells=7) == [
+        frames, f"{evidence.SILENT_FLAG}: no heartbeat for 2 of the 7 cells the student's kernel ran"]
+
+
+@pytest.mark.parametrize("silence,recorded", [
+    ("get_ipython().events.callbacks['pre_run_cell'].clear()", True),  # the hook still records
+    ("import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), channel)", False),
+    ("import os\nos.close(channel)", False),
+])
+def test_a_channel_silenced_from_a_cell_misses_the_later_heartbeats(tmp_path, silence, recorded):
+    _, output = run(tmp_path, f'''
+        shell = InteractiveShell.instance()
+        shell.user_ns["channel"] = channel
+        assert evidence.beat_each_cell()
+        run_cells(["#ok\\nx = 1", {silence!r}, "#ok\\nimport gc; gc.get_objects()", "#ok\\ny = 2"])
+        print("done")
+    ''')
+    path = tmp_path / "evidence.txt"
+    assert "done" in output and evidence.heartbeats(path) == 2
+    assert read_evidence(path, cells=4) == [f"{LABELS['gc.get_objects']} (once)"] * recorded + [
+        f"{evidence.SILENT_FLAG}: no heartbeat for 2 of the 4 cells the student's kernel ran"]
+
+
 def test_forged_and_truncated_evidence_is_named(tmp_path):
     path = tmp_path / "evidence.txt"
     path.write_bytes(b"gc.get_objects\nI am innocent\n\n" + evidence.TRUNCATED.encode() + b"\n")
-    assert read_evidence(path) == [
+    assert read_evidence(path) == read_evidence(path, cells=3) == [  # cut short: heartbeats not counted
         f"{LABELS['gc.get_objects']} (once)",
         "lines on the evidence channel that the audit hook does not write (once): the kernel's code wrote to it",
         "the kernel wrote more to the evidence channel than is kept: the rest was dropped",
     ]
+    # The launcher's mark of a channel closed while the kernel ran (grading/sandbox.py).
+    path.write_bytes(b"cell\ncell\n" + evidence.CLOSED.encode() + b"\n")
+    assert read_evidence(path, cells=2) == [evidence.CLOSED_FLAG]
     assert read_evidence(tmp_path / "absent.txt") == []
 
 

@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT
 
 from perfcourse.grading import sandbox
+from perfcourse.kernel import evidence
 from perfcourse.kernel.evidence import read_evidence
 
 pytestmark = pytest.mark.skipif(sandbox.bubblewrap() is None, reason="bubblewrap is needed")
@@ -346,6 +347,61 @@ def test_evidence_goes_through_the_pipe_to_a_file_the_kernel_cannot_reach(kernel
     assert k.report() == {"fd": k.report()["fd"], "after": None, "visible": False} and k.report()["fd"]
     assert read_evidence(path) == ["walked every object (gc.get_objects) (once)"]
     assert path.stat().st_uid == 0 and (path.stat().st_mode & 0o777) == 0o600
+
+
+SILENCE = {
+    # As a hostile student would: the pipe's number from /proc/self/fd, then /dev/null over it.
+    "dup2": """
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{name}")
+            except OSError:  # the listing's own descriptor, gone already
+                continue
+            if target.startswith("pipe:"):
+                os.dup2(os.open("/dev/null", os.O_WRONLY), int(name))
+    """,
+    "close": "os.close(fd)",
+}
+
+
+@ROOTED
+@pytest.mark.parametrize("how,mode", [(how, "bwrap") for how in sorted(SILENCE)] + [("dup2", "none")])
+def test_an_evidence_channel_closed_while_the_kernel_runs_is_flagged(kernel, how, mode):
+    k = kernel(f"""
+        import gc, os, time
+        from perfcourse.kernel import evidence
+        fd = int(os.environ["PERFCOURSE_EVIDENCE_FD"])
+        evidence.install()
+        cell = compile("import gc\\ngc.get_objects()\\n", "<ipython-input-1-0123abcd>", "exec")
+        exec(cell, {{}})
+        {textwrap.indent(textwrap.dedent(SILENCE[how]), " " * 8).strip()}
+        exec(cell, {{}})  # recorded nowhere
+        print("silenced", flush=True)
+        time.sleep({sandbox.CLOSE_GRACE + 1})
+    """, evidence=True, mode=mode)
+    started = time.monotonic()
+    assert k.run().returncode == 0, k.log
+    assert "silenced" in k.log and time.monotonic() - started < sandbox.CLOSE_GRACE + 30
+    assert read_evidence(k.evidence) == ["walked every object (gc.get_objects) (once)", evidence.CLOSED_FLAG]
+
+
+ENDS = {"return": "pass", "os._exit": "os._exit(3)", "killed": "os.kill(os.getpid(), signal.SIGKILL)"}
+
+
+@ROOTED
+@pytest.mark.parametrize("end", sorted(ENDS))
+def test_a_kernel_that_ends_closes_its_channel_without_a_flag(kernel, end):
+    k = kernel(f"""
+        import os, signal
+        from perfcourse.kernel import evidence
+        evidence.install()
+        exec(compile("import sys\\nsys._getframe()\\n", "<ipython-input-1-0123abcd>", "exec"), {{}})
+        {ENDS[end]}
+    """, evidence=True)
+    started = time.monotonic()
+    k.run()
+    assert time.monotonic() - started < sandbox.CLOSE_GRACE  # no wait when the kernel is gone
+    assert read_evidence(k.evidence) == ["took an interpreter frame (sys._getframe) (once)"]
 
 
 @ROOTED

@@ -30,7 +30,8 @@ variable PERFCOURSE_SANDBOX (`ENV_SETTINGS`). Settings:
                     binds, scratch_source or anything bound into it) where the student kernel's
                     evidence records go: the launcher stays alive as the parent of bubblewrap and
                     copies what the kernel writes to the pipe whose write end it gets as
-                    PERFCOURSE_EVIDENCE_FD (see perfcourse.kernel.evidence), at most 1 MiB.
+                    PERFCOURSE_EVIDENCE_FD (see perfcourse.kernel.evidence), at most 1 MiB; an
+                    end of file while the kernel still runs is written there too (CLOSED).
     limits          optional: memory_bytes (resident memory of the kernel and every process it
                     starts, tmpfs pages included: a cgroup), pids (processes and threads, a
                     cgroup; the sandbox itself uses about 4), disk_bytes (size of each of the
@@ -77,7 +78,7 @@ from pathlib import Path
 
 from ..course import CourseError
 from ..kernel.evidence import ENV_FD as ENV_EVIDENCE_FD
-from ..kernel.evidence import TRUNCATED
+from ..kernel.evidence import CLOSED, TRUNCATED
 from ..kernel import CHANNEL_FD_ENV as ENV_CHANNEL_FD
 from . import scratch
 
@@ -86,6 +87,7 @@ KERNEL_UID = KERNEL_GID = 65534       # nobody
 HOME = "/home/student"                # the kernel's home inside the sandbox: a tmpfs
 WORKDIR = "/home/student/work"        # its working directory: another tmpfs, with the submission
 EVIDENCE_CAP = 1 << 20
+CLOSE_GRACE = 2.0                     # seconds a sandbox has to exit once its kernel's evidence pipe closed
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
 LIMIT_KEYS = ("memory_bytes", "pids", "disk_bytes", "cpu_seconds", "file_bytes", "open_files")
 SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "channel", "evidence", "limits")
@@ -535,7 +537,13 @@ def _listen(path: str) -> int:
 
 
 def _copy_evidence(source: int, target: int, child: int) -> int:
-    """Copy the kernel's evidence lines into the file until every writer is gone; the child's status."""
+    """Copy the kernel's evidence lines into the file until every writer is gone; the child's status.
+
+    Only the kernel holds the pipe's write end (this launcher closes its own, and bubblewrap's
+    processes close what they pass on), so the end of file comes when the kernel ends, or when
+    its code closes or replaces that descriptor (os.close, os.dup2 of /dev/null over it). A
+    kernel that ends takes its sandbox with it at once; one whose sandbox still runs CLOSE_GRACE
+    seconds later closed the channel while it ran, and the file says so (CLOSED)."""
     written, cut = 0, False
     while True:
         try:
@@ -550,10 +558,27 @@ def _copy_evidence(source: int, target: int, child: int) -> int:
         elif not cut:  # keep draining, so the kernel never blocks on a full pipe
             os.write(target, b"\n" + TRUNCATED.encode() + b"\n")
             cut = True
+    status = _wait(child, CLOSE_GRACE)
+    if status is None:
+        os.write(target, b"\n" + CLOSED.encode() + b"\n")
     os.close(target)
-    _, status = os.waitpid(child, 0)
+    if status is None:
+        _, status = os.waitpid(child, 0)
     code = os.waitstatus_to_exitcode(status)
     return code if code >= 0 else 128 - code
+
+
+def _wait(child: int, seconds: float) -> int | None:
+    """The child's wait status if it ends within `seconds`, else None (it still runs)."""
+    deadline, pause = time.monotonic() + seconds, 0.005
+    while True:
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid == child:
+            return status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def main(argv: list[str]) -> int:

@@ -32,9 +32,26 @@ stack, unless the grader's own code (this package) comes first.
 
 The hook never raises into the code it watches, writes at most PER_KIND lines per kind, and
 keeps its state where only a tampering primitive reaches it (its defaults, which cannot be
-reassigned without being recorded). What it does not promise: code that closes the descriptor,
-or is written against this module's internals, can silence later records; the records already
-written stay outside the sandbox.
+reassigned without being recorded).
+
+Evidence that cannot be switched off quietly. The descriptor itself is the student's to close:
+`os.dup2` of /dev/null over it (its number is in /proc/self/fd) silences every later record. So
+the channel also says that it is alive. `beat_each_cell()`, the kernel's last start-up line,
+registers an IPython pre_run_cell callback that raises the audit event HEARTBEAT_EVENT, and the
+hook writes one HEARTBEAT line for it at the start of every cell the kernel runs (cells the
+grader runs silently excepted). The grader knows how many cells it ran there and gives that
+number to `read_evidence(path, cells=N)`: fewer heartbeats flags "the evidence channel went
+silent" (the callback removed, the descriptor closed or redirected, the hook's defaults
+replaced: each shows). The launcher (grading/sandbox.py) flags the other half: an end of file on
+the pipe while the kernel process still runs means the kernel closed its end ("the evidence
+channel closed while the kernel ran", written by the launcher as CLOSED). A kernel that forges
+these lines only flags itself. What this does not catch, an accepted residual: code that keeps
+the real pipe open under another number (`os.dup`), puts a pipe of its own in its place
+(`os.dup2`) and writes well-formed lines, heartbeats included, to the real one. It has to
+find and duplicate descriptors to do so, which the grader's scan of the submitted code flags
+("code touches file descriptors": grading/code_scan.py); code written against this module's
+internals is likewise flagged there, where its name is spelled out. The records already written
+stay outside the sandbox.
 """
 from __future__ import annotations
 
@@ -45,6 +62,9 @@ EVIDENCE_KEY = "perfcourse_evidence"   # nb.metadata key of a graded notebook: l
 ENV_FD = "PERFCOURSE_EVIDENCE_FD"
 PER_KIND = 100                         # lines written per kind; the summary then says "or more"
 TRUNCATED = "#truncated"               # written by the sandbox launcher when the kernel wrote too much
+CLOSED = "#closed"                     # written by the sandbox launcher: the pipe closed while the kernel ran
+HEARTBEAT = "cell"                     # written by the hook at the start of each cell the kernel runs
+HEARTBEAT_EVENT = "perfcourse.evidence.cell"  # the audit event the pre_run_cell callback raises
 READ_LIMIT = 2 << 20
 
 FRAME_ATTRIBUTES = {"tb_frame": "frame:tb_frame", "gi_frame": "frame:gi_frame",
@@ -95,6 +115,28 @@ def install() -> bool:
     os.set_inheritable(fd, False)  # programs the student starts do not get the channel
     sys.addaudithook(_make_hook(fd))
     _installed = True
+    return True
+
+
+def beat_each_cell() -> bool:
+    """Have the hook write a heartbeat at the start of every cell: the kernel's last start-up line.
+
+    Registered last, so that no start-up line counts as a cell (the grader compares the count with
+    the cells it ran). False outside IPython, or where the hook is not installed."""
+    if not _installed:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+
+    def heartbeat(info=None, audit=sys.audit, event=HEARTBEAT_EVENT):
+        audit(event)  # the hook writes the line, with the descriptor it holds
+
+    shell.events.register("pre_run_cell", heartbeat)
     return True
 
 
@@ -204,7 +246,14 @@ def _make_hook(fd: int):
     # Everything the hook uses is bound here, as defaults: replacing one means assigning the
     # hook's __defaults__, which the hook records before the assignment happens.
     def hook(event, args, rules=rules, blame=blame, counts={}, busy=set(), ident=_thread.get_ident,
-             getframe=sys._getframe, write=os.write, fd=fd, limit=PER_KIND):
+             getframe=sys._getframe, write=os.write, fd=fd, limit=PER_KIND, beat=HEARTBEAT_EVENT,
+             beat_line=HEARTBEAT.encode() + b"\n"):
+        if event == beat:  # a cell starts: every one is written, whoever raised it
+            try:
+                write(fd, beat_line)
+            except Exception:
+                pass
+            return
         rule = rules.get(event)
         if rule is None:
             return
@@ -231,20 +280,29 @@ def _make_hook(fd: int):
     return hook
 
 
-def read_evidence(path) -> list[str]:
-    """The distinct flags in an evidence file, summarized: 'assigned __code__ (3 times)'."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(READ_LIMIT)
-    except FileNotFoundError:
+CLOSED_FLAG = "the evidence channel closed while the kernel ran: nothing it did after that is recorded"
+SILENT_FLAG = "the evidence channel went silent"
+
+
+def read_evidence(path, cells: int | None = None) -> list[str]:
+    """The distinct flags in an evidence file, summarized: 'assigned __code__ (3 times)'.
+
+    `cells`: how many cells the grader ran in the student's kernel (each one writes a heartbeat);
+    fewer heartbeats than that is flagged (SILENT_FLAG). None: heartbeats are not checked."""
+    data = _read(path)
+    if data is None:
         return []
-    counts, unknown, truncated = {}, 0, False
+    counts, unknown, truncated, closed, beats = {}, 0, False, False, 0
     for raw in data.split(b"\n"):
         line = raw.decode("ascii", "replace").strip()
         if not line:
             continue
-        if line == TRUNCATED:
+        if line == HEARTBEAT:
+            beats += 1
+        elif line == TRUNCATED:
             truncated = True
+        elif line == CLOSED:
+            closed = True
         elif line in LABELS:
             counts[line] = counts.get(line, 0) + 1
         else:
@@ -255,7 +313,26 @@ def read_evidence(path) -> list[str]:
                      "the kernel's code wrote to it")
     if truncated:
         flags.append("the kernel wrote more to the evidence channel than is kept: the rest was dropped")
+    if closed:
+        flags.append(CLOSED_FLAG)
+    if cells is not None and beats < cells and not truncated:  # cut short: the count says nothing
+        flags.append(f"{SILENT_FLAG}: no heartbeat for {cells - beats} of the {cells} cells "
+                     "the student's kernel ran")
     return flags
+
+
+def heartbeats(path) -> int:
+    """How many heartbeats an evidence file holds so far (the grader waits for the launcher's copy)."""
+    data = _read(path)
+    return 0 if data is None else sum(1 for raw in data.split(b"\n") if raw.strip() == HEARTBEAT.encode())
+
+
+def _read(path) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(READ_LIMIT)
+    except FileNotFoundError:
+        return None
 
 
 def _times(n: int) -> str:
