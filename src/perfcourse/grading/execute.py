@@ -49,6 +49,7 @@ from ..checks import TAINT_MIME
 from ..course import FIGURE_TAG
 from ..kernel.evidence import EVIDENCE_KEY, read_evidence
 from . import sandbox, trusted_kernel
+from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
 # grade on this JAX (checks.InstrumentMissing): the grade report names them.
@@ -146,6 +147,7 @@ class GuardedExecute(Execute):
         # The trusted kernel may be the one that graded this worker's last notebook (trusted_kernel.py).
         self._trusted = trusted_kernel.take(self._trusted_settings())
         self._trusted_clean = True  # nothing has happened to it in this notebook (kept only then)
+        self._tainted = False       # it parsed a program the student's kernel made (checks/programs.py)
         self._channel_dir = self._trusted.channel_folder()
         self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
         self.extra_arguments = [
@@ -166,11 +168,12 @@ class GuardedExecute(Execute):
             flags = read_evidence(self._evidence) if self._evidence.exists() else []
             shutil.rmtree(self._base, ignore_errors=True)
         # Always: a key a student wrote into the notebook is replaced.
-        nb.metadata[EVIDENCE_KEY] = flags + grader_named(nb)
+        nb.metadata[EVIDENCE_KEY] = flags + scan(nb)
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
                                    "grade_cell_seconds": round(self._grade_seconds, 3),
                                    "submission": self._digest,
-                                   "trusted_kernel_notebook": self._trusted.notebooks}
+                                   "trusted_kernel_notebook": self._trusted.notebooks,
+                                   "trusted_kernel_tainted": self._tainted}
         return nb, resources
 
     def _sandbox_settings(self, role: str, runtime: Path) -> str:
@@ -273,14 +276,32 @@ class GuardedExecute(Execute):
         except (TypeError, ValueError):
             self._trusted_clean = False  # cannot tell how close it is to its CPU limit: not kept
 
+    def _measure_trusted_cpu(self) -> bool:
+        """Record the trusted kernel's CPU seconds so far; False when it does not say in time."""
+        msg_id = self.trusted_kc.execute("", silent=True, store_history=False,
+                                         user_expressions={"cpu": "__import__('time').process_time()"})
+        reply = run_sync(self._wait_reply)(self.trusted_kc, msg_id, self.interrupt_grace)
+        cpu = ((reply or {}).get("content", {}).get("user_expressions", {}).get("cpu", {})
+               .get("data", {}).get("text/plain"))
+        try:
+            self._trusted.cpu_seconds = float(cpu)
+        except (TypeError, ValueError):
+            return False
+        return True
+
     start_new_kernel = run_sync(async_start_new_kernel)
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
 
     def _stop_trusted(self):
         """This notebook is done with the trusted kernel: kept for the next one, or stopped."""
+        clean = self._trusted_clean and self._lost is None and self._pin is None
+        if clean and self.trusted_kc is not None:
+            # Judged by the CPU time it has used now, at the end of this notebook: one notebook can
+            # drive it far (a student's kernel that makes its checks work hard), and the next
+            # notebook must not begin on a kernel already near its CPU limit.
+            clean = self._measure_trusted_cpu()
         if self.trusted_kc is not None:
             self.trusted_kc.stop_channels()
-        clean = self._trusted_clean and self._lost is None and self._pin is None
         trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds)
 
     def _folder(self, resources, kind: str, student: str = ".") -> Path | None:
@@ -468,7 +489,7 @@ class GuardedExecute(Execute):
         if TAINT_MIME in msg.get("content", {}).get("data", {}):
             # Only the trusted kernel's grade cells send it: it parsed a student's program.
             if self._in_grade_cell:
-                self._trusted_clean = False
+                self._trusted_clean, self._tainted = False, True
             return None
         size = len(json.dumps(msg.get("content", {})))
         self._output_bytes = getattr(self, "_output_bytes", 0) + size
@@ -503,17 +524,6 @@ def report_sources(nb) -> set[str]:
             if cell.cell_type == "code" and not is_solution(cell) and cell.source.strip()}
 
 
-def python_of(cell):
-    """A code cell's syntax tree, its IPython magics and shell lines left out; None if it is not Python."""
-    import ast
-
-    try:
-        return ast.parse("\n".join(line for line in cell.source.splitlines()
-                                   if not line.lstrip().startswith(("%", "!"))))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested beyond the parser
-        return None
-
-
 def lesson_imports(nb) -> str:
     """The import statements of the instructor's lesson cells that grade cells may rely on.
 
@@ -533,59 +543,6 @@ def lesson_imports(nb) -> str:
         if tree is not None:
             found += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
     return "\n".join(dict.fromkeys(found))
-
-
-GRADER_PACKAGE = __name__.split(".")[0]  # this package: perfcourse
-LITERAL_DEPTH = 64  # pieces of a name joined from literals, at most: bounds the work on any cell
-
-
-def grader_named(nb) -> list[str]:
-    """Evidence, read from the submitted code itself: cells outside the grade cells whose code
-    imports or names the grader's own package. A lesson needs none of it (Colab has none); a
-    submission that reaches for it is after the code that answers or grades its checks (a probe
-    replaced in its own kernel can answer with made-up data). Strings joined from literal pieces
-    ("perf" + "course", f-strings, "".join of literals) count too; a name computed at run time
-    from anything else evades this. The flag is for a human to review, as the audit hook's are."""
-    import ast
-
-    def literal(node, depth: int = 0) -> str | None:
-        """The string a node spells out of literals only (at most LITERAL_DEPTH levels), or None."""
-        if depth > LITERAL_DEPTH:
-            return None
-        if isinstance(node, ast.Constant):
-            return node.value if isinstance(node.value, str) else None
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = literal(node.left, depth + 1), literal(node.right, depth + 1)
-            return left + right if left is not None and right is not None else None
-        if isinstance(node, ast.JoinedStr):
-            parts = [literal(value.value if isinstance(value, ast.FormattedValue) else value, depth + 1)
-                     for value in node.values]
-            return "".join(parts) if None not in parts else None
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
-                and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple))):
-            glue, parts = literal(node.func.value, depth + 1), [literal(item, depth + 1) for item in node.args[0].elts]
-            return glue.join(parts) if glue is not None and None not in parts else None
-        return None
-
-    def names_it(text) -> bool:
-        return isinstance(text, str) and (text == GRADER_PACKAGE or text.startswith(GRADER_PACKAGE + "."))
-
-    cells = []
-    for number, cell in enumerate(nb.cells, 1):
-        if cell.cell_type != "code" or is_grade(cell):
-            continue
-        tree = python_of(cell)
-        for node in ast.walk(tree) if tree is not None else ():
-            if (isinstance(node, ast.Import) and any(names_it(a.name) for a in node.names)
-                    or isinstance(node, ast.ImportFrom) and names_it(node.module)
-                    or isinstance(node, ast.Name) and node.id == GRADER_PACKAGE
-                    or isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call))
-                    and names_it(literal(node))):
-                cells.append(number)
-                break
-    if not cells:
-        return []
-    return [f"code names the grading package {GRADER_PACKAGE!r} (cell {', '.join(map(str, cells))})"]
 
 
 # What nbgrader's exchange puts beside a submission and reads back when it releases feedback.

@@ -49,7 +49,7 @@ class TrustedKernel:
     settings: str           # what it was started with: a kernel is reused only with the same
     km: object = None       # its AsyncKernelManager, once started
     notebooks: int = 0      # notebooks it has begun
-    cpu_seconds: float = 0.0  # CPU time it had used when its last notebook began
+    cpu_seconds: float = 0.0  # CPU time it had used when its last notebook began, then ended
 
     @classmethod
     def new(cls, settings: str) -> "TrustedKernel":
