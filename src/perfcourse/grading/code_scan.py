@@ -1,0 +1,383 @@
+"""Evidence read from the submitted code itself: what the cells outside the grade cells reach for.
+
+The audit hook (kernel/evidence.py) records what the student's kernel does while it runs, from
+inside that kernel, where code can silence it (the launcher and the per-cell heartbeat then say
+so). This scan reads the submitted notebook in the grader, where nothing the student runs can
+change it, and flags mechanisms that no lesson needs and that a submission replacing the course's
+code in its own kernel does need:
+
+    code names the grading package 'perfcourse'   imports or names it (its probes, the channel)
+    code iterates sys.modules                      walks or searches the loaded modules (a lookup
+                                                   or `in` test with a literal name is fine)
+    code imports a computed name                   __import__ / importlib.import_module of a name
+                                                   that is not spelled out in literals
+    code reads closures                            __closure__, cell_contents, getclosurevars
+    code uses gc                                   imports or uses the gc module
+    code takes frames                              sys._getframe, inspect.currentframe/stack,
+                                                   f_back, f_globals, f_locals, tb_frame, ...
+    code touches file descriptors                  os.dup, os.dup2, os.close, ... or names
+                                                   /proc/<pid>/fd or /dev/fd (where the audit
+                                                   hook's pipe is found and replaced)
+
+Each flag ends with the cells it was found in: "code takes frames (cell 7, 9)". Names joined from
+literal pieces ("perf" + "course", f-strings, "".join and os.path.join of literals) count as
+spelled out (up to LITERAL_DEPTH pieces). A cell is read as IPython runs it: magics and shell lines
+become calls, and the code handed to a magic as text (`%time CODE`, a `%%timeit` cell) is read as
+code too. What the scan cannot see: a name computed at run time from anything else, and code that
+arrives as data (exec of a string read from a file) beyond what the audit hook records. The flags
+are evidence for a human to review, never a verdict; tests/test_code_scan.py proves that no
+lesson's own cells and no honest sample raise any.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from nbgrader.utils import is_grade
+
+GRADER_PACKAGE = __name__.split(".")[0]  # this package: perfcourse
+LITERAL_DEPTH = 64  # pieces of a name joined from literals, at most: bounds the work on any cell
+
+PACKAGE = f"code names the grading package {GRADER_PACKAGE!r}"
+MODULES = "code iterates sys.modules"
+COMPUTED_IMPORT = "code imports a computed name"
+CLOSURES = "code reads closures"
+GC = "code uses gc"
+FRAMES = "code takes frames"
+DESCRIPTORS = "code touches file descriptors"
+FLAGS = (PACKAGE, MODULES, COMPUTED_IMPORT, CLOSURES, GC, FRAMES, DESCRIPTORS)  # the order they are reported in
+
+# Names a notebook need not import to use: the lessons' first cell imports sys and os, and a
+# student's cell may rely on that.
+PRESUMED = {"sys": "sys", "os": "os", "inspect": "inspect", "importlib": "importlib", "builtins": "builtins",
+            "traceback": "traceback", "posix": "posix"}
+IMPORTERS = {"__import__", "import_module"}
+CLOSURE_ATTRIBUTES = {"__closure__", "cell_contents", "getclosurevars", "CellType"}
+FRAME_ATTRIBUTES = {"_getframe", "_current_frames", "currentframe", "f_back", "f_globals", "f_locals",
+                    "f_builtins", "f_code", "f_lasti", "f_trace", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
+                    "getouterframes", "getinnerframes", "walk_stack", "walk_tb", "_getframemodulename"}
+INSPECT_FRAMES = {"stack", "trace"}  # frames only as inspect's: inspect.stack(), inspect.trace()
+DESCRIPTOR_FUNCTIONS = {"dup", "dup2", "close", "closerange", "fdopen", "set_inheritable", "pipe", "pipe2"}
+DESCRIPTOR_MODULES = {"os", "posix"}
+DESCRIPTOR_PATH = re.compile(r"/proc/[^/\s]*/fd(?:info)?\b|/dev/fd\b")
+UNKNOWN = "\0"  # a piece of a string that is not a literal, in a shape
+
+
+def python_of(cell):
+    """A code cell's syntax tree, its IPython magics and shell lines left out; None if it is not Python."""
+    try:
+        return ast.parse("\n".join(line for line in cell.source.splitlines()
+                                   if not line.lstrip().startswith(("%", "!"))))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested beyond the parser
+        return None
+
+
+def code_of(cell) -> list[ast.AST]:
+    """The syntax trees of the code a cell runs: its source as IPython turns it into Python (magics
+    and shell lines become calls), and the code handed to its magics as text (`%time CODE`,
+    `%%timeit` cells); [] if it is not Python."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(cell.source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = python_of(cell)  # IPython's own transformation failed: read what parses
+    except Exception:  # IPython's transformers on text no kernel would run
+        tree = python_of(cell)
+    if tree is None:
+        return []
+    trees, pending = [tree], [tree]
+    while pending and len(trees) < 64:
+        for node in ast.walk(pending.pop()):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("run_line_magic", "run_cell_magic")):
+                for argument in node.args[1:]:
+                    text = literal(argument)
+                    inner = _code_in(text) if text else None
+                    if inner is not None:
+                        trees.append(inner)
+                        pending.append(inner)
+    return trees
+
+
+def _code_in(text: str):
+    """The code in a magic's text, after any options: `-n 3 -r 2 f(x)` -> f(x); None if none parses."""
+    for _ in range(16):  # options first: drop a word at a time until the rest is code
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            parts = text.split(None, 1)
+            if len(parts) < 2:
+                return None
+            text = parts[1]
+    return None
+
+
+def literal(node, depth: int = 0) -> str | None:
+    """The string a node spells out of literals only (at most LITERAL_DEPTH levels), or None."""
+    text = shape(node, depth)
+    return text if text is not None and UNKNOWN not in text else None
+
+
+def shape(node, depth: int = 0) -> str | None:
+    """The string a node builds, with UNKNOWN for each piece that is not a literal; None if it is
+    not a string built from pieces (a plain name, a number, a call of anything else)."""
+    if depth > LITERAL_DEPTH:
+        return None
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = shape(node.left, depth + 1), shape(node.right, depth + 1)
+        if left is None and right is None:
+            return None
+        return (UNKNOWN if left is None else left) + (UNKNOWN if right is None else right)
+    if isinstance(node, ast.JoinedStr):
+        parts = [shape(value.value if isinstance(value, ast.FormattedValue) else value, depth + 1)
+                 for value in node.values]
+        return "".join(UNKNOWN if part is None else part for part in parts)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
+            and node.args):
+        if len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):  # "glue".join([...])
+            glue, items = shape(node.func.value, depth + 1), node.args[0].elts
+        elif len(node.args) > 1 or isinstance(node.func.value, ast.Attribute):  # os.path.join(a, b, ...)
+            glue, items = "/", node.args
+        else:
+            return None
+        if glue is None or len(items) > LITERAL_DEPTH:
+            return None
+        parts = [shape(item, depth + 1) for item in items]
+        return glue.join(UNKNOWN if part is None else part for part in parts)
+    return None
+
+
+class _Notebook:
+    """What the notebook's imports bind, over all the cells the student's kernel runs."""
+
+    def __init__(self, trees):
+        self.modules = dict(PRESUMED)   # name -> module it is bound to
+        self.imported = {}              # name -> (module, attribute) bound by `from module import attribute`
+        self.starred = set()            # modules imported with `from module import *`
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.asname:
+                            self.modules[alias.asname] = alias.name
+                        else:
+                            top = alias.name.split(".")[0]
+                            self.modules[top] = top
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    for alias in node.names:
+                        self.imported[alias.asname or alias.name] = (node.module, alias.name)
+                        if alias.name == "*":
+                            self.starred.add(node.module)
+                        else:
+                            self.modules.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
+
+
+def _attribute(node) -> tuple[ast.AST, str] | None:
+    """(object, name) of `object.name`, `getattr(object, "name")` or `object.__dict__["name"]`."""
+    if isinstance(node, ast.Attribute):
+        return node.value, node.attr
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2):
+        name = literal(node.args[1])
+        return (node.args[0], name) if name is not None else None
+    if isinstance(node, ast.Subscript):
+        name = literal(node.slice)
+        owner = node.value
+        if name is not None and isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
+            return owner.value, name
+        if (name is not None and isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
+                and owner.func.id == "vars" and len(owner.args) == 1):
+            return owner.args[0], name
+    return None
+
+
+def _first_argument(call: ast.Call):
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg == "name"), None)
+
+
+class _Cell:
+    """The mechanisms one cell's code uses."""
+
+    def __init__(self, notebook: _Notebook, trees):
+        self.notebook, self.found, self.parents = notebook, set(), {}
+        for tree in trees:
+            for node in ast.walk(tree):
+                for child in ast.iter_child_nodes(node):
+                    self.parents[child] = node
+        for tree in trees:
+            for node in ast.walk(tree):
+                self.visit(node)
+
+    # --- what a node stands for ----------------------------------------------------------------
+    def importer(self, node) -> bool:
+        """Is this node __import__ or importlib.import_module (under any name)?"""
+        if isinstance(node, ast.Name):
+            bound = self.notebook.imported.get(node.id)
+            return node.id == "__import__" or bound in (("importlib", "import_module"), ("builtins", "__import__"))
+        found = _attribute(node)
+        return found is not None and found[1] in IMPORTERS
+
+    def imported_by(self, call) -> str | None:
+        """The module a call of an importer imports, when its name is spelled out in literals."""
+        if isinstance(call, ast.Call) and self.importer(call.func):
+            name = literal(_first_argument(call))
+            if name is not None:
+                return name.split(".")[0] if _called_name(call.func) == "__import__" else name
+        return None
+
+    def module(self, node) -> str | None:
+        """The module a node evaluates to, where the code says so."""
+        if isinstance(node, ast.Name):
+            return self.notebook.modules.get(node.id)
+        imported = self.imported_by(node)
+        if imported is not None:
+            return imported
+        if isinstance(node, ast.Subscript) and self.is_sys_modules(node.value):
+            return literal(node.slice)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and self.is_sys_modules(node.func.value) and node.args):
+            return literal(node.args[0])
+        found = _attribute(node)
+        if found is not None:
+            owner = self.module(found[0])
+            if owner is not None:
+                return f"{owner}.{found[1]}"
+        return None
+
+    def is_sys_modules(self, node) -> bool:
+        if isinstance(node, ast.Name):
+            return self.notebook.imported.get(node.id) == ("sys", "modules")
+        found = _attribute(node)
+        return found is not None and found[1] == "modules" and self.module(found[0]) == "sys"
+
+    # --- each node -------------------------------------------------------------------------------
+    def visit(self, node) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.visit_import(node)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            self.visit_name(node)
+        text = shape(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)) else None
+        if text is not None:
+            if text == GRADER_PACKAGE or text.startswith(GRADER_PACKAGE + "."):
+                self.found.add(PACKAGE)
+            if DESCRIPTOR_PATH.search(text.replace(UNKNOWN, "x")):
+                self.found.add(DESCRIPTORS)
+        if isinstance(node, ast.Call) and self.importer(node.func):
+            name = literal(_first_argument(node))
+            if name is None:
+                self.found.add(COMPUTED_IMPORT)
+            elif name.split(".")[0] == "gc":
+                self.found.add(GC)
+        if self.is_sys_modules(node) and not self.plain_lookup(node):
+            self.found.add(MODULES)
+        found = _attribute(node)
+        if found is not None:
+            self.visit_attribute(node, *found)
+
+    def visit_import(self, node) -> None:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        for name in names:
+            top = name.split(".")[0]
+            if top == GRADER_PACKAGE:
+                self.found.add(PACKAGE)
+            if top == "gc":
+                self.found.add(GC)
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            for alias in node.names:
+                self.visit_imported(node.module or "", alias.name)
+
+    def visit_imported(self, module: str, name: str) -> None:
+        if module == "sys" and name == "modules":
+            self.found.add(MODULES)
+        if name in FRAME_ATTRIBUTES or (module == "inspect" and name in INSPECT_FRAMES):
+            self.found.add(FRAMES)
+        if module == "inspect" and name in CLOSURE_ATTRIBUTES or module == "types" and name == "CellType":
+            self.found.add(CLOSURES)
+        if module in DESCRIPTOR_MODULES and name in DESCRIPTOR_FUNCTIONS:
+            self.found.add(DESCRIPTORS)
+
+    def visit_name(self, node: ast.Name) -> None:
+        if node.id == GRADER_PACKAGE:
+            self.found.add(PACKAGE)
+        parent = self.parents.get(node)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if self.importer(node) and not called:
+            self.found.add(COMPUTED_IMPORT)  # passed around: what it imports is not read here
+        if self.notebook.modules.get(node.id, "").split(".")[0] == "gc" and node.id not in PRESUMED:
+            self.found.add(GC)
+        bound = self.notebook.imported.get(node.id)
+        if bound is not None and bound[1] != "*":
+            self.visit_imported(*bound)
+        for module in self.notebook.starred:  # `from inspect import *`, then currentframe()
+            self.visit_imported(module, node.id)
+
+    def visit_attribute(self, node, owner, name: str) -> None:
+        module = self.module(owner)
+        top = (module or "").split(".")[0]
+        if name in CLOSURE_ATTRIBUTES:
+            self.found.add(CLOSURES)
+        if name in FRAME_ATTRIBUTES or (name in INSPECT_FRAMES and module == "inspect"):
+            self.found.add(FRAMES)
+        if name in DESCRIPTOR_FUNCTIONS and module in DESCRIPTOR_MODULES:
+            self.found.add(DESCRIPTORS)
+        if top == "gc":
+            self.found.add(GC)
+        if top == GRADER_PACKAGE:
+            self.found.add(PACKAGE)
+        if name in IMPORTERS:
+            parent = self.parents.get(node)
+            if not (isinstance(parent, ast.Call) and parent.func is node):
+                self.found.add(COMPUTED_IMPORT)
+
+    def plain_lookup(self, node) -> bool:
+        """Is this use of sys.modules a lookup of one literal name: `sys.modules["numpy"]`,
+        `sys.modules.get("numpy")`, `"google.colab" in sys.modules`, `sys.modules["x"] = module`?"""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return literal(parent.slice) is not None
+        if isinstance(parent, ast.Compare) and node in parent.comparators and len(parent.ops) == 1:
+            return isinstance(parent.ops[0], (ast.In, ast.NotIn)) and literal(parent.left) is not None
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("get", "pop", "setdefault"):
+            call = self.parents.get(parent)
+            return (isinstance(call, ast.Call) and call.func is parent and bool(call.args)
+                    and literal(call.args[0]) is not None)
+        return False
+
+
+def _called_name(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    found = _attribute(node)
+    return found[1] if found else None
+
+
+def scan(nb) -> list[str]:
+    """Every flag for the code of the cells outside the grade cells: 'code uses gc (cell 4, 9)'."""
+    cells = []
+    for number, cell in enumerate(nb.cells, 1):
+        if cell.cell_type != "code" or is_grade(cell):
+            continue
+        cells.append((number, code_of(cell)))
+    notebook = _Notebook([tree for _, trees in cells for tree in trees])
+    where = {flag: [] for flag in FLAGS}
+    for number, trees in cells:
+        try:
+            found = _Cell(notebook, trees).found
+        except RecursionError:  # nested beyond what the walk follows: that cell is not read
+            continue
+        for flag in found:
+            where[flag].append(number)
+    return [f"{flag} (cell {', '.join(map(str, numbers))})" for flag, numbers in where.items() if numbers]
+
+
+def grader_named(nb) -> list[str]:
+    """The one flag of `scan` for cells outside the grade cells that import or name the grader's
+    own package. A lesson needs none of it (Colab has none); a submission that reaches for it is
+    after the code that answers or grades its checks (a probe replaced in its own kernel can
+    answer with made-up data)."""
+    return [flag for flag in scan(nb) if flag.startswith(PACKAGE)]

@@ -1,0 +1,186 @@
+"""The scan of submitted code (grading/code_scan.py): each mechanism a forger needs is flagged, in
+every spelling the scan promises; the idioms of honest lesson code are not, and no lesson's own
+cells and no sample submission raise any flag."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+
+from perfcourse import samples
+from perfcourse.course import lessons, read_notebook, source_notebook
+from perfcourse.grading import code_scan
+from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, FRAMES, GC, MODULES, PACKAGE,
+                                          scan)
+
+
+def notebook(*sources, grade=()):
+    nb = nbformat.v4.new_notebook()
+    for number, source in enumerate(sources, 1):
+        cell = nbformat.v4.new_code_cell(source)
+        if number in grade:
+            cell.metadata["nbgrader"] = {"grade": True, "grade_id": f"g{number}", "points": 1,
+                                         "schema_version": 3, "solution": False, "locked": True}
+        nb.cells.append(cell)
+    return nb
+
+
+def test_the_flags_read_as_other_tools_expect():
+    # Other parts of the course (the adversarial catalogue's `# reason:` lines) quote these texts.
+    assert (MODULES, COMPUTED_IMPORT, CLOSURES, GC, FRAMES, DESCRIPTORS) == (
+        "code iterates sys.modules", "code imports a computed name", "code reads closures", "code uses gc",
+        "code takes frames", "code touches file descriptors")
+    assert PACKAGE == "code names the grading package 'perfcourse'"
+
+
+MECHANISMS = {
+    MODULES: [
+        "import sys\nfor name, module in sys.modules.items():\n    pass",
+        "for name in sys.modules:\n    pass",
+        "found = [m for m in sys.modules.values() if hasattr(m, 'count_traces')]",
+        "names = list(sys.modules)",
+        "loaded = sys.modules\nloaded['numpy']",
+        "name = 'numpy'\nsys.modules[name]",
+        "sys.modules.get(name)",
+        "getattr(sys, 'mod' + 'ules').keys()",
+        "from sys import modules\nmodules['numpy']",
+        "import sys as s\nsorted(s.modules)",
+        "__import__('sys').modules.copy()",
+    ],
+    COMPUTED_IMPORT: [
+        "import importlib\nname = 'numpy'\nimportlib.import_module(name)",
+        "__import__(name)",
+        "__import__('perf' + suffix)",
+        "load = __import__\nload('os')",
+        "from importlib import import_module as im\nim(name)",
+        "import builtins\ngetattr(builtins, '__import__')(name)",
+        "importlib.import_module(name=name)",
+        "loader = importlib.import_module",
+    ],
+    CLOSURES: [
+        "def outer():\n    x = 1\n    return lambda: x\nouter().__closure__",
+        "cell.cell_contents",
+        "getattr(fn, '__closure__', None)",
+        "import inspect\ninspect.getclosurevars(fn)",
+        "import types\ntypes.CellType(1)",
+    ],
+    GC: [
+        "import gc",
+        "import gc as collector\ncollector.collect()",
+        "from gc import get_referrers",
+        "__import__('gc').get_objects()",
+        "import sys\nsys.modules['gc'].get_referrers(fn)",
+        "import importlib\nimportlib.import_module('gc')",
+    ],
+    FRAMES: [
+        "import sys\nsys._getframe()",
+        "import inspect\ninspect.currentframe()",
+        "inspect.stack()",
+        "frame.f_back",
+        "frame.f_globals['x']",
+        "frame.f_locals",
+        "try:\n    1/0\nexcept Exception as e:\n    e.__traceback__.tb_frame",
+        "from sys import _getframe",
+        "from inspect import *\ncurrentframe()",
+        "%time sys._getframe()",
+        "%timeit -n 1 -r 1 inspect.stack()",
+        "%%time\nsys._getframe(1)",
+        "getattr(sys, '_getframe')(0)",
+    ],
+    DESCRIPTORS: [
+        "import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), 3)",
+        "os.dup(3)",
+        "os.close(5)",
+        "os.listdir('/proc/self/fd')",
+        "path = f'/proc/{os.getpid()}/fd'",
+        "path = '/proc/' + 'self' + '/fd'",
+        "path = os.path.join('/proc', 'self', 'fd')",
+        "from os import dup2",
+        "import os as o\no.closerange(3, 9)",
+        "!ls /proc/self/fd",
+        "import posix\nposix.dup2(1, 2)",
+        "os.readlink('/dev/fd/3')",
+    ],
+}
+
+
+@pytest.mark.parametrize("flag,source", [(flag, source) for flag, sources in MECHANISMS.items() for source in sources],
+                         ids=lambda value: value if value in MECHANISMS else None)
+def test_each_mechanism_is_flagged(flag, source):
+    # A lesson's first cell, then the student's cell (cell 2).
+    nb = notebook('import sys, os\nIN_COLAB = "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ',
+                  "fn = frame = cell = name = suffix = None", source)
+    assert f"{flag} (cell 3)" in scan(nb)
+
+
+HONEST = [
+    'import sys, os\nIN_COLAB = "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ',
+    "import sys\nnp_module = sys.modules['numpy']\nsys.modules.get('jax')\n'jax' not in sys.modules",
+    "import importlib\nimportlib.import_module('json')\n__import__('math')\nfrom importlib import import_module\n"
+    "import_module('numpy.linalg')",
+    "with open('notes.txt', 'w') as handle:\n    handle.write('x')\nhandle.close()",
+    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nplt.close(fig)",
+    "import inspect\ninspect.signature(print)\ninspect.getsource(inspect.signature)",
+    "import traceback\ntry:\n    1/0\nexcept Exception:\n    traceback.print_exc()",
+    "import jax, jax.numpy as jnp, numpy as np, functools, time\n"
+    "stack = []\nstack.append(np.stack([np.ones(2)]))\njnp.stack([jnp.ones(2)])\n"
+    "with jax.profiler.trace('/tmp/trace'):\n    pass\n"
+    "def outer():\n    x = 1\n    def inner():\n        return x\n    return inner\nouter()()",
+    "gc = 0.5\nfd = 3\nframes = [1, 2]\nframes.append(gc * fd)",
+    "import os\nos.environ.get('HOME')\nos.path.join('a', 'b')\nos.getpid()\nopen('/proc/cpuinfo').read()\n"
+    "os.makedirs('/tmp/x', exist_ok=True)",
+    "%timeit -n 2 -r 2 sum(range(3))\n%matplotlib inline\n!pip list\nlen?",
+    "%%time\nx = sum(range(10))",
+    "import sys\nsys.getsizeof(1)\nsys.stdout.flush()\nprint(sys.version)",
+]
+
+
+@pytest.mark.parametrize("source", HONEST)
+def test_honest_idioms_raise_no_flag(source):
+    assert scan(notebook(source)) == []
+
+
+def test_grade_cells_and_cells_that_are_not_python_are_not_read():
+    nb = notebook("import gc\nsys._getframe()", "this is not python (", "x = 1", grade=(1,))
+    assert scan(nb) == []
+
+
+def test_each_flag_names_every_cell_it_was_found_in():
+    nb = notebook("import gc", "x = 1", "gc.get_objects()\nos.dup2(1, 2)", "import gc\nos.close(3)")
+    assert scan(nb) == [f"{GC} (cell 1, 3, 4)", f"{DESCRIPTORS} (cell 3, 4)"]
+
+
+def test_a_cell_nested_beyond_the_parser_costs_nothing():
+    nb = notebook("x = " + "+".join(["'a'"] * 20000), "x = " + "(" * 5000 + "1" + ")" * 5000, "import gc")
+    assert scan(nb) == [f"{GC} (cell 3)"]
+
+
+def honest_samples():
+    found = []
+    for sample in samples.discover(ROOT):
+        if sample.expected is not None or not any(verb == "file" for verb, _, _ in sample.steps):
+            found.append(sample)
+    return found
+
+
+def test_no_lesson_and_no_sample_submission_raises_a_flag():
+    """Every samples/<lesson>/<case>.py built from the release notebook, and every lesson's source
+    notebook: the scan finds nothing in the code of students who do the work."""
+    flagged = {}
+    for sample in honest_samples():
+        flags = scan(samples.build(ROOT, sample))
+        if flags:
+            flagged[f"{sample.lesson}/{sample.case}"] = flags
+    for lesson in lessons(ROOT):
+        flags = scan(read_notebook(source_notebook(ROOT, lesson)))
+        if flags:
+            flagged[f"source/{lesson}"] = flags
+    assert flagged == {}
+    assert len(honest_samples()) > 50
+
+
+def test_grader_named_is_the_package_flag_alone():
+    nb = notebook("import perfcourse\nimport gc")
+    assert code_scan.grader_named(nb) == [f"{PACKAGE} (cell 1)"]
+    assert scan(nb) == [f"{PACKAGE} (cell 1)", f"{GC} (cell 1)"]
