@@ -253,10 +253,13 @@ def test_a_probe_answer_holding_an_object_is_refused(student, monkeypatch):
     """Forged compile counts that agree with any expectation: refused as not values."""
     from perfcourse.kernel.probes import sharding as probes
 
+    channel, namespace = student
     monkeypatch.setattr(probes, "devices", lambda: {"count": sharding.GRADED_DEVICES, "platform": "cpu"})
-    monkeypatch.setattr(probes, "compile_counts", lambda fn, calls, *rest: {"counts": AgreesWithAnything(len(calls))})
+    monkeypatch.setattr(probes, "compile_setup", lambda calls, *rest: {"step": None, "calls": list(calls)})
+    namespace["forged_counts"] = lambda fn, calls: AgreesWithAnything(len(calls))
+    (forged_counts,) = fetch(channel, "forged_counts")
     with pytest.raises(CheckFailed, match="object of type AgreesWithAnything where the grader reads values"):
-        sharding.check_compile_key(None)
+        sharding.check_compile_key(forged_counts)
     nested = {"a": [1, 2.0, "x", (np.ones(2), {"deep": [AgreesWithAnything(1)]})]}
     monkeypatch.setattr(probes, "devices", lambda: nested)
     with pytest.raises(CheckFailed, match="AgreesWithAnything"):

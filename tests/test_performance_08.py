@@ -5,12 +5,15 @@ namespace holding the lesson's names, and graded by `perfcourse.checks.sharding`
 probes run in this process when no channel is installed): every sample must pass exactly the cells
 its `# expect:` line says, apart from the timer, which checks.timing's own tests cover. This
 process has one device (the fast tier); one test repeats the grading in a subprocess with eight
-CPU devices, where meshes are shuffled and collectives are required.
+CPU devices, where meshes are shuffled and collectives are required, and judges programs made to
+look right without doing the step. The generic forger of the adversarial catalogue, run here on
+the release's stubs, earns no cell.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -106,8 +109,100 @@ EIGHT = textwrap.dedent('''
     for sample in t.SAMPLES:
         if sample.case == "solution" or any(not sample.expected[cell] for cell in t.LAYOUT_CELLS):
             results[sample.case] = [t.grade(sample, seed) for seed in (3,)]
+    results["crafted"] = t.crafted_programs()
+    results["forger"] = t.forger_verdicts()
     print(json.dumps(results))
 ''')
+
+
+def forger_verdicts() -> dict[str, str]:
+    """adversarial/performance-08/generic-forger.py on the release's stubs, in this process (run with
+    eight devices): it replaces the probe dispatcher, found through sys.modules, with one answering
+    from the probes' arguments. {cell: what its check raised}."""
+    from perfcourse.kernel import probes
+    import perfcourse.kernel.agent  # noqa: F401 (imported in a student's kernel, as when grading)
+
+    forger = samples.parse(ROOT / "adversarial" / LESSON / "generic-forger.py", LESSON, "hostile")
+    release = read_notebook(ROOT / "release" / LESSON / f"{LESSON}.ipynb")
+    ns: dict = {}
+    exec(compile(PRELUDE, "<prelude>", "exec"), ns)  # noqa: S102 (the course's own files)
+    for cell in release.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            exec(compile(cell.source, "<stub>", "exec"), ns)  # noqa: S102
+    ((_, _, cell),) = forger.steps
+    honest = probes.run
+    # The lesson's values it forges for the public checks are not here: the hidden checks decide.
+    exec(compile(cell.replace("\n_forge_public_values()\n", "\n"), "<forger>", "exec"), ns)  # noqa: S102
+    assert probes.run is not honest
+    verdicts = {}
+    for cell, (name, check) in CHECKS.items():
+        try:
+            check(ns[name], np.random.default_rng(0))
+            verdicts[cell] = "passed"
+        except (CheckFailed, NotImplementedError) as exc:
+            verdicts[cell] = f"{type(exc).__name__}: {exc}"
+    probes.run = honest
+    return verdicts
+
+
+def crafted_programs() -> dict[str, list[str]]:
+    """Programs a forged export probe could send, each judged as the grading kernel judges them
+    (run with eight devices): {label: the problems found}. Only the lesson's step, laid out as asked,
+    has none."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    from perfcourse.checks import numerics, programs
+    from perfcourse.kernel.probes import sharding as probes
+
+    rng, precision = np.random.default_rng(5), numerics.matmul_precision()
+
+    def step(learning_rate=sharding.LEARNING_RATE, activation=jnp.tanh):
+        def sgd_step(w, x, y):
+            loss, grad = jax.value_and_grad(lambda w: jnp.mean((activation(x @ w) - y) ** 2))(w)
+            return w - learning_rate * grad, loss
+        return sgd_step
+
+    def gathers_the_batch(mesh):
+        def sgd_step(w, x, y):
+            whole = NamedSharding(mesh, P())
+            x, y = (jax.lax.with_sharding_constraint(a, whole) for a in (x, y))
+            return step()(w, x, y)
+        return sgd_step
+
+    def judged(fn, mesh, specs, layout):
+        parts = mesh["shape"] + [1] * (2 - len(mesh["shape"]))
+        arrays = sharding.fresh_arrays(rng, 4, parts[0], 4, parts[1])  # rows that 8 devices divide too
+        on = probes.mesh(mesh["order"], mesh["shape"], mesh["axes"])
+        held = fn(on) if fn.__name__ == "gathers_the_batch" else fn
+        structs = [jax.ShapeDtypeStruct(arrays[n].shape, np.float32, sharding=NamedSharding(specs.get("mesh", on), specs[n]))
+                   for n in ("w", "x", "y")]
+        try:
+            data = bytes(jax.export.export(jax.jit(held), platforms=("cpu",))(*structs).serialize())
+        except Exception as exc:
+            return [f"not exported: {type(exc).__name__}"]
+        program = programs.program_from(data, [(list(arrays[n].shape), "float32") for n in ("w", "x", "y")])
+        return sharding.verify_program(program, mesh, arrays, layout, "crafted", precision)
+
+    full = {"order": [3, 1, 0, 2, 7, 6, 5, 4], "shape": [8], "axes": ["data"]}
+    half = {"order": [6, 1, 0, 2], "shape": [4], "axes": ["data"]}
+    grid = {"order": [3, 1, 0, 2, 7, 6, 5, 4], "shape": [4, 2], "axes": ["data", "model"]}
+    rows = {"w": P(), "x": P("data", None), "y": P("data", None)}
+    split = {"w": P(None, "model"), "x": P("data", None), "y": P("data", "model")}
+    everything = Mesh(np.array(jax.devices()), ("data",))
+    dp, ws = sharding.DATA_PARALLEL, sharding.WEIGHTS_SPLIT
+    return {
+        "solution": judged(step(), full, rows, dp),
+        "solution on part of the devices": judged(step(), half, rows, dp),
+        "weights split": judged(step(), grid, split, ws),
+        "replicated": judged(step(), full, {"w": P(), "x": P(), "y": P()}, dp),
+        "data parallel for weights split": judged(step(), grid, rows, ws),
+        "a mesh of its own": judged(step(), half, {**rows, "mesh": everything}, dp),
+        "no tanh": judged(step(activation=lambda z: z), full, rows, dp),
+        "another learning rate": judged(step(learning_rate=0.2), full, rows, dp),
+        "gathers the batch": judged(gathers_the_batch, full, rows, dp),
+    }
 
 
 def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
@@ -118,6 +213,12 @@ def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
                           text=True, capture_output=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
+    crafted, forged = results.pop("crafted"), results.pop("forger")
+    # The forger earns no cell: each check called the student's stub itself.
+    assert all("is not done yet" in verdict for verdict in forged.values()), forged
+    assert [label for label, problems in crafted.items() if not problems] == \
+        ["solution", "solution on part of the devices", "weights split"], crafted
+    assert "sums no gradient" in " ".join(crafted["gathers the batch"])
     by_case = {s.case: s for s in SAMPLES}
     for case, runs in results.items():
         for passed in runs:
@@ -171,3 +272,43 @@ def test_the_source_notebook_names_its_checks():
     first = nb.cells[1].source
     flag = f"--xla_force_host_platform_device_count={sharding.GRADED_DEVICES}"  # what grading requires
     assert flag in first and first.index("XLA_FLAGS") < first.index("import jax")
+
+
+def test_the_grading_kernel_compiles_on_devices_of_its_own():
+    """The trusted kernel's JAX has the devices it started with (one, here and when grading): the
+    programs it judges run on a CPU client it makes for itself."""
+    import jax
+
+    own = sharding.own_devices(sharding.GRADED_DEVICES)
+    assert len(own) == sharding.GRADED_DEVICES and not set(own) & set(jax.devices())
+    assert sharding.own_devices(2) == own[:2]
+
+
+def test_collective_texts_lie_both_ways():
+    """Every program names a collective after another kind, and another operation after a collective."""
+    instruction = re.compile(r"^\s*(?:ROOT\s+)?(%[\w.\-]+) = .*?\s(" + "|".join(sharding.KINDS) + r")(-start|-done)?\(")
+    for seed in range(20):
+        text, _ = sharding.synthetic_hlo(np.random.default_rng(seed))
+        lied, named = False, False
+        for line in text.splitlines():
+            found = instruction.match(line)
+            name = line.split(" = ")[0].strip().removeprefix("ROOT ").lstrip("%") if " = " in line else ""
+            after = next((k for k in sharding.KINDS if name.startswith((k, k.replace("-", "_")))), None)
+            if found and after and after != found.group(2):
+                lied = True
+            if not found and after:
+                named = True
+        assert lied and named, seed
+
+
+def test_warm_placements_compile_nothing_in_the_sequence():
+    calls = [{"kind": "uncommitted"}, {"kind": "rows", "order": [0, 1]}, {"kind": "uncommitted"},
+             {"kind": "device", "index": 1}]
+    assert sharding.expected_compiles(calls, [{"kind": "rows", "order": [0, 1]}]) == [1, 0, 0, 1]
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        calls = sharding.placement_sequence(rng, 8)
+        warm = sharding.warm_placements(rng, calls)
+        keys = {sharding.placement_key(k) for k in calls}
+        assert 1 <= len(warm) <= 2 and {sharding.placement_key(k) for k in warm} <= keys
+        assert sharding.expected_compiles(calls, warm) != sharding.expected_compiles(calls)

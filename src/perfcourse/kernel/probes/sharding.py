@@ -1,15 +1,23 @@
-"""performance-08's probes: meshes, placements, sharded steps and compile counts, built in the student's process.
+"""performance-08's probes: meshes, sharded programs and placed calls, built in the student's process.
 
 The trusted side (`perfcourse.checks.sharding`) picks the mesh (which devices, in which order, of
-which shape), the arrays and the call sequences at grading time. Here the student's functions are
-applied to them, and what JAX made of it comes back as plain data: which device holds which block
-of each array, the step's results as NumPy arrays, the compiled program's text, compile counts.
+which shape), the shapes and the call sequences at grading time, and calls the student's functions
+itself. Here only what needs this process's devices is built:
+
+- `mesh`: a Mesh of this process's devices, which stays here: the trusted side holds a stand-in and
+  hands it straight to the student's `data_parallel` / `weights_split`;
+- `export_step`: the lesson's step exported (`jax.export`) with the shardings the student's function
+  returned, as bytes the trusted side deserializes, compiles on devices of its own and runs on values
+  this process never sees; and, as evidence, which of this process's devices holds which block;
+- `compile_setup`: a fresh jitted step and the placed arguments of a call sequence, some placements
+  run before (the trusted side says which), which stay here: the trusted side hands them straight to
+  the student's `compiles_per_call`.
 
 Nothing here judges.
 """
 from __future__ import annotations
 
-PROBES = ("devices", "place_and_step", "compile_counts")
+PROBES = ("devices", "mesh", "export_step", "compile_setup")
 NAMES = ("w", "x", "y")  # the step's arguments, in order
 
 
@@ -20,7 +28,7 @@ def devices() -> dict:
     return {"count": jax.device_count(), "platform": jax.default_backend()}
 
 
-def make_mesh(order, shape, axes):
+def mesh(order, shape, axes):
     """A Mesh over jax.devices()[i] for i in `order`, laid out as `shape`, with axis names `axes`."""
     import jax
     import numpy as np
@@ -58,32 +66,27 @@ def shards(array) -> list:
     return sorted(found, key=lambda s: (s["device"], s["index"]))
 
 
-def place_and_step(shardings_of, mesh_spec: dict, arrays: dict, learning_rate: float) -> dict:
-    """The student's `shardings_of(mesh)` for a mesh picked on the trusted side; the arrays placed with
-    them; one step of the lesson's workload on them (a fresh jit), its results and compiled program."""
+def export_step(shardings, shapes: dict, learning_rate: float) -> dict:
+    """The lesson's step exported for float32 arguments of `shapes` laid out with `shardings` (the
+    student's function's answer for a mesh the trusted side picked): `jax.export` bytes; and the
+    blocks each device holds of arrays placed with them."""
     import jax
     import numpy as np
 
-    mesh = make_mesh(mesh_spec["order"], mesh_spec["shape"], mesh_spec["axes"])
-    report = {"mesh_devices": [int(d.id) for d in mesh.devices.flat]}
+    report = {}
     try:
-        shardings = shardings_of(mesh)
-        placed = [jax.device_put(np.asarray(arrays[name], dtype=np.float32), shardings[name]) for name in NAMES]
+        chosen = [shardings[name] for name in NAMES]
+        placed = [jax.device_put(np.zeros(tuple(shapes[name]), np.float32), s) for name, s in zip(NAMES, chosen)]
     except Exception as exc:
         report["raised"] = f"{type(exc).__name__}: {exc}"[:500]
         return report
     report["placed"] = {name: shards(array) for name, array in zip(NAMES, placed)}
-    step = lesson_step(float(learning_rate))
     try:
-        compiled = step.lower(*placed).compile()
-        new_w, loss = jax.block_until_ready(compiled(*placed))
+        structs = [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s) for a, s in zip(placed, chosen)]
+        exported = jax.export.export(lesson_step(float(learning_rate)), platforms=("cpu",))(*structs)
+        report["program"] = bytes(exported.serialize())
     except Exception as exc:
         report["step_raised"] = f"{type(exc).__name__}: {exc}"[:500]
-        return report
-    report["compiled_text"] = compiled.as_text() or ""
-    report["new_w"] = np.asarray(new_w)
-    report["loss"] = float(loss)
-    report["new_w_shards"] = shards(new_w)
     return report
 
 
@@ -96,26 +99,25 @@ def _placed(kind: dict, arrays: list):
     if kind["kind"] == "device":
         device = jax.devices()[int(kind["index"])]
         return tuple(jax.device_put(a, device) for a in arrays)
-    mesh = make_mesh(kind["order"], [len(kind["order"])], ["data"])
+    on = mesh(kind["order"], [len(kind["order"])], ["data"])
     batch = P() if kind["kind"] == "replicated" else P("data", None)
     specs = (P(), batch, batch)
-    return tuple(jax.device_put(a, NamedSharding(mesh, spec)) for a, spec in zip(arrays, specs))
+    return tuple(jax.device_put(a, NamedSharding(on, spec)) for a, spec in zip(arrays, specs))
 
 
-def compile_counts(compiles_per_call, placements: list, shapes: dict, seed: int, learning_rate: float):
-    """The student's `compiles_per_call(fn, calls)` on a fresh jitted step and a call sequence whose
-    placements the trusted side picked (fresh values on every call)."""
+def compile_setup(placements: list, warm: list, shapes: dict, seed: int, learning_rate: float) -> dict:
+    """A fresh jitted step, already called once on each placement of `warm`, and the arguments of
+    a call sequence placed as `placements` say (fresh values for every call)."""
+    import jax
     import numpy as np
 
     rng = np.random.default_rng(int(seed))
     b, d, o = int(shapes["batch"]), int(shapes["inputs"]), int(shapes["outputs"])
-    calls = []
-    for kind in placements:
-        arrays = [rng.standard_normal(shape, dtype=np.float32) for shape in ((d, o), (b, d), (b, o))]
-        calls.append(_placed(kind, arrays))
+
+    def arguments(kind):
+        return _placed(kind, [rng.standard_normal(shape, dtype=np.float32) for shape in ((d, o), (b, d), (b, o))])
+
     step = lesson_step(float(learning_rate))
-    try:
-        counts = compiles_per_call(step, calls)
-        return {"counts": [int(c) for c in counts]}
-    except Exception as exc:
-        return {"raised": f"{type(exc).__name__}: {exc}"[:500]}
+    for kind in warm:
+        jax.block_until_ready(step(*arguments(kind)))
+    return {"step": step, "calls": [arguments(kind) for kind in placements]}
