@@ -147,8 +147,8 @@ def forger_verdicts() -> dict[str, str]:
 
 def crafted_programs() -> dict[str, list[str]]:
     """Programs a forged export probe could send, each judged as the grading kernel judges them
-    (run with eight devices): {label: the problems found}. Only the lesson's step, laid out as asked,
-    has none."""
+    (run with eight devices): {label: the problems found}. Only the lesson's step, laid out as asked
+    (on the given mesh's devices, whatever their axes are called), has none."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -176,7 +176,8 @@ def crafted_programs() -> dict[str, list[str]]:
         arrays = sharding.fresh_arrays(rng, 4, parts[0], 4, parts[1])  # rows that 8 devices divide too
         on = probes.mesh(mesh["order"], mesh["shape"], mesh["axes"])
         held = fn(on) if fn.__name__ == "gathers_the_batch" else fn
-        structs = [jax.ShapeDtypeStruct(arrays[n].shape, np.float32, sharding=NamedSharding(specs.get("mesh", on), specs[n]))
+        other = specs.get("mesh", lambda on: on)(on)  # a mesh of the student's own making, or the one given
+        structs = [jax.ShapeDtypeStruct(arrays[n].shape, np.float32, sharding=NamedSharding(other, specs[n]))
                    for n in ("w", "x", "y")]
         try:
             data = bytes(jax.export.export(jax.jit(held), platforms=("cpu",))(*structs).serialize())
@@ -198,7 +199,11 @@ def crafted_programs() -> dict[str, list[str]]:
         "weights split": judged(step(), grid, split, ws),
         "replicated": judged(step(), full, {"w": P(), "x": P(), "y": P()}, dp),
         "data parallel for weights split": judged(step(), grid, rows, ws),
-        "a mesh of its own": judged(step(), half, {**rows, "mesh": everything}, dp),
+        "a mesh of its own": judged(step(), half, {**rows, "mesh": lambda on: everything}, dp),
+        "the given devices, other axis names": judged(step(), full, {"w": P(), "x": P("batch"), "y": P("batch"),
+                                                                   "mesh": lambda on: Mesh(on.devices, ("batch",))}, dp),
+        "the given mesh, explicit axes": judged(step(), grid, {**split, "mesh": lambda on: Mesh(
+            on.devices, on.axis_names, axis_types=(jax.sharding.AxisType.Explicit,) * 2)}, ws),
         "no tanh": judged(step(activation=lambda z: z), full, rows, dp),
         "another learning rate": judged(step(learning_rate=0.2), full, rows, dp),
         "gathers the batch": judged(gathers_the_batch, full, rows, dp),
@@ -217,7 +222,8 @@ def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
     # The forger earns no cell: each check called the student's stub itself.
     assert all("is not done yet" in verdict for verdict in forged.values()), forged
     assert [label for label, problems in crafted.items() if not problems] == \
-        ["solution", "solution on part of the devices", "weights split"], crafted
+        ["solution", "solution on part of the devices", "weights split", "the given devices, other axis names",
+         "the given mesh, explicit axes"], crafted
     assert "sums no gradient" in " ".join(crafted["gathers the batch"])
     by_case = {s.case: s for s in SAMPLES}
     for case, runs in results.items():

@@ -234,6 +234,19 @@ def _mesh_here(mesh: dict):
     return Mesh(np.array(devices, dtype=object).reshape(mesh["shape"]), tuple(mesh["axes"]))
 
 
+def _on_devices(hlo, here):
+    """The sharding an exported program's HLO sharding means on the devices of `here`, in its order
+    (whatever the axis names the student's mesh gave them), or None."""
+    try:
+        from jax._src.sharding_impls import GSPMDSharding
+    except ImportError as exc:
+        raise InstrumentMissing(f"this JAX has no GSPMDSharding to read an exported program's layouts ({exc})") from None
+    try:
+        return None if hlo is None else GSPMDSharding(tuple(here.devices.flat), hlo)
+    except Exception:
+        return None
+
+
 def verify_program(program, mesh: dict, arrays: dict, layout: dict, what: str, precision: str) -> list[str]:
     """How an exported step departs from `layout` on `mesh`, judged here: its argument layouts,
     then compiled on this kernel's own devices and run on `arrays`: results, the new weights'
@@ -247,10 +260,7 @@ def verify_program(program, mesh: dict, arrays: dict, layout: dict, what: str, p
                 f"you are given has {k}: build the shardings on that mesh"]
     here = _mesh_here(mesh)
     want = {name: NamedSharding(here, P(*layout[name])) for name in ("w", "x", "y")}
-    try:
-        given = list(program.in_shardings_jax(here))
-    except Exception:
-        given = [None] * 3
+    given = [_on_devices(hlo, here) for hlo in program.in_shardings_hlo]
     problems = []
     for name, sharding in zip(("w", "x", "y"), given):
         shape = arrays[name].shape
@@ -511,6 +521,8 @@ def check_compile_key(compiles_per_call, rng: np.random.Generator | None = None)
         raise CheckFailed(f"compiles_per_call raised {type(exc).__name__}: {exc}"[:500]) from None
     found = remote.values_only(found)
     try:
+        if not isinstance(found, (list, tuple)):
+            raise TypeError
         counts = [int(c) for c in found]
     except (TypeError, ValueError):
         raise CheckFailed("compiles_per_call should return a list of whole numbers, one per call") from None
