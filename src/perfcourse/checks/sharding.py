@@ -50,9 +50,10 @@ since the student's own functions are called by this kernel and an unsolved one 
 layout cells it would have to send a program that, compiled and run here, splits the arguments as
 the layout asks and computes the step: the solution, wherever it is written. Limit (README, "Known
 limits"): compile counts are evidence; a submission that replaced the setup probe and also bound
-`compiles_per_call` to a function returning counts derived from what that probe was told (the
-placements and the warm ones) would pass. The device count is the student's process's own report
-(evidence); an exported program spanning all GRADED_DEVICES devices needs that many. When grading
+`compiles_per_call` (or replaced the channel's agent to answer its call) to return counts derived
+from what that probe was told (the placements and the warm ones) would pass. The device count is
+the student's process's own report (evidence); a program honestly exported for a mesh of all
+GRADED_DEVICES devices needs that many. When grading
 (the trusted kernel, on the CPU kernel grader_config.py names) the count must be GRADED_DEVICES, the
 count the lesson's first cell asks XLA's CPU backend for: a notebook whose first cell did not run
 first fails. Where the checks share the notebook's process (artifacts on a one-GPU machine, the
