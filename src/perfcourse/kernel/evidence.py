@@ -36,10 +36,10 @@ reassigned without being recorded).
 
 Evidence that cannot be switched off quietly. The descriptor itself is the student's to close:
 `os.dup2` of /dev/null over it (its number is in /proc/self/fd) silences every later record. So
-the channel also says that it is alive. `beat_each_cell()`, the kernel's last start-up line,
+the channel also says that it is alive. `beat_each_cell()`, one of the kernel's start-up lines,
 registers an IPython pre_run_cell callback that raises the audit event HEARTBEAT_EVENT, and the
 hook writes one HEARTBEAT line for it at the start of every cell the kernel runs (cells the
-grader runs silently excepted). The grader knows how many cells it ran there and gives that
+grader runs silently, and the start-up lines, excepted). The grader knows how many cells it ran there and gives that
 number to `read_evidence(path, cells=N)`: fewer heartbeats flags "the evidence channel went
 silent" (the callback removed, the descriptor closed or redirected, the hook's defaults
 replaced: each shows). The launcher (grading/sandbox.py) flags the other half: an end of file on
@@ -119,10 +119,11 @@ def install() -> bool:
 
 
 def beat_each_cell() -> bool:
-    """Have the hook write a heartbeat at the start of every cell: the kernel's last start-up line.
+    """Have the hook write a heartbeat at the start of every cell the kernel runs (a start-up line).
 
-    Registered last, so that no start-up line counts as a cell (the grader compares the count with
-    the cells it ran). False outside IPython, or where the hook is not installed."""
+    The kernel's start-up lines (IPKernelApp.exec_lines) are no cells: wherever this one comes
+    among them, those run after it write none, since the grader compares the count with the cells
+    it ran. False outside IPython, or where the hook is not installed."""
     if not _installed:
         return False
     try:
@@ -132,9 +133,12 @@ def beat_each_cell() -> bool:
     shell = get_ipython()
     if shell is None:
         return False
+    app = getattr(sys.modules.get("ipykernel.kernelapp"), "IPKernelApp", None)
+    start_up = frozenset(app.instance().exec_lines) if app is not None and app.initialized() else frozenset()
 
-    def heartbeat(info=None, audit=sys.audit, event=HEARTBEAT_EVENT):
-        audit(event)  # the hook writes the line, with the descriptor it holds
+    def heartbeat(info=None, audit=sys.audit, event=HEARTBEAT_EVENT, start_up=start_up):
+        if getattr(info, "raw_cell", None) not in start_up:
+            audit(event)  # the hook writes the line, with the descriptor it holds
 
     shell.events.register("pre_run_cell", heartbeat)
     return True
