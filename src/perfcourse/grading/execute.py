@@ -20,9 +20,13 @@ executes) while the grade cell still runs, nothing answers the checks: the grade
 interrupted at once and fails with `NotServing`. A cell past the per-cell limit is interrupted
 in both kernels; a kernel that ignores the interrupt, dies, or outlives the notebook's limit is
 killed, and every cell not yet run gets an error output saying why, so the notebook is still
-scored. Each cell keeps at most `max_output_bytes` of output. The notebook nbgrader writes is the
+scored. Each cell keeps at most `max_output_bytes` of output, and the grader's sockets to the
+student's kernel refuse any message larger than MESSAGE_FACTOR times that before reading it
+(libzmq's MAXMSGSIZE: `BoundedKernelManager`), so no message a student's kernel sends can swell
+the grader's memory; the cell's output then says it was cut. The notebook nbgrader writes is the
 one built here from the kernel protocol's messages: nothing the student's kernel writes to disk
-reaches autograded/.
+reaches autograded/. The evidence channel's heartbeats (kernel/evidence.py) are counted against
+the cells run in the student's kernel, the last of them a cell the grader adds after the notebook.
 """
 from __future__ import annotations
 
@@ -37,17 +41,20 @@ import tempfile
 import time
 from pathlib import Path
 
+import zmq
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.utils import ensure_async, run_sync
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
-from traitlets import Integer, Unicode
+from traitlets import DottedObjectName, Integer, Type, Unicode, default, observe
+from zmq.utils.monitor import recv_monitor_message
 
 from ..checks import TAINT_MIME
 from ..course import FIGURE_TAG
-from ..kernel.evidence import EVIDENCE_KEY, read_evidence
+from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import sandbox, trusted_kernel
 from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
 
@@ -59,6 +66,10 @@ FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no poin
 REPORT_NOT_RUN = ("(not run while grading: this cell of the lesson comes after every test and earns no points; "
                   "run the notebook to see its output)\n")
 SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
+# The grader's sockets to a student's kernel refuse a message part larger than this many times
+# GuardedExecute.max_output_bytes, unread: no more than that of a cell's output is ever kept.
+MESSAGE_FACTOR = 4
+REFUSED_SECONDS = 1.5  # a kernel still running this long after its connection closed did not die: it was refused
 
 
 def _error(name: str, message: str):
@@ -72,6 +83,75 @@ def xla_flags_after(current: str | None, flags: str) -> str:
 
 def _exec_lines(*lines: str) -> str:
     return "--IPKernelApp.exec_lines=" + json.dumps(list(lines))
+
+
+class BoundedKernelClient(AsyncKernelClient):
+    """A client whose sockets refuse, unread, any message part over `max_message_bytes` (0: no bound).
+
+    libzmq's MAXMSGSIZE, set on the client's own zmq context before any socket exists, so every
+    channel has it: the refused message is never allocated here. libzmq treats it as a protocol
+    error and closes that connection for good; `MessageWatch` notices and connects again."""
+
+    max_message_bytes = Integer(0, help="Largest message part the grader reads from the kernel (0: any)")
+
+    @default("context")
+    def _context_default(self) -> zmq.asyncio.Context:
+        context = super()._context_default()
+        if self.max_message_bytes:
+            context.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes)
+        return context
+
+
+class BoundedKernelManager(AsyncKernelManager):
+    """The student's kernel manager: its clients are BoundedKernelClients with its bound, and its own
+    control socket (interrupts) has the bound too."""
+
+    max_message_bytes = Integer(0, help="Largest message part the grader reads from the kernel (0: any)")
+    client_class = DottedObjectName("perfcourse.grading.execute.BoundedKernelClient")
+    client_factory = Type(BoundedKernelClient, klass=AsyncKernelClient)
+
+    @observe("max_message_bytes")
+    def _bound_changed(self, change) -> None:
+        if change["new"]:
+            self.context.setsockopt(zmq.MAXMSGSIZE, change["new"])
+
+    def client(self, **kwargs) -> BoundedKernelClient:
+        kwargs.setdefault("max_message_bytes", self.max_message_bytes)
+        return super().client(**kwargs)
+
+
+class MessageWatch:
+    """Which of a kernel client's connections libzmq closed since the last look; each is connected again.
+
+    A message part over a socket's MAXMSGSIZE closes its connection (a protocol error: libzmq does
+    not connect again by itself, so every later message on that channel would be lost), and a
+    socket monitor reports it as a disconnection. A kernel that dies is reported the same way:
+    callers check that the kernel still runs before they blame a message."""
+
+    def __init__(self, kc, channels=("iopub", "shell")):
+        self._watched = []
+        for name in channels:
+            socket = getattr(kc, f"{name}_channel").socket
+            monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)  # closed with the client's context
+            self._watched.append((name, socket, zmq.Socket.shadow(monitor.underlying)))
+
+    def dropped(self) -> set[str]:
+        found = set()
+        for name, socket, events in self._watched:
+            try:
+                while events.poll(0):
+                    endpoint = recv_monitor_message(events, zmq.NOBLOCK).get("endpoint") or b""
+                    endpoint = endpoint.decode() if isinstance(endpoint, bytes) else str(endpoint)
+                    found.add(name)
+                    if endpoint:
+                        try:
+                            socket.disconnect(endpoint)
+                        except zmq.ZMQError:
+                            pass
+                        socket.connect(endpoint)  # a SUB socket subscribes again by itself
+            except zmq.ZMQError:  # the client's sockets are closed: nothing more to watch
+                pass
+        return found
 
 
 class GuardedExecute(Execute):
@@ -94,6 +174,15 @@ class GuardedExecute(Execute):
                                  "XLA_FLAGS").tag(config=True)
     LIMITS = ("notebook_timeout", "interrupt_grace", "max_output_bytes", "memory_bytes", "pids", "disk_bytes",
               "cpu_seconds", "file_bytes", "trusted_kernel_notebooks")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", BoundedKernelManager)  # nbgrader's Execute sets its own default
+        super().__init__(*args, **kwargs)
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The largest message part read from the student's kernel: MESSAGE_FACTOR x max_output_bytes."""
+        return MESSAGE_FACTOR * self.max_output_bytes
 
     def _require_limits(self) -> None:
         unset = [name for name in self.LIMITS if getattr(self, name) is None or getattr(self, name) <= 0]
@@ -147,13 +236,18 @@ class GuardedExecute(Execute):
         # The trusted kernel may be the one that graded this worker's last notebook (trusted_kernel.py).
         self._trusted = trusted_kernel.take(self._trusted_settings())
         self._trusted_clean = True  # nothing has happened to it in this notebook (kept only then)
+        self.student_kc = self._watch = None
+        self._cells_run = 0         # cells run in the student's kernel: each left a heartbeat on the evidence channel
+        self._refused_cells: list[int] = []  # cells during which an oversized message was refused
+        self._refused_here, self._cell_number = False, 0
         self._tainted = False       # it parsed a program the student's kernel made (checks/programs.py)
         self._channel_dir = self._trusted.channel_folder()
         self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
         self.extra_arguments = [
             "--HistoryManager.hist_file=:memory:",
             _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",
-                        f"__import__('perfcourse.kernel.agent').kernel.agent.install({self._socket!r})"),
+                        f"__import__('perfcourse.kernel.agent').kernel.agent.install({self._socket!r})",
+                        "__import__('perfcourse.kernel.evidence').kernel.evidence.beat_each_cell()"),
         ]
         try:
             nb, resources = super().preprocess(nb, resources, km)
@@ -165,9 +259,12 @@ class GuardedExecute(Execute):
                 self._end.close()
             self._stop_trusted()
             sandbox.cleanup(self._student_runtime)
-            flags = read_evidence(self._evidence) if self._evidence.exists() else []
+            flags = read_evidence(self._evidence, cells=self._cells_run) if self._evidence.exists() else []
             shutil.rmtree(self._base, ignore_errors=True)
         # Always: a key a student wrote into the notebook is replaced.
+        if self._refused_cells:
+            flags.append(f"the student's kernel sent messages of more than {self.max_message_bytes} bytes: refused "
+                         f"unread (cell {', '.join(map(str, self._refused_cells))})")
         nb.metadata[EVIDENCE_KEY] = flags + scan(nb)
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
                                    "grade_cell_seconds": round(self._grade_seconds, 3),
@@ -212,6 +309,10 @@ class GuardedExecute(Execute):
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
         self._prepare(km, self._student_runtime)
+        if not isinstance(km, BoundedKernelManager):
+            raise RuntimeError(f"GuardedExecute.kernel_manager_class must be a BoundedKernelManager, not "
+                               f"{type(km).__name__}: the grader's memory is bounded through it")
+        km.max_message_bytes = self.max_message_bytes
         return km
 
     def _kernel_env(self, role: str, runtime: Path) -> dict:
@@ -243,6 +344,7 @@ class GuardedExecute(Execute):
     async def async_start_new_kernel_client(self):
         result = await super().async_start_new_kernel_client()
         self.student_kc, self.student_km = self.kc, self.km
+        self._watch = MessageWatch(self.student_kc)
         # The kernels have made their sockets: from now on they can add nothing to their runtime
         # folders, and the grader's own connection to the channel is made before any student
         # code runs, so it never follows a path the student could have changed.
@@ -336,6 +438,14 @@ class GuardedExecute(Execute):
 
     # --- each cell ---------------------------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
+        self._refused_here, self._cell_number = False, index + 1
+        try:
+            return self._preprocess_one(cell, resources, index)
+        finally:
+            if index == len(self.nb.cells) - 1:
+                self._last_heartbeat()
+
+    def _preprocess_one(self, cell, resources, index):
         if cell.cell_type != "code" or not cell.source.strip():
             return cell, resources
         if self._lost is None and time.monotonic() > self._deadline:
@@ -354,13 +464,80 @@ class GuardedExecute(Execute):
         if grade:
             return self._grade_cell(cell, resources, index)
         try:
-            return super().preprocess_cell(cell, resources, index)
+            cell, resources = super().preprocess_cell(cell, resources, index)
         except Exception as exc:
-            if self._lost is None and not isinstance(exc, DeadKernelError):
-                raise
-            self._lost = self._lost or f"the kernel died in cell {index} (exit, crash or a resource limit)"
-            cell.outputs.append(_error("KernelDied", self._lost))
-            return cell, resources
+            # nbgrader waits for a cell's last output (its idle status) and raises when it never
+            # comes: lost, when the kernel's output channel was closed for an oversized message.
+            # The cell ran all the same.
+            output_lost = isinstance(exc, CellTimeoutError) and run_sync(self._refused)()
+            if not output_lost or self._lost is not None:
+                if self._lost is None and not isinstance(exc, DeadKernelError):
+                    raise
+                self._lost = self._lost or f"the kernel died in cell {index} (exit, crash or a resource limit)"
+                cell.outputs.append(_error("KernelDied", self._lost))
+                return cell, resources
+        if self._lost is None:
+            self._cells_run += 1
+        self._after_student_run(cell, index)
+        return cell, resources
+
+    def _after_student_run(self, cell, index) -> None:
+        """After a cell or a grade cell's serve() in the student's kernel: if a message was refused
+        meanwhile, the cell's output says it was cut."""
+        run_sync(self._look_for_refusals)()
+        if self._refused_here:
+            self._refused_here = False
+            cell.outputs.append(new_output("stream", name="stdout", text=(
+                f"\n[output limit of {self.max_output_bytes} bytes reached: a message of more than "
+                f"{self.max_message_bytes} bytes from the kernel was refused unread, and what it sent until the "
+                "grader reconnected was lost]\n")))
+
+    async def _look_for_refusals(self) -> None:
+        """Did the student's kernel send a message over the bound since the last look? A closed
+        output channel is connected again (the rest of the cell's output is kept); a closed shell
+        channel lost a reply that nothing can bring back, so the kernel is stopped, with the reason."""
+        if self._watch is None or self._lost is not None:
+            return
+        dropped = self._watch.dropped()
+        if not dropped or not await self._still_running(self.student_km, REFUSED_SECONDS):
+            return  # a kernel that died closes its connections too: that is reported as its death
+        if self._cell_number not in self._refused_cells:
+            self._refused_cells.append(self._cell_number)
+        self._refused_here = True
+        if "shell" in dropped:
+            self._lost = (f"the student's kernel sent a message of more than {self.max_message_bytes} bytes on "
+                          "its shell channel: refused unread, and the kernel was stopped")
+            self._kill(self.student_km)
+
+    async def _refused(self) -> bool:
+        """Was a message of the student's kernel refused in this cell (looking once more)?"""
+        await self._look_for_refusals()
+        return self._refused_here
+
+    @staticmethod
+    async def _still_running(km, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if not await ensure_async(km.is_alive()):
+                return False
+            await asyncio.sleep(0.05)
+        return bool(await ensure_async(km.is_alive()))
+
+    def _last_heartbeat(self) -> None:
+        """After the notebook's last cell: one more cell in the student's kernel, whose heartbeat
+        the evidence channel must still carry (a channel closed in the last cell misses it), then
+        a wait until the launcher has copied every heartbeat there is to copy."""
+        if self._lost is not None or self.student_kc is None:
+            return
+        try:
+            probe = self.student_kc.execute("pass", silent=False, store_history=False, allow_stdin=False)
+            if run_sync(self._wait_reply)(self.student_kc, probe, self.interrupt_grace) is not None:
+                self._cells_run += 1
+            deadline = time.monotonic() + self.interrupt_grace
+            while heartbeats(self._evidence) < self._cells_run and time.monotonic() < deadline:
+                time.sleep(0.02)
+        except Exception:  # noqa: BLE001 (the notebook is graded: a missing heartbeat is flagged)
+            pass
 
     def _grade_cell(self, cell, resources, index):
         """Run a grade cell on the trusted kernel while the student's kernel answers its requests."""
@@ -385,6 +562,7 @@ class GuardedExecute(Execute):
             cell.outputs.append(_error("NotServing", "the student's kernel stopped answering the checks: "
                                                      "serve() ended or never ran while this cell ran"))
         printed = self._end_serving(serving)
+        self._after_student_run(cell, index)
         self._grade_cells += 1
         self._grade_seconds += time.perf_counter() - started
         if printed:
@@ -393,6 +571,8 @@ class GuardedExecute(Execute):
 
     def _end_serving(self, serving: str) -> str:
         """Tell the student's kernel the grade cell is over; return what its code printed meanwhile."""
+        if self._lost is not None:  # stopped meanwhile, with its reason (a refused message)
+            return ""
         # Already over (stopped serving, or interrupted)?
         reply = self._served or run_sync(self._wait_reply)(self.student_kc, serving, 0.05)
         if reply is None:
@@ -405,6 +585,7 @@ class GuardedExecute(Execute):
             self._lost = "the student's kernel did not stop after a grade cell and was killed"
             self._kill(self.student_km)
             return ""
+        self._cells_run += 1  # serve() ran there as a cell
         return self._drain_stream(serving)
 
     def _send_end(self) -> None:
@@ -452,6 +633,7 @@ class GuardedExecute(Execute):
         student's kernel still serves the checks. If its `serve()` is over, nothing will answer
         them: interrupt the check now rather than at the cell limit."""
         await super()._async_check_alive()
+        await self._look_for_refusals()
         if getattr(self, "_in_grade_cell", False) and self._served is None and not self._grade_timed_out:
             reply = await self._wait_reply(self.student_kc, self._serving, 0.05)
             if reply is not None:
