@@ -439,6 +439,7 @@ class GuardedExecute(Execute):
     # --- each cell ---------------------------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
         self._refused_here, self._cell_number = False, index + 1
+        run_anyway(cell, self.skip_cells_with_tag)
         try:
             return self._preprocess_one(cell, resources, index)
         finally:
@@ -683,6 +684,16 @@ class GuardedExecute(Execute):
                                             "the rest of this cell's output was dropped]\n"))
             return None
         return super().output(outs, msg, display_id, cell_index)
+
+
+def run_anyway(cell, tag: str) -> None:
+    """Remove `tag` from the cell's tags: nbclient does not run a cell that has it ("skip-execution"),
+    and a grade cell that never runs shows no error, which nbgrader scores as passed. The grader runs
+    every cell handed in; which cells it skips is decided from source/ (figures, the report), never
+    from a student's tags."""
+    tags = cell.get("metadata", {}).get("tags")
+    if isinstance(tags, list) and tag in tags:
+        cell.metadata["tags"] = [t for t in tags if t != tag]
 
 
 def figure_sources(nb) -> set[str]:
