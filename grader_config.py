@@ -65,6 +65,7 @@ c.GuardedExecute.trusted_kernel_notebooks = 32  # a grading worker's trusted ker
                                               # notebooks in turn (1: a fresh one for each)
 c.GuardedExecute.file_bytes = 64 << 20   # the largest file a kernel may write
 c.GuardedExecute.max_output_bytes = 1_000_000  # per cell
+c.GuardedExecute.max_output_messages = 2_000   # per cell: prints and displays, each a message
 c.LimitOutput.max_lines = 1000
 
 # A grade cell a student deleted is put back from the gradebook (and then fails or passes on

@@ -85,3 +85,30 @@ def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
 def test_the_graded_notebooks_metadata_keys_survive_nbgraders_clearing():
     mask = course_config(ROOT).ClearMetadataPreprocessor.preserve_nb_metadata_mask
     assert (EVIDENCE_KEY,) in mask and (TIMING_KEY,) in mask
+
+
+def test_teardown_runs_every_step_and_raises_nothing():
+    from perfcourse.grading.execute import run_teardown
+
+    ran = []
+
+    def broken():
+        ran.append("broken")
+        raise OSError(16, "Device or resource busy")
+
+    problems = run_teardown((("closing the channel", lambda: ran.append("close")),
+                             ("stopping the grading kernel", broken),
+                             ("cleaning up the student's kernel", lambda: ["its cgroup was left behind"])))
+    assert ran == ["close", "broken"]
+    assert problems == ["stopping the grading kernel failed (OSError: [Errno 16] Device or resource busy)",
+                        "its cgroup was left behind"]
+
+
+def test_teardown_problems_are_notes_of_the_graded_notebook():
+    from nbformat.v4 import new_notebook
+
+    from perfcourse.grading.run import notes_of
+
+    nb = new_notebook()
+    nb.metadata[TIMING_KEY] = {"teardown": ["the kernel's processes did not exit within 30 s of being killed"]}
+    assert notes_of(nb) == ["teardown: the kernel's processes did not exit within 30 s of being killed"]

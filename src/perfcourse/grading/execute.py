@@ -61,6 +61,8 @@ from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
 # grade on this JAX (checks.InstrumentMissing): the grade report names them.
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused", "InstrumentMissing")
+# Messages that carry a cell's output: the per-cell caps count them and drop those past the caps.
+CAPPED_MESSAGES = frozenset({"stream", "display_data", "execute_result", "update_display_data"})
 TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
 FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no points; run the notebook to see it)\n"
 REPORT_NOT_RUN = ("(not run while grading: this cell of the lesson comes after every test and earns no points; "
@@ -161,6 +163,8 @@ class GuardedExecute(Execute):
     notebook_timeout = Integer(None, allow_none=True, help="Wall-clock seconds for the whole notebook").tag(config=True)
     interrupt_grace = Integer(None, allow_none=True, help="Seconds a kernel has to stop after an interrupt").tag(config=True)
     max_output_bytes = Integer(None, allow_none=True, help="Output bytes kept per cell").tag(config=True)
+    max_output_messages = Integer(None, allow_none=True,
+                                  help="Output messages (prints, displays) kept per cell").tag(config=True)
     memory_bytes = Integer(None, allow_none=True,
                            help="Resident memory of the student's kernel and its processes").tag(config=True)
     pids = Integer(None, allow_none=True, help="Processes and threads of the student's kernel, all together").tag(config=True)
@@ -172,8 +176,8 @@ class GuardedExecute(Execute):
                                             "starts (1: a fresh one for every notebook)").tag(config=True)
     xla_flags = Unicode("", help="XLA flags both grading kernels get, after any in the grader's own "
                                  "XLA_FLAGS").tag(config=True)
-    LIMITS = ("notebook_timeout", "interrupt_grace", "max_output_bytes", "memory_bytes", "pids", "disk_bytes",
-              "cpu_seconds", "file_bytes", "trusted_kernel_notebooks")
+    LIMITS = ("notebook_timeout", "interrupt_grace", "max_output_bytes", "max_output_messages", "memory_bytes",
+              "pids", "disk_bytes", "cpu_seconds", "file_bytes", "trusted_kernel_notebooks")
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", BoundedKernelManager)  # nbgrader's Execute sets its own default
@@ -241,6 +245,7 @@ class GuardedExecute(Execute):
         self._refused_cells: list[int] = []  # cells during which an oversized message was refused
         self._refused_here, self._cell_number = False, 0
         self._tainted = False       # it parsed a program the student's kernel made (checks/programs.py)
+        self._cut_cells: list[str] = []  # cells whose output was cut, for the grade report
         self._channel_dir = self._trusted.channel_folder()
         self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
         self.extra_arguments = [
@@ -255,11 +260,15 @@ class GuardedExecute(Execute):
             self._trusted_clean = False
             raise
         finally:
-            if self._end is not None:
-                self._end.close()
-            self._stop_trusted()
-            sandbox.cleanup(self._student_runtime)
-            flags = read_evidence(self._evidence, cells=self._cells_run) if self._evidence.exists() else []
+            # Teardown never fails a notebook: each step is bounded, and what went wrong is a note.
+            teardown = run_teardown((("closing the channel", self._close_end),
+                                     ("stopping the grading kernel", self._stop_trusted),
+                                     ("cleaning up the student's kernel",
+                                      lambda: sandbox.cleanup(self._student_runtime))))
+            try:
+                flags = read_evidence(self._evidence, cells=self._cells_run) if self._evidence.exists() else []
+            except Exception as exc:  # noqa: BLE001
+                flags = [f"the evidence could not be read ({type(exc).__name__})"]
             shutil.rmtree(self._base, ignore_errors=True)
         # Always: a key a student wrote into the notebook is replaced.
         if self._refused_cells:
@@ -270,8 +279,14 @@ class GuardedExecute(Execute):
                                    "grade_cell_seconds": round(self._grade_seconds, 3),
                                    "submission": self._digest,
                                    "trusted_kernel_notebook": self._trusted.notebooks,
-                                   "trusted_kernel_tainted": self._tainted}
+                                   "trusted_kernel_tainted": self._tainted,
+                                   "teardown": teardown,
+                                   "output_cut": self._cut_cells}
         return nb, resources
+
+    def _close_end(self) -> None:
+        if self._end is not None:
+            self._end.close()
 
     def _sandbox_settings(self, role: str, runtime: Path) -> str:
         student = role == "student"
@@ -461,7 +476,8 @@ class GuardedExecute(Execute):
         if self._lost is not None or (grade and self._trusted_lost is not None):
             cell.outputs = [_error("NotRun", f"not run: {self._lost or self._trusted_lost}")]
             return cell, resources
-        self._output_bytes = 0
+        self._output_bytes = self._output_messages = 0
+        self._output_cut = False
         if grade:
             return self._grade_cell(cell, resources, index)
         try:
@@ -668,22 +684,53 @@ class GuardedExecute(Execute):
         if process is not None and process.poll() is None:
             process.kill()
 
-    def output(self, outs, msg, display_id, cell_index):
-        if TAINT_MIME in msg.get("content", {}).get("data", {}):
-            # Only the trusted kernel's grade cells send it: it parsed a student's program.
+    def process_message(self, msg, cell, cell_index):
+        content = msg.get("content", {})
+        if TAINT_MIME in (content.get("data") or {}):
+            # Only the trusted kernel's grade cells send it: it parsed a student's program. Read
+            # before any cap, so no volume of output can hide it.
             if self._in_grade_cell:
                 self._trusted_clean, self._tainted = False, True
             return None
+        if msg.get("msg_type") in CAPPED_MESSAGES:
+            # Past the cap a message is dropped here, before nbclient turns it into an output:
+            # a flood of small messages costs seconds, not the cell's time limit.
+            self._output_messages += 1
+            if self._output_messages > self.max_output_messages:
+                return self._cut(cell.outputs, cell_index, f"{self.max_output_messages} messages")
+            if self._output_bytes > self.max_output_bytes:
+                return None
+        return super().process_message(msg, cell, cell_index)
+
+    def output(self, outs, msg, display_id, cell_index):
         size = len(json.dumps(msg.get("content", {})))
-        self._output_bytes = getattr(self, "_output_bytes", 0) + size
+        self._output_bytes += size
         if self._output_bytes > self.max_output_bytes:
-            if self._output_bytes - size <= self.max_output_bytes:
-                # stdout: nbgrader scores any stderr output of a grade cell as a failure
-                outs.append(new_output("stream", name="stdout",
-                                       text=f"\n[output limit of {self.max_output_bytes} bytes reached: "
-                                            "the rest of this cell's output was dropped]\n"))
-            return None
+            return self._cut(outs, cell_index, f"{self.max_output_bytes} bytes")
         return super().output(outs, msg, display_id, cell_index)
+
+    def _cut(self, outs, cell_index: int, limit: str) -> None:
+        """Drop this output; the first time in a cell, say so in the cell and in the grade report."""
+        if not self._output_cut:
+            self._output_cut = True
+            self._cut_cells.append(f"the output of cell {cell_index} was cut at {limit}")
+            # stdout: nbgrader scores any stderr output of a grade cell as a failure
+            outs.append(new_output("stream", name="stdout", text=f"\n[output limit of {limit} reached: "
+                                                                  "the rest of this cell's output was dropped]\n"))
+        return None
+
+
+def run_teardown(steps) -> list[str]:
+    """Run each (what, action) of a notebook's teardown in turn; an action may return problems in
+    words. Nothing raises: an exception escaping into nbgrader would drop the notebook, and
+    cleaning up after a student must never cost that student's (or anyone's) grade."""
+    problems = []
+    for what, action in steps:
+        try:
+            problems += action() or []
+        except Exception as exc:  # noqa: BLE001 (recorded as a note, never raised)
+            problems.append(f"{what} failed ({type(exc).__name__}: {str(exc)[:200]})")
+    return problems
 
 
 def run_anyway(cell, tag: str) -> None:

@@ -379,8 +379,9 @@ def _autograded(root: Path, student: str, lesson: str):
 
 
 def notes_of(nb) -> list[str]:
-    """The grader-made failures (GRADER_ERRORS) in a graded notebook's outputs, each once."""
-    from .execute import GRADER_ERRORS
+    """The grader-made failures (GRADER_ERRORS) in a graded notebook's outputs, each once, then
+    what went wrong in its teardown (the notebook was scored all the same)."""
+    from .execute import GRADER_ERRORS, TIMING_KEY
 
     found = []
     for cell in nb.cells:
@@ -389,7 +390,10 @@ def notes_of(nb) -> list[str]:
                 text = f"{out['ename']}: {out.get('evalue') or 'cell timed out'}"
                 if text not in found:
                     found.append(text)
-    return found
+    record = nb.metadata.get(TIMING_KEY, {})
+    cut = [line for line in record.get("output_cut") or [] if isinstance(line, str)]
+    teardown = [f"teardown: {line}" for line in record.get("teardown") or [] if isinstance(line, str)]
+    return found + cut + teardown
 
 
 def flags(root: Path, student: str, lesson: str) -> list[str]:
