@@ -252,7 +252,9 @@ class GuardedExecute(Execute):
             "--HistoryManager.hist_file=:memory:",
             _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",
                         f"__import__('perfcourse.kernel.agent').kernel.agent.install({self._socket!r})",
-                        "__import__('perfcourse.kernel.evidence').kernel.evidence.beat_each_cell()"),
+                        "__import__('perfcourse.kernel.evidence').kernel.evidence.beat_each_cell()",
+                        "__import__('perfcourse.kernel.output_cap').kernel.output_cap"
+                        f".install({self.max_output_messages}, {self.max_output_bytes})"),
         ]
         try:
             nb, resources = super().preprocess(nb, resources, km)
