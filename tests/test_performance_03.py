@@ -1,5 +1,11 @@
 """performance-03 (read the program): the hidden-test helper without a kernel, the notebook, the artifact."""
+import contextlib
 import json
+import os
+import socket
+import struct
+import tempfile
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -8,14 +14,15 @@ import pytest
 
 from conftest import ROOT
 
-from perfcourse.checks import stages
+from perfcourse.checks import remote, stages
 from perfcourse.checks.stages import (COST_KEYS, ESTIMATE_FIELDS, MEMORY_FIELDS, backend_estimates,
                                       check_estimates_absent, check_hand_count, check_read_program_not_run,
                                       check_read_program_stages, estimate_problems, fresh_matmul_shapes,
-                                      matmul_inputs, not_run_problems, read_matmul, shapes, stage_problems,
-                                      stand_in_cases, watched_matmul)
+                                      matmul_inputs, not_run_problems, read_watched, shapes, stage_problems,
+                                      stand_in_cases)
 from perfcourse.course import read_notebook
-from perfcourse.kernel.probes.stages import CompiledStandIn
+from perfcourse.kernel.agent import Agent
+from perfcourse.kernel.probes.stages import CompiledStandIn, watched_workload
 
 LESSON = "performance-03"
 
@@ -278,15 +285,41 @@ def test_this_backend_estimates_the_hand_count_for_fresh_products():
         assert found["argument_bytes"] == (m * k + k * n) * 4 and found["output_bytes"] == m * n * 4
 
 
-def test_the_watch_sees_tracing_and_execution_apart():
-    fn, watch = watched_matmul(count_runs=True)
+def test_the_watched_workload_is_seen_here_when_traced_and_when_run():
     rng = np.random.default_rng()
+    body, executions = stages.WatchedProduct(5, 4, 3, 0.75, -0.25), stages.Executions()
+    workload, specs = watched_workload(body, executions, [[5, 4], [4, 3]])
     a, b = matmul_inputs(rng, 5, 4, 3)
-    compiled = jax.jit(fn).trace(a, b).lower().compile()
-    assert watch.traced_shapes == [[(5, 4), (4, 3)]] and watch.executions() == 0
+    compiled = jax.jit(workload).trace(*specs).lower().compile()
+    assert body._traces == [[(5, 4), (4, 3)]] and body._runs == 0 and executions._values == []
+    out = compiled(a, b)  # not waited for: the CPU runs the callback before the call returns
     compiled(a, b)
-    compiled(a, b)
-    assert watch.executions() == 2 and len(watch.traced_shapes) == 1
+    assert executions._values == [float(a[0, 0])] * 2 and len(body._traces) == 1
+    np.testing.assert_allclose(out, (np.asarray(a) @ np.asarray(b)) * 0.75 - 0.25, rtol=1e-5, atol=1e-5)
+    workload(a, b)  # eagerly: the body itself is called with the data
+    assert body._runs == 1 and len(executions._values) == 3
+    with pytest.raises(TypeError):
+        body(np.zeros((6, 4), np.float32), np.zeros((4, 3), np.float32))  # data of other shapes: nothing computed
+    with pytest.raises(TypeError):
+        body("a", "b")
+
+
+def test_the_reference_text_is_the_lowering_of_the_workload_built_there():
+    rng = np.random.default_rng()
+    m, k, n = fresh_matmul_shapes(rng)
+    body, executions = stages.WatchedProduct(m, k, n, 1.25, 0.5), stages.Executions()
+    workload, specs = watched_workload(body, executions, [[m, k], [k, n]])
+    lowered = jax.jit(workload).lower(*specs)
+    assert stages.normalized_text(lowered.as_text()) == stages.reference_text(m, k, n, 1.25, 0.5)
+    assert stages.normalized_text(str(lowered.compiler_ir("stablehlo"))) == stages.reference_text(m, k, n, 1.25, 0.5)
+    assert stages.reference_text(m, k, n, 1.25, 0.5) != stages.reference_text(m, k, n, 1.25, 0.25)  # the numbers show
+    assert stages.reference_text(m, k, n, 1.25, 0.5) != stages.reference_text(m, k + 1, n, 1.25, 0.5)
+
+
+def test_this_jax_reports_executions_on_the_calling_thread():
+    stages._execution_instrument_confirmed = False
+    stages.execution_instrument()
+    assert stages._execution_instrument_confirmed
 
 
 @pytest.mark.parametrize("right", [read_program_right, read_program_two_steps])
@@ -306,22 +339,38 @@ def test_running_the_workload_is_caught(wrong, words):
 
 def test_running_needs_data_and_a_shape_only_read_is_required():
     rng = np.random.default_rng()
-    report = read_matmul(read_program_that_runs, estimates_right, 6, 7, 8, rng, specs=True, count_runs=True)
-    assert "TypeError" in report["raised"] and "ShapeDtypeStructs" in not_run_problems(report, True)[0]
+    reading = read_watched(read_program_that_runs, 6, 7, 8, rng, specs=True)
+    assert "TypeError" in reading.raised and "ShapeDtypeStructs" in not_run_problems(reading, True, rng)[0]
+
+
+def test_calling_the_workload_on_its_data_is_a_run():
+    def eager(fn, *args):
+        fn(*args)  # "to see the output shape"
+        return read_program_right(fn, *args)
+
+    assert "executed the workload 1 time(s)" in fails(check_read_program_not_run, eager, estimates_right)
 
 
 @pytest.mark.parametrize("wrong,words", [
     (read_program_lesson_shapes, "traced the workload with shapes"),
-    (read_program_other_program, "not the 2*m*k*n"),
     (read_program_estimates_elsewhere, "not estimates_from(compiled)"),
     (read_program_printed, "'jaxpr' should be a jaxpr"),
     (read_program_no_text, "'stablehlo' should be"),
-    (read_program_lesson_text, "does not name the workload's tensor types"),
+    (read_program_lesson_text, "'stablehlo' is not the text of this lowered program"),
 ])
 def test_stage_mistakes_are_caught_in_the_stages_cell_only(wrong, words):
     assert words in fails(check_read_program_stages, wrong, estimates_right, 1)
-    if wrong is not read_program_lesson_shapes:
-        assert fails(check_read_program_not_run, wrong, estimates_right) is None
+    assert fails(check_read_program_not_run, wrong, estimates_right) is None
+
+
+def test_a_compiled_program_of_something_else_did_not_read_the_workload():
+    # Run here on fresh arrays, its compiled program does not give the workload's values, nor report
+    # its run as the workload handed over does: it is not what read_program read, so neither cell
+    # takes its word that nothing ran.
+    assert "differ from an independent NumPy computation" in fails(
+        check_read_program_stages, read_program_other_program, estimates_right)
+    assert "not the workload it was handed" in fails(check_read_program_not_run, read_program_other_program,
+                                                     estimates_right)
 
 
 def test_an_estimates_mistake_does_not_cost_the_stages_cells():
@@ -334,21 +383,89 @@ def test_an_estimates_mistake_does_not_cost_the_stages_cells():
         assert fails(check_read_program_not_run, read_program, wrong) is None
 
 
-def test_stage_problems_read_only_plain_data():
+def test_stage_problems_are_read_from_what_was_observed_and_verified_here():
     rng = np.random.default_rng()
     m, k, n = fresh_matmul_shapes(rng)
-    report = read_matmul(read_program_right, estimates_right, m, k, n, rng, specs=False, count_runs=False)
-    json.dumps(report)  # the probe's description is plain data
-    assert stage_problems(report, m, k, n) == []
-    assert stage_problems(report, m + 1, k, n)
-    assert stage_problems({"raised": "TypeError: x"}, m, k, n) == ["read_program raised TypeError: x"]
-    assert stage_problems(None, m, k, n)
+    reading = read_watched(read_program_right, m, k, n, rng, specs=False)
+    assert reading.traces == [[(m, k), (k, n)]] and reading.runs == 0 and reading.reports == []
+    assert stage_problems(reading, estimates_right, rng) == []
+    reading.traces = []  # a read that never called the workload
+    assert "never traced" in stage_problems(reading, estimates_right, rng)[0]
+    reading.raised = "TypeError: x"
+    assert stage_problems(reading, estimates_right, rng) == ["read_program raised TypeError: x"]
 
 
 def test_shapes_read_every_kind_of_abstract_value():
     lowered = jax.jit(lambda a, b: a @ b).lower(jnp.ones((3, 4)), jax.ShapeDtypeStruct((4, 5), jnp.float32))
     assert shapes(lowered.in_avals) == shapes(lowered.args_info) == [(3, 4), (4, 5)]
     assert shapes(lowered.compile().out_info) == [(3, 5)]
+
+
+# Over the channel: the student's functions live in a namespace served by the real agent on a
+# thread, and the checks run here as in the trusted kernel (the calls, the lent workload and its
+# reports all cross a real socket).
+
+@contextlib.contextmanager
+def served(namespace: dict):
+    path = os.path.join(tempfile.mkdtemp(), "student.sock")
+    agent = Agent.at(path, namespace)
+    thread = threading.Thread(target=agent.serve, daemon=True)
+    thread.start()
+    channel = remote.Channel(path)
+    previous, remote._channel = remote._channel, channel
+    try:
+        yield channel.request("names", sorted(namespace))
+    finally:
+        remote._channel = previous
+        with socket.socket(socket.AF_UNIX) as sock:  # what the grader sends after a grade cell
+            sock.connect(path)
+            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
+            sock.sendall(struct.pack(">I", len(message)) + message)
+            sock.recv(64)
+        thread.join(5)
+
+
+def test_over_the_channel_the_checks_question_the_students_own_objects():
+    with served({"read_program": read_program_right, "estimates_from": estimates_right}) as found:
+        assert type(found["read_program"]) is remote.Remote
+        check_read_program_stages(found["read_program"], found["estimates_from"], 1)
+        check_read_program_not_run(found["read_program"], found["estimates_from"])
+        rng = np.random.default_rng()
+        reading = read_watched(found["read_program"], 9, 8, 7, rng, specs=True)
+        assert reading.traces == [[(9, 8), (8, 7)]] and reading.runs == 0 and reading.reports == []
+        assert isinstance(reading.result["compiled"], jax.stages.Compiled)  # a stand-in, questioned here
+        assert stage_problems(reading, found["estimates_from"], rng) == []
+    with served({"read_program": read_program_warms_arrays}) as found:
+        assert "executed the workload 1 time(s)" in fails(check_read_program_not_run, found["read_program"], None)
+
+
+def forged_probes(monkeypatch, answer):
+    """Replace the course's probe dispatcher, as a submission can in its own kernel."""
+    from perfcourse.kernel import probes
+
+    real = probes.run
+    monkeypatch.setattr(probes, "run", lambda name, *args, **kwargs: answer(real, name, *args, **kwargs))
+
+
+def test_a_forged_workload_without_its_reports_earns_neither_cell(monkeypatch):
+    # The generic forger's answer to the workload probe: the trusted side's body without the report,
+    # so its read_program can run the program unseen; it lowers for the lesson's shapes.
+    def answer(real, name, *args, **kwargs):
+        if name == "stages.watched_workload":
+            body, _, shapes_ = args
+            return (lambda a, b: body(a, b)), real(name, *args)[1]
+        return real(name, *args, **kwargs)
+
+    def cheat(fn, *args):
+        if not any(isinstance(a, jax.ShapeDtypeStruct) for a in args):
+            jax.jit(fn)(*args)  # runs it, unreported
+        return read_program_lesson_shapes(fn, *args)
+
+    forged_probes(monkeypatch, answer)
+    with served({"read_program": cheat, "estimates_from": estimates_right}) as found:
+        assert "traced the workload with shapes" in fails(check_read_program_stages, found["read_program"],
+                                                          found["estimates_from"], 1)
+        assert "not the workload it was handed" in fails(check_read_program_not_run, found["read_program"], None)
 
 
 # The notebook.

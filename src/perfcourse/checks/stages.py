@@ -1,4 +1,4 @@
-"""Grade reading a program's stages without running it: fresh shapes, watched workloads, stand-ins.
+"""Grade reading a program's stages without running it: fresh shapes, a watched workload, stand-ins.
 
 performance-03's students write `estimates_from(compiled)`, which turns a compiled program's
 `cost_analysis()` and `memory_analysis()` into plain numbers and says which are missing,
@@ -6,56 +6,72 @@ performance-03's students write `estimates_from(compiled)`, which turns a compil
 without running it, and `matmul_flops(m, k, n)`, the hand count of a product.
 
 Grade cells run in the trusted kernel; the student's definitions live in the student's kernel.
-What only that process can build (a traced workload, a jaxpr, compiled programs, stand-in
-compiled programs whose answers behave like a backend's) is built there by course probes
-(`perfcourse.kernel.probes.stages`) for inputs picked here at grading time, and comes back as
-plain data: shapes, type checks, numbers. The judging is all here. The checks never read
-text that JAX prints, except to see that the StableHLO text names the product's tensor types.
+What the trusted kernel believes, it observed or verified itself. Per cell:
 
-- test_estimates_absent (`check_estimates_absent`): eight stand-in compiled programs, shuffled,
-  scripted here with fresh numbers (a dict, a list of one dict as older JAX returns, `None`,
-  exceptions a backend raises, absent keys and attributes, a `None` value, real zeros), are built
-  in the student's process and handed to `estimates_from`. Present estimates must be the scripted
-  numbers (a zero stays zero), missing ones `None` and named in "missing" with a reason.
-  To forge it, a probe would have to return, for each script, exactly the numbers drawn here
-  for it and `None` exactly where the script has none: reading the scripts correctly, which is
-  the task.
-- test_read_program_stages (`check_read_program_stages`): for three fresh (m, k, n), the student's
-  `read_program` reads a watched product workload built in its process. The workload must have
-  been traced with the arguments' shapes only; the jaxpr, Lowered and Compiled must be real
-  stages for those shapes, the compiler's own flop estimate for the Compiled must be the hand
-  count 2*m*k*n of this product (so it is the product's program), the StableHLO text must name
-  the three tensor types, and "estimates" must be what the student's own `estimates_from` gives
-  for that Compiled (a mistake in `estimates_from` itself costs only its own cell). A forger
-  would have to report trace shapes, stage shapes and a flop count it can only know by tracing
-  and compiling the product for shapes drawn here.
-- test_read_program_not_run (`check_read_program_not_run`): the watched workload carries a debug
-  callback that counts executions; `read_program` gets fresh arrays once and ShapeDtypeStructs
-  (no data) once, must trace the workload and must leave the count at 0 after
-  `jax.effects_barrier()`. A forger would have to report a trace and zero runs: it would have
-  to read the program without running it.
-- test_hand_count (`check_hand_count`): values only. `matmul_flops` for fresh shapes (every
+- test_estimates_absent (`check_estimates_absent`), *values only*: eight stand-in compiled
+  programs, shuffled, scripted here with fresh numbers (a dict, a list of one dict as older JAX
+  returns, `None`, exceptions a backend raises, absent keys and attributes, a `None` value, real
+  zeros), are built in the student's process by a course probe and handed to `estimates_from`.
+  Present estimates must be the scripted numbers (a zero stays zero), missing ones `None` and
+  named in "missing" with a reason. A probe replaced in the student's kernel is handed the scripts,
+  and answering them right is computing, for each, exactly what a right `estimates_from` returns:
+  the task's own normalization, written in another function. Nothing else passes.
+- test_read_program_stages (`check_read_program_stages`), *observed and verified*: for two fresh
+  (m, k, n), this kernel calls the student's `read_program` itself (over the channel, not through
+  a probe) on a workload whose body is this kernel's own object (`WatchedProduct`, `(a @ b) * scale
+  + shift` for numbers drawn here), lent: JAX runs a function's Python body only when it traces it,
+  and every call of the body comes back here, so the traces and the shapes they had are observed
+  here; the arguments are arrays sent from here. Then, here: the lowered program's text
+  (`Lowered.as_text()` of the returned object, and "stablehlo") must be exactly the text this
+  kernel gets lowering the same workload at those shapes (the same JAX in both kernels; the
+  module's name aside), so it holds the numbers drawn here; the returned compiled program, called
+  from here on fresh arrays, must give the workload's values for them (NumPy, float32 tolerance),
+  so it is the compiled workload; "estimates" must be what the student's own `estimates_from`
+  gives for it (a mistake in `estimates_from` costs only its own cell). The jaxpr's shapes and the
+  stages' types are asked of the student's objects (*evidence*: its kernel answers). A replaced
+  probe can hand `read_program` another workload, and a replaced agent can answer for it, but the
+  text and the compiled program's values give anything else away: passing takes tracing, lowering
+  and compiling the workload handed over for the arguments' shapes, which is the task, or
+  reproducing JAX's lowering by hand (the StableHLO text of the numbers a fake tracer is shown) and
+  a compiled program's run with NumPy, which is more.
+- test_read_program_not_run (`check_read_program_not_run`): `read_program` gets fresh arrays once
+  and ShapeDtypeStructs (no data, built in its kernel) once. *Observed*: it traced the workload (its
+  body was called here with tracers), it never called the workload with data (the body would be
+  called here with the arrays), and no execution of the program it read was reported while it ran;
+  the compiled program it returns, run from here on fresh arrays, must report that run, so the
+  report is part of the program it read (a workload handed over without it is caught). *Evidence
+  only* beyond that: the report is a debug callback to this kernel, and the callback is code of the
+  student's process. A submission that replaces the probe building the workload with one whose
+  callback drops reports while `read_program` runs (and forwards them afterwards), or that computes a
+  copy of the workload in a program of its own, runs unseen: no check outside a process can see a
+  run it does not report. Such a submission must still read the program right to pass the stages
+  cell. Before grading, `execution_instrument()` confirms in this kernel that this JAX runs a debug
+  callback on the calling thread before the call returns (InstrumentMissing otherwise, never a
+  student's mistake).
+- test_hand_count (`check_hand_count`), *values only*: `matmul_flops` for fresh shapes (every
   dimension 2..999) and for shapes with a dimension of 1, where XLA rewrites the product and its
-  estimate is not the textbook count: the count must be 2*m*k*n, an int.
+  estimate is not the textbook count: the count must be 2*m*k*n, an int. Called from here.
 
 Fresh shapes for compiled products have every dimension in 2..96: XLA rewrites a product with a
 dimension of 1, and it keeps estimates in single precision, so counts stay below 2**24.
 
-Limit (README, "Known limits"): a probe replaced in the student's own kernel is handed the inputs
-picked here and can answer the stages and not-run cells with data computed from them, without
-running the student's code; the grader flags code that names the grading package.
+The checks read JAX's printed text in one place only, comparing the student's lowered program with
+this kernel's lowering of the same workload on the same JAX, never with a fixed text.
 """
 from __future__ import annotations
 
 import math
 import numbers
 import random
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import CheckFailed, remote
-from ..kernel.probes.stages import STAGE_KEYS, Watch, watched_matmul  # noqa: F401 (re-exported)
+from ..channel.codec import ChannelError
+from . import CheckFailed, InstrumentMissing, numerics, remote
+
+STAGE_KEYS = ("jaxpr", "lowered", "stablehlo", "compiled", "estimates")
 
 # The estimate fields a student's `estimates_from` returns, and where the compiler keeps each.
 COST_KEYS = {"flops": "flops", "bytes_accessed": "bytes accessed"}
@@ -241,80 +257,337 @@ def check_estimates_absent(estimates_from, rng: np.random.Generator | None = Non
 
 
 # --- test_read_program_stages, test_read_program_not_run --------------------------------------
-def _plain_shapes(value) -> list | None:
-    """[[d, ...], ...] as a list of tuples, or None when it is not that."""
+class WatchedProduct:
+    """The workload's body, `(a @ b) * scale + shift` for numbers picked at grading time: it lives
+    in this kernel.
+
+    Student code holds it only as a stand-in whose calls come back here, so every call is seen
+    here, by this kernel: with tracers it is a trace (JAX runs a function's Python body only when it
+    traces it), and its shapes are recorded; with arrays it is a run on data, computed here and
+    counted. Nothing about it crosses but its calls: its numbers stay under underscore names.
+    """
+
+    def __init__(self, m: int, k: int, n: int, scale: float, shift: float):
+        self._shapes = [(m, k), (k, n)]
+        self._scale, self._shift = scale, shift
+        self._traces: list[list[tuple[int, ...]]] = []
+        self._runs = 0
+
+    def __call__(self, a, b):
+        import jax.numpy as jnp
+
+        kinds = [_argument_kind(x) for x in (a, b)]
+        if kinds == ["tracer", "tracer"]:
+            self._traces.append([_shape_of(a), _shape_of(b)])
+            return (a @ b) * self._scale + self._shift
+        if kinds == ["array", "array"]:
+            self._runs += 1
+            if [tuple(np.shape(a)), tuple(np.shape(b))] != self._shapes:
+                raise TypeError("the workload takes the two arrays it was read for")
+            return (jnp.asarray(a, np.float32) @ jnp.asarray(b, np.float32)) * self._scale + self._shift
+        raise TypeError("the workload takes two arrays (or the tracers JAX passes it while tracing)")
+
+
+def _argument_kind(value) -> str:
+    """'tracer' (a JAX tracer, here or in the student's kernel), 'array' (data) or 'other'."""
+    import jax
+
+    if type(value) is remote.Remote:  # an object of the student's kernel: its type, as that kernel names it
+        held = str(object.__getattribute__(value, "_info").get("type", ""))
+        return "tracer" if held.startswith("jax.") and held.endswith("Tracer") else "other"
+    if isinstance(value, jax.core.Tracer):
+        return "tracer"
+    if isinstance(value, (np.ndarray, jax.Array)):
+        return "array"
+    return "other"
+
+
+def _shape_of(value) -> tuple[int, ...] | None:
     try:
-        return [tuple(int(d) for d in shape) for shape in value]
-    except (TypeError, ValueError):
+        return tuple(int(d) for d in value.shape)
+    except Exception:
         return None
 
 
-def trace_problems(report: dict, m: int, k: int, n: int) -> list[str]:
-    traced = [_plain_shapes(call) for call in (report.get("traced_shapes") or [])]
-    if not traced:
+class Executions:
+    """Reports of the workload's executions. The course's code puts a debug callback to this object
+    in the workload (`perfcourse.kernel.probes.stages.watched_workload`): each execution of its
+    compiled program calls it, on the CPU synchronously on the thread that runs the program, with
+    the first element of its first input, and the call comes back here."""
+
+    MAX_REPORTS = 10_000
+
+    def __init__(self):
+        self._values: list[float | None] = []
+
+    def __call__(self, value=None):
+        if len(self._values) < self.MAX_REPORTS:
+            try:
+                self._values.append(float(np.asarray(value, dtype=np.float64).reshape(-1)[0]))
+            except Exception:
+                self._values.append(None)
+
+
+def reference_workload(scale: float, shift: float, reported: bool = True):
+    """The watched workload as the student's kernel builds it (the probe's `workload` around
+    `WatchedProduct`, its report left out unless `reported`), here: the program whose StableHLO a
+    right reading gives."""
+    import jax
+
+    def workload(a, b):
+        if reported:
+            jax.debug.callback(_ignore, a[0, 0])
+        return (a @ b) * scale + shift
+
+    return workload
+
+
+def _ignore(*_):
+    return None
+
+
+def reference_text(m: int, k: int, n: int, scale: float, shift: float, reported: bool = True) -> str:
+    """The StableHLO text JAX gives for the watched workload at these shapes, lowered in this kernel."""
+    import jax
+
+    specs = matmul_inputs(None, m, k, n, specs=True)
+    return normalized_text(jax.jit(reference_workload(scale, shift, reported)).lower(*specs).as_text())
+
+
+_MODULE = re.compile(r"^module @[\w.$\-]+", re.MULTILINE)
+
+
+def normalized_text(text) -> str | None:
+    """A lowered program's text with its module's name (the jitted function's name) left out."""
+    if type(text) is not str:
+        return None
+    return _MODULE.sub("module @workload", text).strip()
+
+
+_execution_instrument_confirmed = False  # for this process: its JAX does not change
+
+
+def execution_instrument() -> None:
+    """Check, in this process, that this JAX runs a debug callback in a compiled program on the
+    thread that calls the program, before the call returns (the CPU runtime does): the executions
+    the not-run cell counts are then reported while `read_program` runs. Otherwise InstrumentMissing,
+    never a student's mistake."""
+    global _execution_instrument_confirmed
+    if _execution_instrument_confirmed:
+        return
+    import threading
+
+    import jax
+    import jax.numpy as jnp
+
+    threads = []
+
+    def program(a):
+        jax.debug.callback(lambda *_: threads.append(threading.get_ident()), a[0])
+        return a * 2
+
+    jax.jit(program)(jnp.ones(4, jnp.float32))  # not waited for
+    if threads != [threading.get_ident()]:
+        raise InstrumentMissing(
+            f"jax {jax.__version__} on {jax.default_backend()}: a compiled program's debug callback did not run on "
+            "the calling thread before the call returned: the not-run cell of performance-03 cannot "
+            "count executions on this JAX; update perfcourse.checks.stages")
+    _execution_instrument_confirmed = True
+
+
+def _built_in_student_kernel(name: str, *args):
+    """Objects the course's code builds in the student's kernel (`perfcourse.kernel.probes`), as
+    stand-ins to hand to student code: never read as values here, so not `remote.probe`. Without
+    a channel (tests, the command-line checker) the probe runs in this process."""
+    if not remote.grading():
+        from ..kernel import probes
+
+        return probes.run(name, *args)
+    return remote._request("probe", name, *args)
+
+
+@dataclass
+class Reading:
+    """One call of the student's read_program on the watched workload, as this kernel saw it."""
+    m: int
+    k: int
+    n: int
+    body: WatchedProduct
+    executions: Executions | None   # None: the workload was built without its report
+    raised: str | None = None
+    result: dict | None = None      # what read_program returned, when a dict: stand-ins for its objects
+    returned: str = "nothing"       # its type's name
+    traces: list = field(default_factory=list)
+    runs: int = 0                   # calls of the workload with data (computed here)
+    reports: list = field(default_factory=list)  # executions of its compiled program while it ran
+
+
+def read_watched(read_program, m: int, k: int, n: int, rng: np.random.Generator, *, specs: bool,
+                 reported: bool = True) -> Reading:
+    """Call the student's read_program on a watched (m, k) @ (k, n) workload built for numbers
+    picked here: fresh arrays sent from here, or ShapeDtypeStructs (no data) built in its kernel.
+    With `reported`, each execution of its compiled program reports itself here.
+
+    The call goes from this kernel to the student's function itself, not through a probe: what
+    it returns comes back as stand-ins for its objects, which the checks then question here.
+    """
+    scale = float(np.float32(rng.uniform(0.5, 1.5)))
+    shift = float(np.float32(rng.uniform(-0.5, 0.5)))
+    body, executions = WatchedProduct(m, k, n, scale, shift), Executions() if reported else None
+    reading = Reading(m, k, n, body, executions)
+    built = _built_in_student_kernel("stages.watched_workload", body, executions, [[m, k], [k, n]])
+    if type(built) is not tuple or len(built) != 2 or not callable(built[0]) or type(built[1]) is not tuple:
+        reading.raised = "an error: the course's workload could not be built in the notebook's kernel"
+        return reading
+    workload, structs = built
+    args = structs if specs else matmul_inputs(rng, m, k, n)
+    try:
+        result = read_program(workload, *args)
+    except ChannelError:
+        raise
+    except Exception as exc:
+        reading.raised = f"{type(exc).__name__}: {exc}"[:500]
+        result = None
+    else:
+        reading.returned = _type_name(result)
+        if isinstance(result, dict):  # a plain dict, or the channel's copy of the student's
+            reading.result = dict(dict.items(result))
+    reading.traces = [list(t) for t in body._traces]
+    reading.runs, reading.reports = body._runs, list(executions._values) if executions else []
+    return reading
+
+
+def _type_name(value) -> str:
+    if type(value) is remote.Remote:
+        return str(object.__getattribute__(value, "_info").get("type", "?")).rpartition(".")[2][:80]
+    return type(value).__name__
+
+
+def _ask(read, default=None):
+    """A question to a student's object (a stand-in: student code answers it); `default` when it fails."""
+    try:
+        return read()
+    except ChannelError:
+        raise
+    except Exception:
+        return default
+
+
+def _avals_shapes(jaxpr, which: str) -> list | None:
+    return _ask(lambda: [tuple(int(d) for d in aval.shape) for aval in getattr(jaxpr, which)])
+
+
+def trace_problems(traces: list, m: int, k: int, n: int) -> list[str]:
+    if not traces:
         return ["read_program never traced the workload: trace fn for the shapes of args"]
-    wrong = [call for call in traced if call != [(m, k), (k, n)]]
+    wrong = [call for call in traces if call != [(m, k), (k, n)]]
     if wrong:
         return [f"read_program traced the workload with shapes {wrong[0]}, not the shapes of the arguments "
                 "it was given: trace for the shapes and dtypes of args"]
     return []
 
 
-def stage_problems(report, m: int, k: int, n: int) -> list[str]:
-    """How `read_program(fn, a, b)` for an (m, k) @ (k, n) product departs from the contract.
+def run_compiled(reading: Reading, compiled, shapes_: list, rng: np.random.Generator, *,
+                 values: bool = True) -> list[str]:
+    """Run the compiled program read_program returned, from here, on fresh arrays of `shapes_`: it
+    must report exactly that one execution to this kernel, as the watched workload does (when it was
+    built with its report), and (with `values`) give the workload's values for those arrays."""
+    if not _product_shapes(shapes_):
+        return ["read_program traced the workload with shapes that are not those of a product"]
+    (m, k), (_, n) = shapes_
+    a, b = matmul_inputs(rng, m, k, n)
+    before = len(reading.executions._values) if reading.executions else 0
+    try:
+        out = compiled(a, b)
+    except ChannelError:
+        raise
+    except Exception as exc:
+        return [f"the 'compiled' program read_program returned could not be called on fresh arrays of the shapes "
+                f"it was read for ({type(exc).__name__}): return the compiled program of fn itself"]
+    if reading.executions and reading.executions._values[before:] != [float(np.asarray(a)[0, 0])]:
+        return ["the 'compiled' program read_program returned is not the workload it was handed (run on fresh "
+                "arrays, it did not report that run as the workload does): return the compiled program of fn itself"]
+    if not values:
+        return []
+    if type(out) is remote.Remote:
+        return ["the 'compiled' program read_program returned did not give an array"]
+    body = reading.body
+    want = (np.asarray(a, np.float64) @ np.asarray(b, np.float64)) * body._scale + body._shift
+    try:
+        numerics.check_close(out, want, "the 'compiled' program read_program returned, run on fresh arrays")
+    except CheckFailed as failure:
+        return [str(failure)]
+    return []
 
-    `report` is what the probe `stages.read_matmul` described, as plain data.
+
+def stage_problems(reading: Reading, estimates_from, rng: np.random.Generator) -> list[str]:
+    """How `read_program(fn, a, b)` for an (m, k) @ (k, n) workload departs from the contract.
+
+    Observed here: the workload's traces and their shapes. Verified here: the lowered program's
+    text is the one this kernel gets lowering the same workload; the compiled program, run here on
+    fresh arrays, computes it and reports its run. Asked of the student's objects: the jaxpr's
+    shapes, the stages' types, estimates_from(compiled).
     """
-    if not isinstance(report, dict):
-        return ["the workload's program could not be read"]
-    if "raised" in report:
-        return [f"read_program raised {report['raised']}"]
-    problems = trace_problems(report, m, k, n)
-    result = report.get("result")
-    if not isinstance(result, dict) or result.get("type") != "dict":
-        return problems + [f"read_program should return a dict, got {(result or {}).get('type', '?')}"]
-    absent = [key for key in STAGE_KEYS if key not in (result.get("keys") or [])]
+    m, k, n = reading.m, reading.k, reading.n
+    if reading.raised:
+        return [f"read_program raised {reading.raised}"]
+    problems = trace_problems(reading.traces, m, k, n)
+    result = reading.result
+    if result is None:
+        return problems + [f"read_program should return a dict, got {reading.returned}"]
+    absent = [key for key in STAGE_KEYS if key not in result]
     if absent:
         return problems + [f"the result has no {absent} key(s)"]
     ins, out = [(m, k), (k, n)], [(m, n)]
+    body = reading.body
+    expected_text = reference_text(m, k, n, body._scale, body._shift, reported=reading.executions is not None)
 
-    jaxpr = result.get("jaxpr") or {}
-    j_in, j_out = _plain_shapes(jaxpr.get("in") or ()), _plain_shapes(jaxpr.get("out") or ())
-    if jaxpr.get("in") is None or jaxpr.get("out") is None:
-        problems.append(f"'jaxpr' should be a jaxpr (jax.make_jaxpr or Traced.jaxpr), got {jaxpr.get('type')}")
+    jaxpr = result["jaxpr"]
+    j_in, j_out = _avals_shapes(jaxpr, "in_avals"), _avals_shapes(jaxpr, "out_avals")
+    if j_in is None or j_out is None or isinstance(jaxpr, (str, bytes)):
+        problems.append(f"'jaxpr' should be a jaxpr (jax.make_jaxpr or Traced.jaxpr), got {_type_name(jaxpr)}")
     elif j_in != ins or j_out != out:
         problems.append(f"the jaxpr takes {j_in} and gives {j_out}: it is not the program for the arguments' shapes")
 
-    lowered = result.get("lowered") or {}
-    if not lowered.get("is_lowered"):
-        problems.append(f"'lowered' should be a jax.stages.Lowered, got {lowered.get('type')}")
-    elif _plain_shapes(lowered.get("in") or ()) != ins:
-        problems.append(f"'lowered' was lowered for {_plain_shapes(lowered.get('in') or ())}, "
-                        "not for the arguments' shapes")
+    import jax
 
-    compiled = result.get("compiled") or {}
-    if not compiled.get("is_compiled"):
-        problems.append(f"'compiled' should be a jax.stages.Compiled, got {compiled.get('type')}")
-    else:
-        c_in, c_out = _plain_shapes(compiled.get("in") or ()), _plain_shapes(compiled.get("out") or ())
-        if c_in != ins or c_out != out:
-            problems.append(f"'compiled' was compiled for {c_in} -> {c_out}, not for the arguments' shapes")
-        flops = _number((compiled.get("compiler") or {}).get("flops"))
-        hand = matmul_flops(m, k, n)
-        if flops is not None and flops not in (hand, float(np.float32(hand))):
-            problems.append(f"the compiler estimates {flops:g} flops for 'compiled', not the 2*m*k*n of the "
-                            "workload's product: compile the workload itself")
-        again = result.get("estimates_of_compiled") or {}
-        if "returned" in again and not _same(result.get("estimates"), again["returned"]):
-            problems.append("'estimates' is not estimates_from(compiled) of the returned compiled program")
+    lowered = result["lowered"]
+    if not isinstance(lowered, jax.stages.Lowered):
+        problems.append(f"'lowered' should be a jax.stages.Lowered, got {_type_name(lowered)}")
+    elif normalized_text(_ask(lambda: lowered.as_text())) != expected_text:
+        problems.append("'lowered' is not the workload's program for the arguments' shapes: lower fn itself, "
+                        "for the shapes and dtypes of args")
 
-    stablehlo = result.get("stablehlo") or {}
-    if stablehlo.get("type") != "str" or not stablehlo.get("length"):
+    stablehlo = normalized_text(result["stablehlo"])
+    if not stablehlo:
         problems.append("'stablehlo' should be the lowered program's text (Lowered.as_text())")
-    elif not all(stablehlo.get("mentions") or [False]):
-        problems.append("'stablehlo' does not name the workload's tensor types: "
-                        "it should be the text of this lowered program")
+    elif stablehlo != expected_text:
+        problems.append("'stablehlo' is not the text of this lowered program (Lowered.as_text())")
+
+    compiled = result["compiled"]
+    if not isinstance(compiled, jax.stages.Compiled):
+        problems.append(f"'compiled' should be a jax.stages.Compiled, got {_type_name(compiled)}")
+    else:
+        problems += run_compiled(reading, compiled, ins, rng)
+        try:
+            again = estimates_from(compiled)
+        except ChannelError:
+            raise
+        except Exception:  # a crash of estimates_from itself costs its own cell only
+            pass
+        else:
+            given, again = values_of(result["estimates"]), values_of(again)
+            if given is None or again is None or not _same(given, again):
+                problems.append("'estimates' is not estimates_from(compiled) of the returned compiled program")
     return problems
+
+
+def values_of(value):
+    """A student's answer as plain values (its lists and dicts copied), or None where it holds an object."""
+    try:
+        return remote.values_only(value)
+    except CheckFailed:
+        return None
 
 
 def _same(a, b) -> bool:
@@ -329,48 +602,58 @@ def _same(a, b) -> bool:
         return False
 
 
-def read_matmul(read_program, estimates_from, m: int, k: int, n: int, rng: np.random.Generator,
-                *, specs: bool, count_runs: bool):
-    """The probe's description of read_program on a watched product, for inputs picked here."""
-    arrays = None
-    if not specs:
-        arrays = (rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32))
-    return remote.probe("stages.read_matmul", read_program, estimates_from, m, k, n,
-                        arrays=arrays, count_runs=count_runs)
-
-
-def check_read_program_stages(read_program, estimates_from, rounds: int = 3,
+def check_read_program_stages(read_program, estimates_from, rounds: int = 2,
                               rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for _ in range(rounds):
         m, k, n = fresh_matmul_shapes(rng)
-        report = read_matmul(read_program, estimates_from, m, k, n, rng, specs=False, count_runs=False)
-        problems = stage_problems(report, m, k, n)
+        reading = read_watched(read_program, m, k, n, rng, specs=False, reported=False)  # runs are not this cell's
+        problems = stage_problems(reading, estimates_from, rng)
         assert not problems, "; ".join(problems)
 
 
-def not_run_problems(report, specs: bool) -> list[str]:
+def _read_for(compiled, traces: list) -> list:
+    """The shapes a compiled program takes, as it says (its in_avals) when they are shapes the
+    workload was traced with, else those of the first trace."""
+    said = _ask(lambda: _positional_shapes(compiled.in_avals))
+    return said if said in traces else traces[0]
+
+
+def _positional_shapes(in_avals) -> list:
+    """The shapes of ((aval, ...), {kwargs}) or (aval, ...), the forms JAX's in_avals take."""
+    if isinstance(in_avals, tuple) and len(in_avals) == 2 and isinstance(in_avals[1], dict):
+        in_avals = in_avals[0]
+    return [tuple(int(d) for d in aval.shape) for aval in in_avals]
+
+
+def _product_shapes(shapes_) -> bool:
+    return (isinstance(shapes_, list) and len(shapes_) == 2 and all(isinstance(s, tuple) and len(s) == 2 for s in shapes_)
+            and shapes_[0][1] == shapes_[1][0] and all(0 < d <= 1000 for s in shapes_ for d in s))
+
+
+def not_run_problems(reading: Reading, specs: bool, rng: np.random.Generator) -> list[str]:
     given = "ShapeDtypeStructs (no data)" if specs else "arrays"
-    if not isinstance(report, dict):
-        return ["the workload's program could not be read"]
-    if "raised" in report:
-        return [f"read_program, given {given}, raised {report['raised']}"
+    if reading.raised:
+        return [f"read_program, given {given}, raised {reading.raised}"
                 + (": read the program from shapes and dtypes alone" if specs else "")]
-    if not report.get("traced_shapes"):
+    if not reading.traces:
         return [f"read_program, given {given}, never traced the workload"]
-    runs = report.get("executions")
-    if not isinstance(runs, int) or isinstance(runs, bool) or runs != 0:
+    runs = max(reading.runs, len(reading.reports))  # an eager call shows twice: the body's call, its report
+    if runs:
         return [f"read_program, given {given}, executed the workload {runs} time(s): "
                 "read the program, do not run it"]
-    return []
+    compiled = (reading.result or {}).get("compiled")
+    if compiled is None or not callable(compiled):
+        return [f"read_program, given {given}, returned no compiled program ('compiled') to show what it read"]
+    return run_compiled(reading, compiled, _read_for(compiled, reading.traces), rng, values=False)
 
 
 def check_read_program_not_run(read_program, estimates_from, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
+    execution_instrument()
     for specs in (False, True):
         m, k, n = fresh_matmul_shapes(rng)
-        report = read_matmul(read_program, estimates_from, m, k, n, rng, specs=specs, count_runs=True)
-        problems = not_run_problems(report, specs)
+        problems = not_run_problems(read_watched(read_program, m, k, n, rng, specs=specs), specs, rng)
         if problems:
             raise CheckFailed(problems[0])
 
