@@ -6,6 +6,7 @@ them in-process (without a channel the probes run in this process), so each samp
 the checks of the cells its `expect:` line gives full marks. Then the traces the checks build, the
 judging of a probe's report, and the notebook's shape.
 """
+import gzip
 import json
 
 import numpy as np
@@ -131,24 +132,41 @@ def test_function_names_of_python_tracer_events():
 
 
 # --- judging a probe's report ---------------------------------------------------------------------
-def test_train_report_with_a_wait_or_missing_scopes_is_refused():
-    def event(name, ts, dur, **args):
-        return {"ph": "X", "pid": 1, "tid": 2, "ts": ts, "dur": dur, "name": name, **({"args": args} if args else {})}
+def event(name, ts, dur, tid=2, **args):
+    return {"ph": "X", "pid": 1, "tid": tid, "ts": ts, "dur": dur, "name": name, **({"args": args} if args else {})}
 
-    steps, size, decay, shift = 3, 8, 0.5, 0.1
-    params, losses = profiling.train_expected(steps, size, decay, shift)
+
+def as_file(events) -> dict:
+    """A report's trace file: the bytes a probe sends, gzip-compressed JSON."""
+    return {"file": gzip.compress(json.dumps({"displayTimeUnit": "ns", "traceEvents": events}).encode())}
+
+
+def test_train_report_with_a_wait_or_missing_scopes_is_refused():
+    steps, size, decay, shift = 3, 16, 0.5, 0.1
+    values = np.linspace(-1, 1, 8, dtype=np.float32)
+    params, losses = profiling.train_expected(values, size, steps, decay, shift)
+    plan = profiling.Plan(None, {1: 0.002})
+    plan._asked = steps  # the steps this kernel counted
     events = []
     for i in range(steps):
-        events.append(event("train_step", 100.0 * i, 10.0))
-        events.append(event("add", 100.0 * i + 20, 5.0, hlo_op="add", hlo_module="jit_s", run_id=str(i)))
-    report = {"events": events, "metadata": [], "params": params, "losses": losses}
-    assert profiling.train_problems(report, "s", steps, size, decay, shift) == []
-    waited = {**report, "events": events + [event("$array.py:297 __float__", 150.0, 30.0)]}
-    assert "waits for the device inside the loop" in profiling.train_problems(waited, "s", steps, size, decay, shift)[0]
-    unscoped = {**report, "events": [e for e in events if e["name"] != "train_step"]}
-    assert "annotation" in profiling.train_problems(unscoped, "s", steps, size, decay, shift)[0]
-    wrong = {**report, "losses": losses + 1.0}
-    assert "losses" in profiling.train_problems(wrong, "s", steps, size, decay, shift)[0]
+        events.append(event("train_step", 10000.0 * i, 10.0))
+        events.append(event("add", 10000.0 * i + 2500, 5.0, tid=3, hlo_op="add", hlo_module="jit_s", run_id=str(i)))
+    report = {**as_file(events), "params": params, "losses": losses}
+    judge = lambda report, plan=plan: profiling.train_problems(report, "s", steps, plan, values, size, decay, shift)  # noqa: E731
+    assert judge(report) == []
+    waited = {**report, **as_file(events + [event("$array.py:297 __float__", 150.0, 30.0)])}
+    assert "waits for the device inside the loop" in judge(waited)[0]
+    unscoped = {**report, **as_file([e for e in events if e["name"] != "train_step"])}
+    assert "annotation" in judge(unscoped)[0]
+    assert "losses" in judge({**report, "losses": losses + 1.0})[0]
+    # Step 1 began, the grader paused 2 ms before its dispatch: its execution cannot start 1.5 ms in.
+    early = [dict(e, ts=e["ts"] - 1000.0) if e.get("args", {}).get("run_id") == "1" else e for e in events]
+    assert "after the step began" in judge({**report, **as_file(early)})[0]
+    fewer = profiling.Plan(None, {})
+    fewer._asked = steps - 1  # this kernel saw one step less than the trace shows
+    assert "once per step" in judge(report, fewer)[0]
+    assert "not gzip-compressed JSON" in judge({**report, "file": b"{}"})[0]
+    assert "did not come back" in judge({k: v for k, v in report.items() if k != "file"})[0]
 
 
 def test_a_jax_whose_traces_read_otherwise_stops_the_checks_instead_of_failing_students(monkeypatch):
@@ -157,18 +175,23 @@ def test_a_jax_whose_traces_read_otherwise_stops_the_checks_instead_of_failing_s
     from perfcourse.kernel.probes import profiling as probe
 
     namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
-    real = probe.complete_events
-    # Executions no longer carry the module's name in their args:
+    real = profiling.parse_trace_file
+
+    def without_args(report):  # executions no longer carry the module's name in their args
+        trace, why = real(report)
+        if trace is not None:
+            trace = {"traceEvents": [{k: v for k, v in e.items() if k != "args"} for e in trace["traceEvents"]]}
+        return trace, why
+
     monkeypatch.setattr(profiling, "_trace_instrument_confirmed", False)
-    monkeypatch.setattr(probe, "complete_events", lambda trace, python_calls=True: [
-        {key: value for key, value in event.items() if key != "args"} for event in real(trace, python_calls)])
+    monkeypatch.setattr(profiling, "parse_trace_file", without_args)
     for cell in ("test_train", "test_capture"):
         with pytest.raises(InstrumentMissing, match="a trace of the lesson's own training loop") as caught:
             CHECKS[cell](namespace, np.random.default_rng(0))
         assert not isinstance(caught.value, CheckFailed)
     # None of the calls that wait is named as the course expects (float() waits through __float__,
     # _value and the runtime's Await, so renaming one alone leaves the wait visible):
-    monkeypatch.setattr(probe, "complete_events", real)
+    monkeypatch.setattr(profiling, "parse_trace_file", real)
     monkeypatch.setattr(probe, "SYNC_CALLS", ())
     monkeypatch.setattr(profiling, "SYNC_CALLS", ())
     with pytest.raises(InstrumentMissing, match="shows no wait"):
@@ -178,6 +201,61 @@ def test_a_jax_whose_traces_read_otherwise_stops_the_checks_instead_of_failing_s
     monkeypatch.setattr(profiling, "_trace_instrument_confirmed", False)
     CHECKS["test_train"](namespace, np.random.default_rng(0))
     assert profiling._trace_instrument_confirmed
+
+
+def forged_capture_report(scope, name, plan, values, scale, offset, folder):
+    """What a forged capture probe can send from its arguments: the dispatches the plan allows
+    (asked for, never run), a well-formed trace file of them on a clock of its own, NumPy's result."""
+    runs = 0
+    while plan.next():
+        runs += 1
+    events = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},
+              {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "python"}},
+              event(scope, 50.0, 400.0)]
+    for i in range(runs):
+        events.append(event("fusion", 100.0 + 3000.0 * i, 2900.0, tid=3, hlo_op="fusion",
+                            hlo_module=f"jit_{name}", run_id=str(1000 + i)))
+    result = np.asarray(values, np.float32)
+    for _ in range(runs):
+        result = np.tanh(result * np.float32(scale) + np.float32(offset))
+    path = f"/tmp/{folder}/plugins/profile/run/{profiling.TRACE_FILE}"
+    return {**as_file(events), "trace_dir": f"/tmp/{folder}", "older": "/tmp/old", "path": path, "real_path": path,
+            "exists": True, "newest": [path], "result": result}
+
+
+def test_a_trace_written_without_living_through_the_capture_is_refused():
+    rng = np.random.default_rng(5)
+    plan = profiling.Plan(7, {0: 0.004, 1: 0.006})
+    values = rng.uniform(-1, 1, 8).astype(np.float32)
+    report = forged_capture_report("region_1", "work_1", plan, values, 1.1, 0.2, "capture-1")
+    problems = profiling.capture_problems(report, "region_1", "work_1", plan, values, 1.1, 0.2)
+    assert problems and "when they ran" in problems[0]
+    # The same events, shifted past the pauses this kernel made: what a real capture shows.
+    trace, _ = profiling.parse_trace_file(report)
+    events = [dict(e, ts=e["ts"] + 10_000.0) if e.get("args", {}).get("run_id") else e for e in trace["traceEvents"]]
+    assert profiling.capture_problems({**report, **as_file(events)}, "region_1", "work_1", plan, values, 1.1, 0.2) == []
+    overlapping = [dict(e, dur=e["dur"] + 500.0) if e.get("args", {}).get("run_id") else e for e in events]
+    assert "overlap" in profiling.capture_problems({**report, **as_file(overlapping)}, "region_1", "work_1", plan,
+                                                   values, 1.1, 0.2)[0]
+
+
+def test_a_forged_capture_probe_earns_nothing(monkeypatch):
+    from perfcourse.kernel.probes import profiling as probe
+
+    def forged(capture, scope, name, size, plan, values, scale, offset, folder, trace_dir=None):
+        return forged_capture_report(scope, name, plan, values, scale, offset, folder)
+
+    monkeypatch.setattr(probe, "capture_region", forged)
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    with pytest.raises(CheckFailed, match="when they ran"):
+        CHECKS["test_capture"](namespace, np.random.default_rng(0))
+
+
+def test_a_trace_file_the_channel_would_not_carry_is_refused():
+    assert "larger" in profiling.parse_trace_file({"too_big": 10 << 20})[1]
+    bomb = gzip.compress(b" " * (profiling.MAX_TRACE_JSON + 10))
+    assert "larger" in profiling.parse_trace_file({"file": bomb})[1]
+    assert "traceEvents" in profiling.parse_trace_file({"file": gzip.compress(b"[1, 2]")})[1]
 
 
 def test_load_trace_is_judged_on_file_bytes_a_forged_probe_can_only_echo(monkeypatch):
@@ -206,6 +284,41 @@ def test_capture_report_of_an_older_file_is_refused():
 
     with pytest.raises(CheckFailed, match="older trace file|perfetto_trace"):
         profiling.check_capture(older, lambda path: None, rng=np.random.default_rng(1))
+
+
+# --- over the channel ------------------------------------------------------------------------------
+def test_over_the_channel_the_plan_is_asked_from_the_students_kernel_and_the_file_parsed_here():
+    """The solution's functions in a namespace served by the real agent on a thread: the plan's calls
+    and the trace file's bytes cross a real socket, and the trace of the agent's own calls inside each
+    step shows no wait."""
+    import os
+    import socket
+    import struct
+    import tempfile
+    import threading
+
+    from perfcourse.checks import remote
+    from perfcourse.kernel.agent import Agent
+
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    path = os.path.join(tempfile.mkdtemp(), "student.sock")
+    agent = Agent.at(path, {name: namespace[name] for name in ("capture", "load_trace", "train")})
+    thread = threading.Thread(target=agent.serve, daemon=True)
+    thread.start()
+    previous, remote._channel = remote._channel, remote.Channel(path)
+    try:
+        found = remote._channel.request("names", ["capture", "load_trace", "train"])
+        assert type(found["train"]) is remote.Remote
+        profiling.check_capture(found["capture"], found["load_trace"], rng=np.random.default_rng(1))
+        profiling.check_train(found["train"], rng=np.random.default_rng(2))
+    finally:
+        remote._channel = previous
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(path)
+            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
+            sock.sendall(struct.pack(">I", len(message)) + message)
+            sock.recv(64)
+        thread.join(5)
 
 
 # --- the notebook -----------------------------------------------------------------------------------

@@ -14,58 +14,74 @@ picks, placed inside a step or in the gap after it, written the ways JAX's profi
 distractors on other threads and under similar names, the events shuffled) and hands it over as
 plain data; the answers come back as values and are compared here with what it built. What only
 the student's process can produce (a capture, a trace of the student's loop) comes from course
-probes (`perfcourse.kernel.probes.profiling`) and is judged here as data. No check reads a clock
-or compares a duration with a threshold: durations only ever come from traces, and each check
-compares them with the trace they came from.
+probes (`perfcourse.kernel.probes.profiling`): they send back the trace file's *bytes*, which this
+kernel decompresses and parses itself (gzip and json of the standard library, bounded), and the
+dispatches inside it are paced by this kernel's own `Plan`. No check compares a duration with a
+threshold of its own: durations only ever come from traces, checked against the pauses made here.
+Per cell:
 
-- test_capture (`check_capture`): the probe hands `capture` a workload it built for values picked
-  here (an annotation named at grading time around a number of dispatches of a jitted function
-  named at grading time, returned before it has run) and a folder that already holds an older
-  run. The file `capture` names must be the perfetto_trace.json.gz it wrote under that folder,
-  not the older one; read by the probe (not by the student's `load_trace`), it must hold the
-  annotation once and every execution of the function, so the capture waited for the result
-  inside the trace (a trace closed before the queued work ran misses those executions: measured
-  here, it held none of them, with a workload of several milliseconds per call); the result must
-  be the workload's
-  value (elementwise, float32 tolerance). `load_trace` must read back, exactly, a trace built and
-  gzip-compressed here, which the probe writes to a file from its bytes. A forger would have to
-  report an annotation name and a count of executions it can only know by running the workload
-  inside a trace (but see the limit below), and parse the file's bytes: gzip, then json, the task.
-- test_read_trace (`check_read_trace`): two traces built here; `device_time_by_op` must give, for
-  each XLA operation (a complete event with an "hlo_op" in its args), its summed duration, and
-  nothing else ("end:" markers and executor events are not operations); `host_gaps` the gaps
-  between consecutive annotated steps in time order (a list or a one-dimensional array). A forger would have to compute exactly
-  these sums and differences for events it was never shown: reading the trace, which is the task.
-- test_find_syncs (`check_find_syncs`): three traces built here, then one for each way a wait is
-  written, with synchronizations at steps chosen here (sometimes none), written as `float()`,
-  `.item()`, `jax.block_until_ready`, a bare transfer annotation or the runtime's own record of a
-  wait, inside the step or after it; with waits before the loop and after the last step that
-  belong to no step, a waiting event on another thread, and a scope whose name extends the
+- test_capture (`check_capture`), *verified*, with *evidence* beyond: the probe hands `capture` a
+  workload it built for values picked here (an annotation named at grading time around the
+  dispatches of a jitted function named at grading time, on arrays holding values sent from here,
+  returned before it has run) and a fresh folder, named here, that already holds an older run.
+  The workload asks this kernel's `Plan` before each dispatch: the count is revealed one dispatch
+  at a time and counted here (*observed*), and the first two dispatches wait for pauses whose
+  lengths are drawn here and never told. The file `capture` names must be the
+  perfetto_trace.json.gz it wrote under that folder, not the older one (paths: *evidence*, the
+  student's kernel reports them). Its bytes, parsed here, must hold the annotation once and every
+  execution counted here (distinct run ids of `jit_<name>`), each starting no earlier than the
+  annotation's start plus the pauses made before its dispatch, one after another (a trace closed
+  before the queued work ran misses the last executions; measured here, with a few milliseconds of
+  work per call, it held none of them); the result must be the workload's value (NumPy on the
+  values sent from here, float32 tolerance). `load_trace` must read back, exactly, a trace built
+  and gzip-compressed here, which the probe writes to a file from its bytes (*values only*). A
+  probe replaced in the student's kernel can ask the plan for the count and write a well-formed
+  file of names and run ids, but not the executions' times: a file made up without living through
+  the pauses is refused. *Evidence only* beyond that: a file is data the student's process writes,
+  and a program that times its own calls into the plan and writes every event a real trace has at
+  those times (an emulation of the profiler) cannot be told from the profiler's file here.
+- test_read_trace (`check_read_trace`), *values only*: two traces built here; `device_time_by_op`
+  must give, for each XLA operation (a complete event with an "hlo_op" in its args), its summed
+  duration, and nothing else ("end:" markers and executor events are not operations); `host_gaps`
+  the gaps between consecutive annotated steps in time order (a list or a one-dimensional array).
+  A forger would have to compute exactly these sums and differences for events it was never shown:
+  reading the trace, which is the task.
+- test_find_syncs (`check_find_syncs`), *values only*: three traces built here, then one for each
+  way a wait is written, with synchronizations at steps chosen here (sometimes none), written as
+  `float()`, `.item()`, `jax.block_until_ready`, a bare transfer annotation or the runtime's own
+  record of a wait, inside the step or after it; with waits before the loop and after the last step
+  that belong to no step, a waiting event on another thread, and a scope whose name extends the
   step's. The answer must be exactly the chosen steps. A forger would have to find them, which is
   the task.
-- test_train (`check_train`): the probe builds a jitted step named at grading time and traces the
-  student's `train` with its own capture for a number of steps picked here. Judged here from the
-  events: one annotation named "train_step" per step, every step executed once, and no host
+- test_train (`check_train`), *observed and verified*, with *evidence* beyond: the probe builds a
+  jitted step named at grading time, which asks this kernel's `Plan` before each dispatch (so the
+  steps the student's loop takes are counted here, and some wait for pauses drawn here), and
+  traces the student's `train` with its own capture for a number of steps picked here, from
+  parameters sent from here. Judged here, from the file's bytes parsed here: one annotation named
+  "train_step" per step, `step` called once per step (counted here), every step executed once and
+  no earlier than its step's start plus the pause made before its dispatch, and no host
   synchronization in any step (this module's own `find_syncs`); the parameters and losses must
-  match NumPy (elementwise, float32 tolerance). A forger would have to return the events of a
-  trace that shows the named step executed that many times under the scope with no wait between,
-  and the right numbers: running the loop as asked. The step is big enough (about a million
-  elements) to still be running when the host could wait for it. Limit: `x.block_until_ready()`
-  (a C++ method, invisible to the Python tracer) shows only as the CPU runtime's
-  `CommonPjRtBuffer::Await`, and a wait for a result that is already there leaves no event at all;
-  every Python-level wait (`float`, `.item()`, `print`, `np.asarray`, `jax.block_until_ready`,
-  `jax.device_get`) always does.
+  match NumPy on the values sent from here (float32 tolerance). The step is big enough (about a
+  million elements) to still be running when the host could wait for it. The same *evidence*
+  limit as test_capture: a made-up file that does not follow the pauses is refused; an emulation
+  of the profiler that times its own calls is not told apart. Limit of the instrument:
+  `x.block_until_ready()` (a C++ method, invisible to the Python tracer) shows only as the CPU
+  runtime's `CommonPjRtBuffer::Await`, and a wait for a result that is already there leaves no
+  event at all; every Python-level wait (`float`, `.item()`, `print`, `np.asarray`,
+  `jax.block_until_ready`, `jax.device_get`) always does.
 
-Limit (README, "Known limits"): a probe replaced in the student's own kernel is handed the inputs
-picked here and can answer the capture and train cells with data computed from them, without
-running the student's code; the grader flags code that names the grading package.
+`trace_instrument()` runs the course's own loop under the course's own probe in this kernel (with
+a pause, honest and waiting) before grading: a JAX whose traces read otherwise stops the checks
+with InstrumentMissing, never as every student's mistake.
 """
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import random
+import time
 
 import numpy as np
 
@@ -243,6 +259,91 @@ def _numbers(value) -> list | None:
     return None if any(isinstance(v, bool) for v in value) else out
 
 
+# --- what the trusted kernel observes and parses itself -------------------------------------------
+class Plan:
+    """The dispatches of a workload the student's code runs, told one at a time (`next()`), counted
+    here, with pauses before some of them whose lengths are picked here and never told.
+
+    The course's code in the student's kernel asks before each dispatch: capture's workload (True
+    while `count` dispatches remain) and train's step (always True: the student's loop decides).
+    Student code holds this object only as a stand-in that can call `next`; everything else is kept
+    under underscore names, which never cross. Each pause falls between the step's or the
+    annotation's start and the dispatch, so in a real trace the dispatched execution starts at
+    least that long after it: a trace written without living through the pauses does not show that.
+    """
+
+    MAX_ASKED = 10_000
+
+    def __init__(self, count: int | None, pauses: dict[int, float]):
+        self._count, self._pauses = count, dict(pauses)
+        self._asked = 0   # calls of next()
+        self._given = 0   # dispatches allowed
+
+    def next(self) -> bool:
+        index = self._asked
+        self._asked += 1
+        if (self._count is not None and index >= self._count) or index >= self.MAX_ASKED:
+            return False
+        pause = self._pauses.get(index)
+        if pause:
+            time.sleep(pause)
+        self._given += 1
+        return True
+
+
+MAX_TRACE_JSON = 64 << 20   # bytes of JSON a trace file may inflate to (the lesson's are a few MB)
+TIMING_SLACK_US = 100.0     # clock granularity between a pause here and the profiler's timestamps
+
+
+def parse_trace_file(report: dict):
+    """The trace file's bytes the probe sent, decompressed and parsed here: (trace, None), or
+    (None, why not). Nothing of the student's process judges what the file holds."""
+    if "too_big" in report:
+        return None, "the trace file is larger than the grader reads"
+    if "unreadable" in report:
+        return None, f"the trace file could not be read: {report['unreadable']}"
+    data = report.get("file")
+    if type(data) is not bytes or not data:
+        return None, "the trace file did not come back"
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
+            text = handle.read(MAX_TRACE_JSON + 1)
+        if len(text) > MAX_TRACE_JSON:
+            return None, "the trace file is larger than the grader reads"
+        trace = json.loads(text)
+    except (OSError, EOFError, ValueError, RecursionError, UnicodeDecodeError) as exc:
+        return None, f"the trace file is not gzip-compressed JSON ({type(exc).__name__})"
+    if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
+        return None, "the trace file holds no 'traceEvents' list"
+    return trace, None
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def executions(trace, module: str) -> list[tuple[float, float]]:
+    """(start, end) of each execution of the compiled module `module` (the complete events whose
+    args name it, grouped by run_id), in time order."""
+    spans: dict = {}
+    for event in complete(trace):
+        args = event.get("args")
+        if not isinstance(args, dict) or args.get("hlo_module") != module or "run_id" not in args:
+            continue
+        ts, dur = _number(event.get("ts")), _number(event.get("dur"))
+        if ts is None or dur is None:
+            continue
+        start, end = spans.get(str(args["run_id"]), (math.inf, -math.inf))
+        spans[str(args["run_id"])] = (min(start, ts), max(end, ts + dur))
+    return sorted(spans.values())
+
+
+def _at_least(when: float, since: float, seconds: float) -> bool:
+    return when >= since + seconds * 1e6 - TIMING_SLACK_US
+
+
 # --- this JAX's traces -----------------------------------------------------------------------------
 def reference_train(wait: bool):
     """The lesson's training loop as the lesson asks for it, or (`wait`) waiting for each loss with
@@ -266,7 +367,8 @@ _trace_instrument_confirmed = False  # for this process: its JAX does not change
 
 def trace_instrument() -> None:
     """Check, in this process, that this JAX's traces show what test_capture and test_train read:
-    annotations by name, executions by `hlo_module` and `run_id`, and a wait among SYNC_CALLS. The
+    annotations by name, executions by `hlo_module` and `run_id`, each starting after the pause
+    before its dispatch (the profiler's clock and this one agree), and a wait among SYNC_CALLS. The
     course's own loop, captured by the course's own probe, must read as correct, and the same loop
     waiting inside each step must show the wait; otherwise InstrumentMissing: a trace layout that a
     new JAX changed must show as a broken lesson, never as every student's mistake."""
@@ -277,14 +379,19 @@ def trace_instrument() -> None:
 
     from ..kernel.probes import profiling as probe
 
-    args = ("step_instrument", 3, 1 << 19, 0.9, 0.1)  # name, steps, size, decay, shift
-    honest = train_problems(probe.trace_training(reference_train(wait=False), *args), *args)
+    steps, size, decay, shift = 3, 1 << 19, 0.9, 0.1
+    values = np.linspace(-1.0, 1.0, 1 << 10, dtype=np.float32)
+    found = []
+    for wait in (False, True):
+        plan = Plan(None, {1: 0.004})
+        report = probe.trace_training(reference_train(wait), "step_instrument", steps, plan, values, size, decay, shift)
+        found.append(train_problems(report, "step_instrument", steps, plan, values, size, decay, shift))
+    honest, waited = found
     if honest:
         raise InstrumentMissing(
             f"jax {jax.__version__}: a trace of the lesson's own training loop does not read as the checks "
             f"expect ({honest[0]}): performance-06 cannot be graded on this JAX; update how "
-            "perfcourse.kernel.probes.profiling reads traces")
-    waited = train_problems(probe.trace_training(reference_train(wait=True), *args), *args)
+            "perfcourse.checks.profiling reads traces")
     if not any("waits for the device" in problem for problem in waited):
         raise InstrumentMissing(
             f"jax {jax.__version__}: a trace of a loop that calls float() on each step's loss shows no wait "
@@ -294,48 +401,74 @@ def trace_instrument() -> None:
 
 
 # --- test_capture -----------------------------------------------------------------------------------
+def capture_problems(report, scope: str, name: str, plan: Plan, values, scale: float, offset: float) -> list[str]:
+    """What is wrong with the capture the probe describes: the paths it gives, and the file's bytes,
+    parsed here."""
+    if not isinstance(report, dict):
+        return ["capture could not be run on a workload"]
+    if "raised" in report:
+        return [f"capture(fn, trace_dir) raised {report['raised']}"]
+    if "returned" in report:
+        return [f"capture should return (result, path), got {report['returned']}"]
+    if not report.get("path"):
+        return ["capture should return the path of the trace file as its second value"]
+    if not report.get("exists"):
+        return ["the path capture returned is not a file: return the perfetto_trace.json.gz it wrote"]
+    real, folder = str(report.get("real_path", "")), str(report.get("trace_dir", ""))
+    if not real.endswith("/" + TRACE_FILE) or not real.startswith(folder.rstrip("/") + "/"):
+        return ["capture should return the perfetto_trace.json.gz that jax.profiler.trace("
+                "trace_dir, create_perfetto_trace=True) wrote under trace_dir"]
+    if real == report.get("older") or (report.get("newest") and real not in report["newest"]):
+        return ["capture returned an older trace file, not the one this capture wrote"]
+    trace, why = parse_trace_file(report)
+    if trace is None:
+        return [why]
+    found = scope_events(trace, scope)
+    if len(found) != 1:
+        return [f"the trace holds {len(found)} annotation(s) of the workload, not 1: "
+                "call fn exactly once, inside the trace"]
+    runs = executions(trace, f"jit_{name}")
+    if len(runs) != plan._given:
+        return ["the trace is missing executions of the workload: fn returns before its work is done, "
+                "so wait for its result (jax.block_until_ready) before the trace stops"]
+    began, waited = float(found[0]["ts"]), 0.0
+    for index, (start, _) in enumerate(runs):
+        waited += plan._pauses.get(index, 0.0)
+        if not _at_least(start, began, waited):
+            return ["the trace does not show the workload's executions when they ran: return the file "
+                    "jax.profiler wrote during this capture"]
+    if any(after[0] < before[1] - TIMING_SLACK_US for before, after in zip(runs, runs[1:])):
+        return ["the trace shows executions of the workload that overlap, which one after another cannot: "
+                "return the file jax.profiler wrote during this capture"]
+    expected = np.asarray(values, dtype=np.float32)
+    for _ in range(plan._given):
+        expected = np.tanh(expected * np.float32(scale) + np.float32(offset)).astype(np.float32)
+    result = report.get("result")
+    if result is None:
+        return ["capture should return fn's result as its first value"]
+    try:
+        numerics.check_close(result, expected, "the result capture returned", precision=numerics.FLOAT32)
+    except CheckFailed as failure:
+        return [str(failure)]
+    return []
+
+
 def check_capture(capture, load_trace, rng: np.random.Generator | None = None) -> None:
     trace_instrument()
     rng = rng or np.random.default_rng()
     scope = f"region_{int(rng.integers(16**6)):06x}"
     name = f"work_{int(rng.integers(16**6)):06x}"
-    calls = int(rng.integers(6, 10))
-    size = 1 << 21
-    scale = float(np.float32(rng.uniform(0.5, 1.5)))
-    report = remote.probe("profiling.capture_region", capture, scope, name, size, calls, scale)
-    if not isinstance(report, dict):
-        raise CheckFailed("capture could not be run on a workload")
-    if "raised" in report:
-        raise CheckFailed(f"capture(fn, trace_dir) raised {report['raised']}")
-    if "returned" in report:
-        raise CheckFailed(f"capture should return (result, path), got {report['returned']}")
-    if not report.get("path"):
-        raise CheckFailed("capture should return the path of the trace file as its second value")
-    if not report.get("exists"):
-        raise CheckFailed("the path capture returned is not a file: return the perfetto_trace.json.gz it wrote")
-    real, folder = str(report.get("real_path", "")), str(report.get("trace_dir", ""))
-    if not real.endswith("/" + TRACE_FILE) or not real.startswith(folder.rstrip("/") + "/"):
-        raise CheckFailed("capture should return the perfetto_trace.json.gz that jax.profiler.trace("
-                          "trace_dir, create_perfetto_trace=True) wrote under trace_dir")
-    if real == report.get("older") or (report.get("newest") and real not in report["newest"]):
-        raise CheckFailed("capture returned an older trace file, not the one this capture wrote")
-    if "unreadable" in report:
-        raise CheckFailed(f"the trace file is not gzip-compressed JSON: {report['unreadable']}")
-    found = report.get("scope_events") or []
-    if len(found) != 1:
-        raise CheckFailed(f"the trace holds {len(found)} annotation(s) of the workload, not 1: "
-                          "call fn exactly once, inside the trace")
-    runs = len(report.get("runs") or [])
-    if runs != calls:
-        raise CheckFailed("the trace is missing executions of the workload: fn returns before its work is done, "
-                          "so wait for its result (jax.block_until_ready) before the trace stops")
-    expected = np.full(8, 0.5, dtype=np.float32)
-    for _ in range(calls):
-        expected = np.tanh(expected * np.float32(scale) + np.float32(0.25)).astype(np.float32)
-    result = report.get("result")
-    if result is None:
-        raise CheckFailed("capture should return fn's result as its first value")
-    numerics.check_close(result, expected, "the result capture returned", precision=numerics.FLOAT32)
+    # The dispatches: told one at a time; the first two after pauses picked here, the rest at once,
+    # so several executions are still queued when fn returns.
+    plan = Plan(int(rng.integers(6, 10)), {0: float(rng.uniform(0.004, 0.012)), 1: float(rng.uniform(0.004, 0.012))})
+    values = rng.uniform(-1.0, 1.0, 8).astype(np.float32)
+    scale, offset = float(np.float32(rng.uniform(0.5, 1.5))), float(np.float32(rng.uniform(-0.5, 0.5)))
+    folder = f"capture-{int(rng.integers(16**8)):08x}"
+    report = remote.probe("profiling.capture_region", capture, scope, name, 1 << 21, plan, values, scale, offset,
+                          folder)
+    problems = capture_problems(report, scope, name, plan, values, scale, offset)
+    if problems:
+        raise CheckFailed(problems[0])
 
     sample = built_trace(rng, int(rng.integers(2, 4)), set(), fresh_scope(rng))["trace"]
     # The file's bytes, made here: the probe never holds the trace it should read back.
@@ -422,8 +555,14 @@ def check_find_syncs(find_syncs_, rng: np.random.Generator | None = None) -> Non
 
 
 # --- test_train -------------------------------------------------------------------------------------
-def train_expected(steps: int, size: int, decay: float, shift: float):
-    params = np.linspace(-1.0, 1.0, size, dtype=np.float32)
+def train_params(values, size: int):
+    """The parameters the probe trains: `values` tiled to `size` (as the probe builds them)."""
+    values = np.asarray(values, dtype=np.float32).reshape(-1)
+    return np.tile(values, max(1, int(size) // max(1, values.size)))
+
+
+def train_expected(values, size: int, steps: int, decay: float, shift: float):
+    params = train_params(values, size)
     losses = []
     for _ in range(steps):
         params = (params * np.float32(decay) + np.float32(shift)).astype(np.float32)
@@ -431,7 +570,10 @@ def train_expected(steps: int, size: int, decay: float, shift: float):
     return params, np.asarray(losses, dtype=np.float32)
 
 
-def train_problems(report, name: str, steps: int, size: int, decay: float, shift: float) -> list[str]:
+def train_problems(report, name: str, steps: int, plan: Plan, values, size: int, decay: float,
+                   shift: float) -> list[str]:
+    """What is wrong with the student's loop, read here from the trace file the probe's own capture
+    wrote (its bytes parsed here), from the steps this kernel counted, and from the results."""
     if not isinstance(report, dict):
         return ["train could not be traced"]
     if "raised" in report:
@@ -440,20 +582,28 @@ def train_problems(report, name: str, steps: int, size: int, decay: float, shift
         return [f"train should return (params, losses): {report['result_error']}"]
     if report.get("no_trace"):
         return ["no trace was written while train ran: do not start or stop a trace inside train"]
-    trace = {"traceEvents": list(report.get("metadata") or []) + list(report.get("events") or [])}
+    if plan._asked != steps:
+        return ["train did not call step once per step: call step(params, batch) once in each of the "
+                "steps"]
+    trace, why = parse_trace_file(report)
+    if trace is None:
+        return [why]
     steps_seen = scope_events(trace, STEP_SCOPE)
     if len(steps_seen) != steps:
         return [f"the trace does not hold one annotation named {STEP_SCOPE!r} per step: wrap each step, and "
                 f"nothing else, in jax.profiler.TraceAnnotation({STEP_SCOPE!r})"]
-    runs = {e["args"]["run_id"] for e in complete(trace) if isinstance(e.get("args"), dict)
-            and e["args"].get("hlo_module") == f"jit_{name}" and "run_id" in e["args"]}
+    runs = executions(trace, f"jit_{name}")
     if len(runs) != steps:
         return ["the trace does not show step executed once per step: call step once per step"]
+    for index, (scope, (start, _)) in enumerate(zip(steps_seen, runs)):
+        if not _at_least(start, float(scope["ts"]), plan._pauses.get(index, 0.0)):
+            return ["the trace does not show each step's execution after the step began: call step inside "
+                    f"the step's TraceAnnotation({STEP_SCOPE!r})"]
     syncs = find_syncs(trace, STEP_SCOPE)
     if syncs:
         return ["the host waits for the device inside the loop: keep the losses on the "
                 "device inside the loop (no float(), .item(), printing or block_until_ready there)"]
-    want_params, want_losses = train_expected(steps, size, decay, shift)
+    want_params, want_losses = train_expected(values, size, steps, decay, shift)
     try:
         numerics.check_close(report.get("params"), want_params, "the trained params", precision=numerics.FLOAT32)
         numerics.check_close(np.ravel(report.get("losses")), want_losses, "the losses (one per step)",
@@ -469,9 +619,12 @@ def check_train(train, rng: np.random.Generator | None = None) -> None:
     name = f"step_{int(rng.integers(16**6)):06x}"
     # Big enough that a step is still running when the host could wait for it: a wait for a result
     # that is already there leaves no trace.
-    steps, size = int(rng.integers(3, 7)), int(rng.integers(1 << 19, 1 << 20))
+    steps, size = int(rng.integers(3, 7)), int(rng.integers(1 << 9, 1 << 10)) << 10
     decay, shift = float(np.float32(rng.uniform(0.5, 0.95))), float(np.float32(rng.uniform(-0.2, 0.2)))
-    report = remote.probe("profiling.trace_training", train, name, steps, size, decay, shift)
-    problems = train_problems(report, name, steps, size, decay, shift)
+    values = rng.uniform(-1.0, 1.0, 1 << 10).astype(np.float32)  # the parameters, tiled to size
+    paused = rng.choice(steps, 2, replace=False)
+    plan = Plan(None, {int(i): float(rng.uniform(0.003, 0.010)) for i in paused})
+    report = remote.probe("profiling.trace_training", train, name, steps, plan, values, size, decay, shift)
+    problems = train_problems(report, name, steps, plan, values, size, decay, shift)
     if problems:
         raise CheckFailed("; ".join(problems))

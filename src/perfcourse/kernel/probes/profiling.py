@@ -1,26 +1,28 @@
 """performance-06's probes, run in the student's process: what a profiler trace recorded.
 
-- `capture_region(capture, scope, name, size, calls, scale, trace_dir)` builds a workload *here*
-  for values picked on the trusted side: a jitted elementwise function called `name` (so its
-  compiled module is `jit_<name>`), dispatched `calls` times inside a `TraceAnnotation(scope)`
-  and returned without waiting for it. It puts an older run's trace file in a fresh folder, hands
-  the workload and the folder to the student's `capture(fn, trace_dir)`, then reads the file the
-  student's function named with the standard
-  library (never with the student's `load_trace`) and describes it as plain data: where the file
-  is, the annotations named `scope`, the distinct executions of `jit_<name>`, and the result.
+- `capture_region(capture, scope, name, size, plan, values, scale, offset, folder, trace_dir)`
+  builds a workload *here* for values picked on the trusted side: a jitted elementwise function
+  called `name` (so its compiled module is `jit_<name>`), dispatched inside a
+  `TraceAnnotation(scope)` as many times as the trusted side's `plan` allows, asked before each
+  dispatch (the plan is the trusted side's own object: it counts the dispatches itself, and
+  pauses before some of them for lengths it never tells), on arrays holding `values`, and
+  returned without waiting for it. It puts an older run's trace file in a fresh folder named
+  `folder`, hands the workload and the folder to the student's `capture(fn, trace_dir)`, and
+  returns where the file the student's function named is and **its bytes**, with the result.
+  The trusted side decompresses and parses the file itself.
 - `load_written(load_trace, data, trace_dir)` writes the bytes of a gzip-compressed JSON trace
   file made on the trusted side here and returns what the student's `load_trace` read from it
   (the probe is handed the file's bytes, not the trace: answering without reading them would
   take decompressing and parsing them, which is the task).
-- `trace_training(train, name, steps, size, decay, shift, scope, trace_dir)` builds a jitted step
-  `step(params, batch) -> (params, loss)` called `name`, captures a trace of the student's
-  `train(step, params, batch, steps)` with `jax.profiler` (the probe's own capture, not the
-  student's), waits for the result inside it, and returns the trace's complete events as plain
-  data with the result (the Python tracer's calls left out, except the waiting ones: a trace of a
-  loop that compiles holds thousands of them).
+- `trace_training(train, name, steps, plan, values, size, decay, shift, trace_dir)` builds a jitted step
+  `step(params, batch) -> (params, loss)` called `name`, which asks the trusted side's `plan`
+  before each dispatch (the trusted side counts the steps the student's loop takes, and pauses
+  before some), captures a trace of the student's `train(step, params, batch, steps)` with
+  `jax.profiler` (the probe's own capture, not the student's) from parameters holding `values`
+  (tiled to `size`), waits for the result inside it, and returns the trace file's bytes with the
+  result.
 
-Nothing here judges: the trusted side (`perfcourse.checks.profiling`) reads the events and the
-numbers and decides.
+Nothing here judges: the trusted side (`perfcourse.checks.profiling`) parses the files and decides.
 """
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ import json
 import os
 import shutil
 import tempfile
+
+MAX_TRACE_BYTES = 3 << 20  # a compressed trace the channel carries back (the lesson's are ~100 KB)
 
 PROBES = ("capture_region", "load_written", "trace_training")
 TRACE_FILE = "perfetto_trace.json.gz"
@@ -51,79 +55,50 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
-def read_trace_file(path: str):
-    """The trace file, parsed with the standard library."""
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-def events_of(trace) -> list:
-    """The trace's events: the "traceEvents" list of a trace object, or a bare list of events."""
-    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
-    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
-
-
-def complete_events(trace, python_calls: bool = True) -> list[dict]:
-    """Every complete ("X") event as plain data: name, pid, tid, ts, dur and the HLO names in args.
-
-    Without `python_calls`, the Python tracer's events ('$file.py:LINE function') are left out
-    except those of SYNC_CALLS: a trace of a loop that compiles holds thousands of them."""
-    found = []
-    for event in events_of(trace):
-        if event.get("ph") != "X":
-            continue
-        name = str(event.get("name", ""))
-        if not python_calls and name.startswith("$") and function_name(name) not in SYNC_CALLS:
-            continue
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
-        item = {"ph": "X", "name": name, "pid": event.get("pid"), "tid": event.get("tid"),
-                "ts": float(event.get("ts", 0.0)), "dur": float(event.get("dur", 0.0))}
-        plain = {key: str(args[key]) for key in ("hlo_op", "hlo_module", "run_id") if key in args}
-        if plain:
-            item["args"] = plain
-        found.append(item)
-    return found
-
-
-def metadata_events(trace) -> list[dict]:
-    """The process and thread names ("M" events) as plain data."""
-    found = []
-    for event in events_of(trace):
-        if event.get("ph") == "M" and event.get("name") in ("process_name", "thread_name"):
-            args = event.get("args") if isinstance(event.get("args"), dict) else {}
-            found.append({"ph": "M", "name": event["name"], "pid": event.get("pid"), "tid": event.get("tid"),
-                          "args": {"name": str(args.get("name", ""))}})
-    return found
-
-
 def _elementwise(name: str):
     import jax
     import jax.numpy as jnp
 
-    def workload(a, scale):
-        return jnp.tanh(a * scale + 0.25)
+    def workload(a, scale, offset):
+        return jnp.tanh(a * scale + offset)
 
     workload.__name__ = workload.__qualname__ = name
     return jax.jit(workload)
 
 
-def _capture_region(capture, scope: str, name: str, size: int, calls: int, scale: float, trace_dir):
+def _file_bytes(path) -> dict:
+    """The file's bytes as they are (never parsed here), or why they are not sent."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_TRACE_BYTES:
+            return {"too_big": size}
+        with open(path, "rb") as handle:
+            return {"file": handle.read(MAX_TRACE_BYTES + 1)}
+    except OSError as exc:
+        return {"unreadable": _error(exc)}
+
+
+def _capture_region(capture, scope: str, name: str, size: int, plan, values, scale: float, offset: float,
+                    folder: str, trace_dir):
     """The student's capture(fn, trace_dir) around a workload that returns before it has run."""
     import jax
     import jax.numpy as jnp
     import numpy as np
 
     work = _elementwise(name)
-    start = jnp.full((int(size),), 0.5, dtype=jnp.float32)
-    jax.block_until_ready(work(start, np.float32(scale)))  # compiled before the trace
+    values = np.asarray(values, dtype=np.float32).reshape(-1)
+    start = jnp.asarray(np.tile(values, max(1, int(size) // max(1, values.size))))
+    scale, offset = np.float32(scale), np.float32(offset)
+    jax.block_until_ready(work(start, scale, offset))  # compiled before the trace
 
     def fn():
         with jax.profiler.TraceAnnotation(scope):
             out = start
-            for _ in range(int(calls)):
-                out = work(out, np.float32(scale))
+            while plan.next():  # the trusted side says, one dispatch at a time, whether to go on
+                out = work(out, scale, offset)
         return out  # not waited for: the capture must wait for it inside the trace
 
+    trace_dir = os.path.join(trace_dir, str(folder))
     # An older run already in the folder, as after an earlier capture: the capture must name its own.
     older = os.path.join(trace_dir, "plugins", "profile", "2000_01_01_00_00_00", TRACE_FILE)
     os.makedirs(os.path.dirname(older), exist_ok=True)
@@ -140,7 +115,7 @@ def _capture_region(capture, scope: str, name: str, size: int, calls: int, scale
         report["returned"] = type(returned).__name__
         return report
     result, path = returned
-    report["result"] = np.asarray(jax.block_until_ready(result))[:8] if hasattr(result, "shape") else None
+    report["result"] = np.asarray(jax.block_until_ready(result))[:values.size] if hasattr(result, "shape") else None
     report["path"] = str(path) if isinstance(path, (str, os.PathLike)) else None
     if report["path"] is None:
         return report
@@ -149,18 +124,8 @@ def _capture_region(capture, scope: str, name: str, size: int, calls: int, scale
     report["newest"] = sorted(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True),
                               key=os.path.getmtime)[-1:]
     report["newest"] = [os.path.realpath(p) for p in report["newest"]]
-    if not report["exists"]:
-        return report
-    try:
-        trace = read_trace_file(report["path"])
-    except Exception as exc:
-        report["unreadable"] = _error(exc)
-        return report
-    events = complete_events(trace, python_calls=False)
-    report["scope_events"] = [e for e in events if e["name"] == scope]
-    report["runs"] = sorted({e["args"]["run_id"] for e in events
-                             if e.get("args", {}).get("hlo_module") == f"jit_{name}" and "run_id" in e["args"]})
-    report["events"] = len(events)
+    if report["exists"]:
+        report.update(_file_bytes(report["path"]))
     return report
 
 
@@ -175,7 +140,8 @@ def _load_written(load_trace, data: bytes, trace_dir):
         return {"raised": _error(exc)}
 
 
-def _train_step(name: str):
+def _train_step(name: str, plan):
+    """The jitted step called `name`, behind a function that asks the trusted side's plan first."""
     import jax
     import jax.numpy as jnp
 
@@ -186,19 +152,26 @@ def _train_step(name: str):
         return new, jnp.mean(new * new)
 
     step.__name__ = step.__qualname__ = name
-    return jax.jit(step)
+    jitted = jax.jit(step)
+
+    def asked(params, batch):
+        plan.next()  # the trusted side counts this step, and may pause before it is dispatched
+        return jitted(params, batch)
+
+    return jitted, asked
 
 
-def _trace_training(train, name: str, steps: int, size: int, decay: float, shift: float, trace_dir):
-    """The student's train(step, params, batch, steps) under the probe's own trace, as plain data."""
+def _trace_training(train, name: str, steps: int, plan, values, size: int, decay: float, shift: float, trace_dir):
+    """The student's train(step, params, batch, steps) under the probe's own trace: the file's bytes."""
     import jax
     import jax.numpy as jnp
     import numpy as np
 
-    step = _train_step(name)
-    params = jnp.linspace(-1.0, 1.0, int(size), dtype=jnp.float32)
+    jitted, step = _train_step(name, plan)
+    values = np.asarray(values, dtype=np.float32).reshape(-1)
+    params = jnp.asarray(np.tile(values, max(1, int(size) // max(1, values.size))))
     batch = (jnp.float32(decay), jnp.float32(shift))
-    jax.block_until_ready(step(params, batch))  # compiled before the trace
+    jax.block_until_ready(jitted(params, batch))  # compiled before the trace
     report = {}
     try:
         with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
@@ -217,9 +190,7 @@ def _trace_training(train, name: str, steps: int, size: int, decay: float, shift
     if not paths:
         report["no_trace"] = True
         return report
-    trace = read_trace_file(paths[-1])
-    report["events"] = complete_events(trace, python_calls=False)
-    report["metadata"] = metadata_events(trace)
+    report.update(_file_bytes(paths[-1]))
     return report
 
 
@@ -234,13 +205,15 @@ def _in_scratch(probe, trace_dir, *args):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def capture_region(capture, scope: str, name: str, size: int, calls: int, scale: float, trace_dir=None):
-    return _in_scratch(_capture_region, trace_dir, capture, scope, name, size, calls, scale)
+def capture_region(capture, scope: str, name: str, size: int, plan, values, scale: float, offset: float,
+                   folder: str, trace_dir=None):
+    return _in_scratch(_capture_region, trace_dir, capture, scope, name, size, plan, values, scale, offset, folder)
 
 
 def load_written(load_trace, data: bytes, trace_dir=None):
     return _in_scratch(_load_written, trace_dir, load_trace, data)
 
 
-def trace_training(train, name: str, steps: int, size: int, decay: float, shift: float, trace_dir=None):
-    return _in_scratch(_trace_training, trace_dir, train, name, steps, size, decay, shift)
+def trace_training(train, name: str, steps: int, plan, values, size: int, decay: float, shift: float,
+                   trace_dir=None):
+    return _in_scratch(_trace_training, trace_dir, train, name, steps, plan, values, size, decay, shift)
