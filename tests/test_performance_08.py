@@ -311,10 +311,14 @@ def test_warm_placements_compile_nothing_in_the_sequence():
     calls = [{"kind": "uncommitted"}, {"kind": "rows", "order": [0, 1]}, {"kind": "uncommitted"},
              {"kind": "device", "index": 1}]
     assert sharding.expected_compiles(calls, [{"kind": "rows", "order": [0, 1]}]) == [1, 0, 0, 1]
-    for seed in range(10):
+    for seed, count in zip(range(40), [8, 1] * 20):
         rng = np.random.default_rng(seed)
-        calls = sharding.placement_sequence(rng, 8)
+        calls = sharding.placement_sequence(rng, count)
         warm = sharding.warm_placements(rng, calls)
         keys = {sharding.placement_key(k) for k in calls}
         assert 1 <= len(warm) <= 2 and {sharding.placement_key(k) for k in warm} <= keys
-        assert sharding.expected_compiles(calls, warm) != sharding.expected_compiles(calls)
+        assert sharding.placement_key(calls[0]) not in {sharding.placement_key(k) for k in warm}
+        expected = sharding.expected_compiles(calls, warm)
+        assert expected != sharding.expected_compiles(calls) and expected[0] == 1
+        assert expected != list(np.cumsum(expected))  # running totals never pass
+        assert 1 in expected[1:]  # nor a count that ignores placements (1, then 0 for every call)

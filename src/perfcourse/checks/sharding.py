@@ -481,15 +481,29 @@ def placement_sequence(rng: np.random.Generator, count: int) -> list[dict]:
     if count > 1:
         pool.append({"kind": "rows", "order": b})
     calls = [pool[int(i)] for i in rng.integers(0, len(pool), 6)]
+    # Three placements at least (one device has no more): the first, one run before the handover
+    # (warm_placements) and one new to the function after the first call.
+    for position in range(len(calls) - 1, 0, -1):
+        if len({placement_key(kind) for kind in calls}) >= 3:
+            break
+        unused = [kind for kind in pool if placement_key(kind) not in {placement_key(k) for k in calls}]
+        if unused:
+            calls[position] = unused[int(rng.integers(0, len(unused)))]
     calls.insert(int(rng.integers(1, len(calls))), calls[0])  # a repeat, always
     return calls
 
 
 def warm_placements(rng: np.random.Generator, calls: list[dict]) -> list[dict]:
     """One or two of the sequence's placements, run once before the function is handed over: their
-    first call in the sequence compiles nothing, which no rule about the arguments can tell."""
-    distinct = list({placement_key(kind): kind for kind in calls}.values())
-    chosen = rng.choice(len(distinct), size=min(len(distinct), int(rng.integers(1, 3))), replace=False)
+    first call in the sequence compiles nothing, which no rule about the arguments can tell. Never
+    the first call's, so the sequence starts with a compile (and running totals differ from counts),
+    and never every other placement, so a later call compiles too."""
+    first = placement_key(calls[0])
+    distinct = [kind for key, kind in {placement_key(kind): kind for kind in calls}.items() if key != first]
+    # At least one, and one left new to the function where there are two (so a count that ignores
+    # placements fails too).
+    size = max(1, min(int(rng.integers(1, 3)), len(distinct) - 1))
+    chosen = rng.choice(len(distinct), size=size, replace=False)
     return [distinct[int(i)] for i in chosen]
 
 
