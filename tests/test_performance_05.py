@@ -371,13 +371,22 @@ def listing_as_tuple(fn, *args):
     return tuple(listing(fn, *args))
 
 
+def canned_lesson_listing(fn, *args):
+    return listing(network_for_listing, jnp.ones(16, jnp.float32))
+
+
+def network_for_listing(v):
+    return jnp.sum(jnp.tanh(W @ v) ** 2)
+
+
 @pytest.mark.parametrize("describe,message", [
     (listing, None),
     (listing_by_swapping_stdout, None),
     (listing_and_printing, "printed"),
-    (listing_at_the_lesson_vector, "test function 1"),
+    (listing_at_the_lesson_vector, "test function"),
     (one_placeholder_per_residual, "not the line JAX prints"),
     (listing_as_tuple, "expected a list of strings"),
+    (canned_lesson_listing, "never traced test function 1"),
 ])
 def test_residual_descriptions_are_judged_line_for_line(describe, message):
     problems = remat.residual_problems(describe, RNG())
@@ -386,20 +395,34 @@ def test_residual_descriptions_are_judged_line_for_line(describe, message):
 
 def test_residual_cases_cover_constants_arguments_and_fresh_shapes():
     cases = remat.residual_cases(RNG())
-    assert [spec["kind"] for spec, _ in cases] == ["chain", "chain", "chain", "pair", "layers"]
-    spec, arrays = cases[-1]
-    lines = remat.reference_descriptions(spec, *arrays)
+    assert [len(case.arrays) for case in cases] == [1, 1, 1, 2, 1]
+    assert cases[3].arrays[0].shape == cases[3].arrays[1].shape and len(cases[3].arrays[0].shape) == 2
+    assert {"times", "over"} <= {operation for operation, _ in cases[3].operations}
+    assert [operation for operation, _ in cases[-1].operations][::2] == ["product"] * (len(cases[-1].operations) // 2)
+    lines = remat.reference_descriptions(cases[-1])
     assert any("from a constant" in line for line in lines)
-    assert len(lines) == 1 + 2 * spec["depth"]
-    pair = remat.reference_descriptions(cases[3][0], *cases[3][1])
-    assert len(pair) >= 2
+    assert any("from the argument args[1]" in line for line in remat.reference_descriptions(cases[3]))
+    other = remat.residual_cases(np.random.default_rng(8))
+    assert [c.arrays[0].shape for c in other] != [c.arrays[0].shape for c in cases]
 
 
-def test_listing_lines_compare_without_the_folder():
-    line = "f32[3] output of sin from /some/where/perfcourse/kernel/probes/remat.py:48:12 (build.<locals>.chain)"
-    other = "f32[3] output of sin from /else/perfcourse/kernel/probes/remat.py:48:12 (build.<locals>.chain)"
+def test_the_instrument_counts_its_traces_and_shows_nothing_of_itself():
+    case = remat.residual_cases(RNG())[-1]
+    traces = []
+    instrument = remat.residual_instrument(case, traces)
+    assert [name for name in dir(instrument) if not name.startswith("_")] == []  # no public attribute
+    instrument(*case.arrays)  # a call on values is not a trace
+    listing(instrument, *case.arrays)
+    assert traces == [False, True]
+
+
+def test_listing_lines_compare_without_the_source_location():
+    line = "f32[3] output of sin from /some/where/perfcourse/kernel/agent.py:48:12 (handle)"
+    other = "f32[3] output of sin from /else/perfcourse/checks/remat.py:160:15 (_apply)"
     assert remat._normalized(line) == remat._normalized(other)
-    assert remat._normalized(line) != remat._normalized(line.replace(":48:", ":49:"))
+    assert remat._normalized(line) != remat._normalized(line.replace("f32[3]", "f32[4]"))
+    assert remat._normalized(line) != remat._normalized(line.replace(" sin ", " cos "))
+    assert remat._normalized("f32[3] from the argument args[0]") != remat._normalized("f32[3] from a constant")
 
 
 # Task 2: remat_layer
@@ -438,9 +461,9 @@ def test_rematerialized_layers_pass_both_layer_checks(name):
 
 
 @pytest.mark.parametrize("apply_layer,message", [
-    (layer, "outside every checkpoint"),
-    (custom_vjp_layer, "outside every checkpoint"),
-    (lambda v: jnp.tanh(jax.checkpoint(lambda u: W @ u)(v)), "outside every checkpoint"),
+    (layer, "computed inside the layer"),
+    (custom_vjp_layer, "does not save what each application of the layer receives"),
+    (lambda v: jnp.tanh(jax.checkpoint(lambda u: W @ u)(v)), "computed inside the layer"),
     (jax.checkpoint(layer, policy=jax.checkpoint_policies.dots_saveable), "computed inside the layer"),
     (jax.checkpoint(layer, policy=jax.checkpoint_policies.everything_saveable), "computed inside the layer"),
 ])
@@ -450,27 +473,95 @@ def test_what_is_not_layer_remat_loses_the_remat_check_only(apply_layer, message
     assert remat.gradient_problems(apply_layer, RNG()) == []  # the values are right
 
 
-def test_one_checkpoint_per_application_of_the_layer():
-    rows = [(0, -1, "checkpoint", ("jaxpr", "policy", "prevent_cse"), ""), (1, 0, "tanh", (), ""),
-            (2, 0, "checkpoint", ("jaxpr", "policy", "prevent_cse"), ""), (3, 2, "tanh", (), "")]
-    assert remat.structure_of(rows) == remat.RematStructure(wrapped=1, exposed=0)
-
-
 def test_a_wrong_but_rematerialized_layer_loses_the_gradient_check_only():
     transposed = jax.checkpoint(lambda v: jnp.tanh(v @ W))
     assert remat.remat_problems(transposed, RNG()) == []
     assert "another value" in remat.gradient_problems(transposed, RNG())[0]
 
 
-def test_a_renamed_checkpoint_primitive_is_still_recognized():
-    rows = [(0, -1, "checkpoint_v3", ("jaxpr", "policy", "prevent_cse"), ""), (1, 0, "tanh", (), ""),
-            (2, -1, "pjit", ("jaxpr", "name"), ""), (3, 2, "tanh", (), "")]
-    assert remat.structure_of(rows) == remat.RematStructure(wrapped=1, exposed=1)
+# Programs a replaced probe could send instead of exporting the student's functions.
+def exported(fn, *specs) -> bytes:
+    return bytes(jax.export.export(jax.jit(fn))(*specs).serialize())
 
 
-def test_a_flattened_jaxpr_out_of_shape_is_refused():
-    with pytest.raises(AssertionError, match="could not be read"):
-        remat.structure_of([(0, 5, "tanh", (), "")])
+VECTOR = jax.ShapeDtypeStruct((16,), jnp.float32)
+
+
+def forged_remat_programs(apply_layer, depths, width, backward_of):
+    """A forward pass that saves the weight and every layer's input and output (what a
+    rematerialized network saves), and `backward_of(depth)` as the backward pass."""
+    def forward_of(depth):
+        def forward(v):
+            hs = [v]
+            for _ in range(depth):
+                hs.append(layer(hs[-1]))
+            return jnp.sum(hs[-1] * hs[-1]), [W, *hs]
+        return forward
+
+    networks = []
+    for depth in depths:
+        saved = [jax.ShapeDtypeStruct((16, 16), jnp.float32)] + [VECTOR] * (depth + 1)
+        networks.append({"forward": exported(forward_of(depth), VECTOR),
+                         "backward": exported(backward_of(depth), saved, jax.ShapeDtypeStruct((), jnp.float32))})
+    return {"layer": exported(layer, VECTOR), "networks": networks}
+
+
+def backward_from_saved_outputs(depth, dummy_tanh=True):
+    """The ordinary backward pass, reading each layer's saved output as its tanh; a tanh of every
+    saved input is computed and multiplied by zero, for the compiler's count."""
+    def backward(saved, cotangent):
+        weight, hs = saved[0], saved[1:]
+        g = 2 * hs[-1] * cotangent
+        for k in range(depth, 0, -1):
+            g = weight.T @ ((1 - hs[k] * hs[k]) * g)
+            if dummy_tanh:
+                g = g + 0.0 * jnp.tanh(weight @ hs[k - 1])
+        return (g,)
+    return backward
+
+
+def backward_that_recomputes(depth):
+    """What rematerialization computes: each layer's tanh again from its saved input."""
+    def backward(saved, cotangent):
+        weight, hs = saved[0], saved[1:]
+        g = 2 * hs[-1] * cotangent
+        for k in range(depth, 0, -1):
+            t = jnp.tanh(weight @ hs[k - 1])
+            g = weight.T @ ((1 - t * t) * g)
+        return (g,)
+    return backward
+
+
+@pytest.fixture
+def forged_probe(monkeypatch):
+    """Replaces the course's probe dispatcher in this process, as a submission could in its own kernel."""
+    from perfcourse.kernel import probes
+
+    def install(answer):
+        real = probes.run
+        monkeypatch.setattr(probes, "run", lambda name, *args, **kwargs: answer(name, *args, **kwargs)
+                            if name.startswith("remat.") else real(name, *args, **kwargs))
+    return install
+
+
+@pytest.mark.parametrize("backward_of,message", [
+    (backward_from_saved_outputs, "does not recompute each layer from the input it saved"),
+    (functools.partial(backward_from_saved_outputs, dummy_tanh=False), "does not compute the layer's tanh again"),
+    (backward_that_recomputes, None),
+])
+def test_forged_remat_programs_pass_only_when_they_rematerialize(forged_probe, backward_of, message):
+    forged_probe(lambda name, *args: forged_remat_programs(*args, backward_of=backward_of))
+    problems = remat.remat_problems(layer, RNG())
+    assert problems == [] if message is None else message in problems[0]
+
+
+def test_forged_bytes_are_refused_as_programs(forged_probe):
+    forged_probe(lambda name, *args: {"layer": b"\x00" * 64, "networks": [{}, {}]})
+    with pytest.raises(AssertionError, match="did not come back as a JAX program"):
+        remat.remat_problems(jax.checkpoint(layer), RNG())
+    forged_probe(lambda name, *args: exported(lambda v: (jnp.sum(v), 2 * v), jax.ShapeDtypeStruct((8,), jnp.float32)))
+    with pytest.raises(AssertionError, match="program for other arguments"):
+        remat.gradient_problems(jax.checkpoint(layer), RNG())
 
 
 # Tasks 2 and 4: gradients against float64 arithmetic
@@ -597,9 +688,48 @@ def test_a_numpy_recurrence_in_float32_is_told_to_keep_float64():
 
 
 def test_autodiff_is_read_from_name_stacks_not_from_scopes():
-    assert remat.autodiff_in([(0, -1, "mul", (), "transpose(jvp(loss))")]) == ["jvp", "transpose"]
-    assert remat.autodiff_in([(0, -1, "mul", (), "vmap(jvp())")]) == ["jvp"]
-    assert remat.autodiff_in([(0, -1, "mul", (), "transpose_weights/jvp_like")]) == []
+    assert remat.autodiff_in(["jit(f)/transpose(jvp(loss))/mul"]) == ["jvp", "transpose"]
+    assert remat.autodiff_in(["jit(f)/vmap(jvp())/mul"]) == ["jvp"]
+    assert remat.autodiff_in(["jit(f)/transpose_weights/jvp_like", "my_vjp", "transpose"]) == []
+
+
+def test_the_program_of_a_recurrence_carries_its_name_stacks():
+    names = remat._LOCATION_NAME.findall(jax.export.deserialize(bytearray(remat.remote.probe(
+        "remat.recurrence_program", AUTODIFF_RECURRENCES["grad"], 5, 2))).mlir_module())
+    assert any(name.startswith("jit(") for name in names) and "transpose" in remat.autodiff_in(names)
+
+
+@pytest.mark.parametrize("forged,message", [
+    (lambda width, depth: exported(lambda v, w: jnp_recurrence(v, w, depth) * 0 + v, *recurrence_specs(width)),
+     "computes something else"),
+    (lambda width, depth: stripped(exported(lambda v, w: AUTODIFF_RECURRENCES["grad"](v, w, depth),
+                                            *recurrence_specs(width))), "without the name stacks"),
+    (lambda width, depth: exported(lambda v, w: jnp_recurrence(v, w, depth), *recurrence_specs(width)), None),
+])
+def test_a_forged_recurrence_program_must_be_the_recurrence_and_carry_its_names(forged_probe, forged, message):
+    forged_probe(lambda name, recurrence, width, depth: forged(width, depth))
+    problems = remat.by_hand_problems(AUTODIFF_RECURRENCES["grad"], RNG())
+    assert problems == [] if message is None else message in problems[0]
+
+
+def recurrence_specs(width):
+    return jax.ShapeDtypeStruct((width,), jnp.float32), jax.ShapeDtypeStruct((width, width), jnp.float32)
+
+
+def stripped(data: bytes) -> bytes:
+    """The same program with every location made unknown: no name stack left."""
+    import dataclasses
+
+    from jax._src.export import _export
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir, passmanager
+
+    program = jax.export.deserialize(bytearray(data))
+    with mlir.make_ir_context():
+        module = ir.Module.parse(program.mlir_module())
+        passmanager.PassManager.parse("builtin.module(strip-debuginfo)").run(module.operation)
+        serialized = _export._module_to_bytecode(module)
+    return bytes(dataclasses.replace(program, mlir_module_serialized=serialized).serialize())
 
 
 # --- with bfloat16 passes: every tolerance follows the precision in use ----------------------

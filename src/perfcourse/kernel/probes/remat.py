@@ -1,65 +1,30 @@
 """performance-05's probes: what only the student's process can build, for inputs the trusted side picks.
 
-Functions handed to the student's code must be traceable by the student's JAX, and a function
-defined on the trusted side is not (tracers do not cross the channel). So every function the
-checks need is built here, from a plain description (`build`), by code the trusted kernel runs
-too: for the same description both sides build the same function, at the same source lines, and
-the trusted side computes its own reference with its own JAX.
+The trusted side believes none of it. Where a check needs a program built from the student's
+functions (the network of the student's layer, its gradient, the hand-written recurrence), the
+probe exports it with `jax.export` and returns the serialized bytes: the trusted side
+deserializes each program, reads it, compiles it and runs it on inputs it picks, and judges what
+it computes and how (`perfcourse.checks.remat`). A replaced probe can send other bytes; they
+then have to be programs that pass those checks.
 
-Each probe returns values only: lists of strings, arrays, and jaxprs flattened to tuples of
-primitive names and parameter names. `perfcourse.checks.remat` judges them.
+`residual_descriptions` is the one probe that reports something the trusted side cannot see
+itself: whether the student's function printed while it ran. The lines it returns are not used
+for the verdict; the trusted side calls the student's function itself for those.
 """
 from __future__ import annotations
 
 import contextlib
 import io
 
-import numpy as np
-
-PROBES = ("residual_descriptions", "remat_report", "value_and_gradient", "recurrence_program")
-
-# Elementwise functions a description may chain (each has a derivative that saves residuals).
-UNARY = ("sin", "cos", "tanh", "exp", "sinh", "arctan")
+PROBES = ("residual_descriptions", "remat_programs", "network_program", "recurrence_program")
 
 
-def build(spec: dict):
-    """The function a description names; the trusted side calls this too, for its reference.
-
-    {"kind": "chain", "ops": [...]}              x -> sum(op_n(...op_1(x)))
-    {"kind": "pair", "ops": [...]}               x, y -> sum(chain(x) * exp(y))
-    {"kind": "layers", "depth": d, "weight": W}  v -> sum(h * h), h = tanh(W @ ...tanh(W @ v))
-    """
-    import jax.numpy as jnp
-
-    kind = spec["kind"]
-    if kind == "layers":
-        weight = jnp.asarray(np.asarray(spec["weight"], np.float32))
-        depth = int(spec["depth"])
-
-        def layers(v):
-            for _ in range(depth):
-                v = jnp.tanh(weight @ v)
-            return jnp.sum(v * v)
-        return layers
-
-    ops = [getattr(jnp, name) for name in spec["ops"] if name in UNARY]
-    if len(ops) != len(spec["ops"]):
-        raise ValueError("unknown elementwise function in a description")
-
-    def chain(x):
-        for op in ops:
-            x = op(x)
-        return x
-
-    if kind == "chain":
-        def chained(x):
-            return jnp.sum(chain(x))
-        return chained
-    if kind == "pair":
-        def pair(x, y):
-            return jnp.sum(chain(x) * jnp.exp(y))
-        return pair
-    raise ValueError(f"unknown kind of function {str(kind)[:40]!r}")
+def residual_descriptions(describe, fn, *arrays):
+    """The student's `describe(fn, *arrays)` with its printed output captured."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        lines = describe(fn, *arrays)
+    return {"lines": lines, "printed": printed.getvalue()}
 
 
 def network_of(apply_layer, depth: int):
@@ -73,84 +38,65 @@ def network_of(apply_layer, depth: int):
     return network
 
 
-def residual_descriptions(describe, spec: dict, *arrays):
-    """The student's `describe(fn, *args)` on a function built here; and what it printed meanwhile."""
-    import jax.numpy as jnp
-
-    fn = build(spec)
-    args = [jnp.asarray(a) for a in arrays]
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        lines = describe(fn, *args)
-    return {"lines": lines, "printed": printed.getvalue()}
-
-
-def _sub_jaxprs(eqn):
-    def found(value):
-        if hasattr(value, "eqns"):
-            yield value
-        elif hasattr(getattr(value, "jaxpr", None), "eqns"):
-            yield value.jaxpr
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                yield from found(item)
-    for value in eqn.params.values():
-        yield from found(value)
-
-
-def flatten(jaxpr) -> list:
-    """Every equation, nested ones included: (index, parent index or -1, primitive, param names, name stack)."""
-    rows: list = []
-
-    def walk(inner, parent):
-        for eqn in inner.eqns:
-            index = len(rows)
-            rows.append((index, parent, eqn.primitive.name, tuple(sorted(map(str, eqn.params))),
-                         str(getattr(eqn.source_info, "name_stack", ""))))
-            for sub in _sub_jaxprs(eqn):
-                walk(sub, index)
-    walk(jaxpr, -1)
-    return rows
-
-
-def remat_report(apply_layer, v, depth: int):
-    """The network of `depth` applications of the student's layer at `v`: its jaxpr, what each
-    application returns, and the values reverse-mode autodiff keeps for the backward pass."""
+def _export(fn, *structs) -> bytes:
     import jax
-    import jax.numpy as jnp
 
-    start = jnp.asarray(v)
-    fn = network_of(apply_layer, depth)
-    activations = [start]
-    for _ in range(depth):
-        activations.append(apply_layer(activations[-1]))
-    program = jax.make_jaxpr(fn)(start)
-    _, pullback = jax.vjp(fn, start)
-    residuals = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(pullback) if hasattr(leaf, "shape")]
-    return {"equations": flatten(program.jaxpr), "activations": [np.asarray(a) for a in activations],
-            "residuals": residuals}
+    return bytes(jax.export.export(jax.jit(fn))(*structs).serialize())
 
 
-def value_and_gradient(apply_layer, v, depth: int):
-    """The network of the student's layer at `v`: its value and jax.grad's gradient."""
-    import jax
-    import jax.numpy as jnp
+def remat_programs(apply_layer, depths, width: int):
+    """Programs for networks of the student's layer, one network for each depth:
 
-    value, gradient = jax.value_and_grad(network_of(apply_layer, depth))(jnp.asarray(v))
-    return {"value": np.asarray(value), "gradient": np.asarray(gradient)}
-
-
-def recurrence_program(recurrence, v, weight, depth: int):
-    """What JAX records while the student's recurrence runs on concrete NumPy arrays.
-
-    Under `jax.make_jaxpr` every JAX operation is recorded, on constants too, and autodiff leaves
-    its transformations (jvp, transpose) in each recorded equation's name stack; NumPy arithmetic
-    records nothing. A recurrence that turns a recorded value back into NumPy cannot be traced.
+    layer       v -> apply_layer(v)
+    and for each depth, in order:
+    forward     v -> (network(v), the values reverse-mode autodiff saves: the leaves of jax.vjp's
+                backward function)
+    backward    (those values, cotangent) -> the gradient, from the saved values alone
     """
     import jax
+    import jax.numpy as jnp
 
-    try:
-        program = jax.make_jaxpr(lambda: recurrence(v, weight, depth))()
-    except Exception as exc:  # noqa: BLE001 - the trusted side only needs to know it did not trace
-        return {"traced": False, "error": type(exc).__name__}
-    return {"traced": True, "equations": flatten(program.jaxpr)}
+    vector = jax.ShapeDtypeStruct((int(width),), jnp.float32)
+    networks = []
+    for depth in depths:
+        network = network_of(apply_layer, int(depth))
+        saved = {}
+
+        def forward(v, network=network, saved=saved):
+            value, pullback = jax.vjp(network, v)
+            leaves, saved["tree"] = jax.tree_util.tree_flatten(pullback)
+            return value, leaves
+
+        forward_program = jax.export.export(jax.jit(forward))(vector)
+
+        def backward(leaves, cotangent, tree=saved["tree"]):
+            return jax.tree_util.tree_unflatten(tree, leaves)(cotangent)
+
+        leaves = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in forward_program.out_avals[1:]]
+        networks.append({"forward": bytes(forward_program.serialize()),
+                         "backward": _export(backward, leaves, jax.ShapeDtypeStruct((), jnp.float32))})
+    return {"layer": _export(apply_layer, vector), "networks": networks}
+
+
+def network_program(apply_layer, depth: int, width: int) -> bytes:
+    """The network of the student's layer: v -> (its value, jax.grad's gradient)."""
+    import jax
+    import jax.numpy as jnp
+
+    return _export(jax.value_and_grad(network_of(apply_layer, int(depth))),
+                   jax.ShapeDtypeStruct((int(width),), jnp.float32))
+
+
+def recurrence_program(recurrence, width: int, depth: int) -> bytes:
+    """The student's recurrence as one program of (v, weight) at this depth, float32 arguments.
+
+    A recurrence written with NumPy cannot be traced, and this raises: the trusted side then
+    judges it by what it returns for float64 arguments.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    depth = int(depth)
+    return _export(lambda v, weight: recurrence(v, weight, depth),
+                   jax.ShapeDtypeStruct((int(width),), jnp.float32),
+                   jax.ShapeDtypeStruct((int(width), int(width)), jnp.float32))
