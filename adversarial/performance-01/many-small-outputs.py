@@ -2,7 +2,7 @@
 # message of its own. The per-cell cap counts messages as well as bytes, and messages past it are
 # dropped before they are parsed or stored, so the flood costs seconds, not the cell's time limit,
 # and the grade does not depend on how busy the machine is.
-# reason: output limit
+# reason: was cut at 2000 messages
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
 # %% solutions
 # %% replace workload

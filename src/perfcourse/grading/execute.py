@@ -54,6 +54,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 from ..checks import TAINT_MIME
 from ..course import FIGURE_TAG
+from ..kernel.output_cap import OUTPUT_CUT_MIME
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import sandbox, trusted_kernel
 from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
@@ -694,6 +695,11 @@ class GuardedExecute(Execute):
             if self._in_grade_cell:
                 self._trusted_clean, self._tainted = False, True
             return None
+        if OUTPUT_CUT_MIME in (content.get("data") or {}):
+            # The student's kernel spent a cell's output budget (kernel/output_cap.py).
+            said = content["data"][OUTPUT_CUT_MIME]
+            limit = said.get("limit") if isinstance(said, dict) else None
+            return self._cut(cell.outputs, cell_index, str(limit)[:40] if limit else "its budget")
         if msg.get("msg_type") in CAPPED_MESSAGES:
             # Past the cap a message is dropped here, before nbclient turns it into an output:
             # a flood of small messages costs seconds, not the cell's time limit.

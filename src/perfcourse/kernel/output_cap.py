@@ -7,7 +7,8 @@ the cell's time limit on a busy machine. The grader drops what is past its per-c
 cost. So the kernel spends the same budgets first: past them, in that cell, a display is
 dropped, an explicit flush does nothing (what is printed leaves with ipykernel's periodic flush,
 a few messages a second) and printed text past the byte budget is dropped. The first drop says
-so in the cell's output.
+so: a display message of type OUTPUT_CUT_MIME, which the grader shows as a line in the cell's output
+and names in the grade report ("the output of cell N was cut at 2000 messages").
 
 Student code can undo this like anything else in its interpreter; then its flood costs only its
 own cells' time. The grader's caps remain the rule.
@@ -15,6 +16,8 @@ own cells' time. The grader's caps remain the rule.
 from __future__ import annotations
 
 import sys
+
+OUTPUT_CUT_MIME = "application/vnd.perfcourse.output-cut+json"  # {"limit": "2000 messages"}
 
 
 def install(max_messages: int, max_bytes: int) -> None:
@@ -24,18 +27,18 @@ def install(max_messages: int, max_bytes: int) -> None:
 
     shell = get_ipython()
     state = {"messages": 0, "bytes": 0, "noted": set()}
-    write = sys.stdout.write
+    publish = shell.display_pub.publish
 
-    def note(limit: str, dropped: str) -> None:
+    def note(limit: str) -> None:
         if limit not in state["noted"]:
             state["noted"].add(limit)
-            write(f"\n[output limit of {limit} reached in this cell: {dropped} dropped]\n")
+            publish(data={OUTPUT_CUT_MIME: {"limit": limit}})
 
     def spend_message() -> bool:
         state["messages"] += 1
         if state["messages"] <= max_messages:
             return True
-        note(f"{max_messages} messages", "later displays and flushes were")
+        note(f"{max_messages} messages")
         return False
 
     def capped(write):
@@ -44,7 +47,7 @@ def install(max_messages: int, max_bytes: int) -> None:
             state["bytes"] += size
             if state["bytes"] <= max_bytes:
                 return write(text, *args, **kwargs)
-            note(f"{max_bytes} bytes", "the rest of its printed text was")
+            note(f"{max_bytes} bytes")
             return size
         capped_write.capped = True
         return capped_write
@@ -59,8 +62,6 @@ def install(max_messages: int, max_bytes: int) -> None:
                 stream.write = capped(stream.write)
 
     shell.events.register("pre_run_cell", new_cell)
-
-    publish = shell.display_pub.publish
 
     def capped_publish(*args, **kwargs):
         return publish(*args, **kwargs) if spend_message() else None
