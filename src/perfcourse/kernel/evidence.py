@@ -45,7 +45,8 @@ silent" (the callback removed, the descriptor closed or redirected, the hook's d
 replaced: each shows). The launcher (grading/sandbox.py) flags the other half: an end of file on
 the pipe while the kernel process still runs means the kernel closed its end ("the evidence
 channel closed while the kernel ran", written by the launcher as CLOSED). A kernel that forges
-these lines only flags itself. What this does not catch, an accepted residual: code that keeps
+these lines only flags itself, and heartbeats it adds (raising the event, running cells from a
+cell) reach the file only through a live channel, which records what the hook sees anyway. What this does not catch, an accepted residual: code that keeps
 the real pipe open under another number (`os.dup`), puts a pipe of its own in its place
 (`os.dup2`) and writes well-formed lines, heartbeats included, to the real one. It has to
 find and duplicate descriptors to do so, which the grader's scan of the submitted code flags
