@@ -57,7 +57,8 @@ notebook.
   be float64 values a float32 computation cannot give (JAX's autodiff here computes in float32).
   This cell never asks whether the gradient is right (test_reverse_recurrence does), so a wrong
   hand-written recurrence keeps it. Limits, each deliberate evasion: a program whose recorded
-  name stacks were edited, or autodiff run in float64 (`enable_x64`) where nothing is traced.
+  name stacks were edited, derivatives by a transformation that records none (Taylor series,
+  `jax.experimental.jet`), or autodiff run in float64 (`enable_x64`) where nothing is traced.
 
 Tolerances follow from the precision of float32 matrix products in use, measured in this kernel
 (`numerics.matmul_precision`: float32 operands on a CPU or GPU, bfloat16 passes on a TPU by
