@@ -6,9 +6,9 @@
 # lowering for the lesson's shapes whatever it is given, and runs the workload whenever it is given
 # data, hiding that run from the lesson's own counter. estimates_from and matmul_flops stay
 # unwritten (a sloppy estimates_from is defined here only so the stages' public check can run).
-# The grader calls read_program itself with a workload whose every trace it sees, compares the
-# lowered program with its own lowering, and runs the returned compiled program, which must report
-# that run: the lesson's shapes and the forged workload give nothing it can accept.
+# The grader calls read_program itself with a workload whose every trace it sees, and runs the
+# programs it returns on fresh arrays (the compiled one must also report that run): the lesson's
+# shapes and the forged workload give nothing it can accept.
 # reason: code iterates sys.modules
 # expect: test_estimates_absent=0 test_read_program_stages=0 test_read_program_not_run=0 test_hand_count=0
 # %% replace read_program
