@@ -568,6 +568,52 @@ def test_wrong_trace_and_compile_counts_are_caught(wrong, why):
         assert any(p.startswith(placement) for p in problems), problems
 
 
+def count_with_the_listener_removed_after_the_loop(fn, calls, **jit_kwargs):
+    """Right counts, but the listener is removed after the loop, not in `finally:`: a call that
+    raises leaves it registered."""
+    jitted, counter = counted_jit(fn, **jit_kwargs)
+    compiles = []
+
+    def on_duration(event, duration_secs, **details):
+        if event == COMPILE_EVENT:
+            compiles.append(duration_secs)
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    for args, kwargs in calls:
+        jax.block_until_ready(jitted(*args, **kwargs))
+    jax.monitoring.unregister_event_duration_listener(on_duration)
+    return {"traces": counter["traces"], "compiles": len(compiles)}
+
+
+def count_with_the_listener_never_removed(fn, calls, **jit_kwargs):
+    jitted, counter = counted_jit(fn, **jit_kwargs)
+    compiles = []
+
+    def on_duration(event, duration_secs, **details):
+        if event == COMPILE_EVENT:
+            compiles.append(duration_secs)
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    for args, kwargs in calls:
+        jax.block_until_ready(jitted(*args, **kwargs))
+    return {"traces": counter["traces"], "compiles": len(compiles)}
+
+
+@pytest.mark.parametrize("wrong,how", [(count_with_the_listener_removed_after_the_loop, "raised"),
+                                       (count_with_the_listener_never_removed, "returned")])
+def test_a_listener_left_registered_is_caught(wrong, how):
+    from perfcourse.kernel.probes.tracing import duration_listeners
+
+    before = duration_listeners()
+    try:
+        problems = audit_count_traces_and_compiles(wrong, np.random.default_rng(0))
+    finally:
+        from jax._src import monitoring
+        del monitoring._event_duration_secs_listeners[before:]  # what the wrong counters left
+    assert len(problems) == 1 and f"still registered after count_traces_and_compiles {how}" in problems[0], problems
+    assert "finally:" in problems[0]
+
+
 def test_a_count_of_compiles_that_is_right_once_is_still_caught_when_counted_again():
     """The first sequence is counted again at the end, with the same function."""
     first = []

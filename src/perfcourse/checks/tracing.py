@@ -599,16 +599,34 @@ def audit_count_traces_and_compiles(count_traces_and_compiles, rng=None) -> list
     steps = [{"function": f"fn{i}", "sequence": s.description()} for i, s in enumerate(sequences)]
     steps.append({"function": "fn0", "sequence": sequences[0].description()})
     labels = [s.label for s in sequences] + [f"{sequences[0].label}, counted again after the others"]
+    # Last, a sequence whose final call raises (an argument that is not an array): whatever the
+    # function does with the error, no listener of its may stay registered afterwards.
+    raising = {"function": "raising", "sequence": sequences[-1].description(), "then_raise": True}
     try:
-        report = _probe("tracing.count_traces_and_compiles", count_traces_and_compiles, steps)
+        report = _probe("tracing.count_traces_and_compiles", count_traces_and_compiles, steps + [raising])
     except Malformed as exc:
         return [str(exc)]
     except Exception as exc:  # noqa: BLE001
         return [f"count_traces_and_compiles could not be run: {_fault(exc)}"]
     try:
-        return _judge_counts(sequences, steps, labels, report)
+        return _judge_counts(sequences, steps, labels, report[:-1]) or _judge_listeners(report, labels)
     except Malformed as exc:
         return [str(exc)]
+
+
+def _judge_listeners(report, labels) -> list[str]:
+    """Every listener the student's function registered is gone once it returned or raised.
+
+    The count of jax.monitoring duration listeners is read in the student's process before and
+    after each call (kernel/probes/tracing.py); None where that JAX does not say."""
+    for result, label in zip(report, [*labels, "a sequence whose last call raises"]):
+        left = result[-1] if result[0] in ("answer", "error") and len(result) in (3, 5) else None
+        if left is not None and (type(left) is not int or left != 0):
+            how = "raised" if result[0] == "error" else "returned"
+            return [f"{label}: a jax.monitoring listener was still registered after count_traces_and_compiles "
+                    f"{how}: unregister it with jax.monitoring.unregister_event_duration_listener in a "
+                    "`finally:` block, so a failing call cannot leave it counting someone else's compiles"]
+    return []
 
 
 def _judge_counts(sequences, steps, labels, report) -> list[str]:
@@ -618,9 +636,9 @@ def _judge_counts(sequences, steps, labels, report) -> list[str]:
             problems.append(f"{label}: count_traces_and_compiles failed with "
                             f"{_text(result[1] if len(result) > 1 else None)}")
             continue
-        if result[0] != "answer" or len(result) != 4:
+        if result[0] != "answer" or len(result) != 5:
             raise Malformed("the student's kernel sent back a report that is not the probe's")
-        _, answer, traced, compiled = result
+        _, answer, traced, compiled, _ = result
         counts = _answered_counts(answer)
         if isinstance(counts, str):
             problems.append(f"{label}: count_traces_and_compiles {counts}")

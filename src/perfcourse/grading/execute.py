@@ -721,7 +721,7 @@ class GuardedExecute(Execute):
         """Drop this output; the first time in a cell, say so in the cell and in the grade report."""
         if not self._output_cut:
             self._output_cut = True
-            self._cut_cells.append(f"the output of cell {cell_index} was cut at {limit}")
+            self._cut_cells.append(f"the output of cell {cell_index + 1} was cut at {limit}")
             # stdout: nbgrader scores any stderr output of a grade cell as a failure
             outs.append(new_output("stream", name="stdout", text=f"\n[output limit of {limit} reached: "
                                                                   "the rest of this cell's output was dropped]\n"))

@@ -177,6 +177,25 @@ def calls(sequence: dict) -> list:
             for args, kwargs in sequence["calls"]]
 
 
+class NotAnArray:
+    """An argument no jitted function accepts: the call raises TypeError before anything runs."""
+
+    def __repr__(self):
+        return "NotAnArray()"
+
+
+def duration_listeners() -> int | None:
+    """How many jax.monitoring duration listeners are registered now; None where this JAX does
+    not say (it keeps them in jax._src.monitoring, jax 0.4 to 0.10)."""
+    try:
+        from jax._src import monitoring
+    except ImportError:
+        return None
+    get = getattr(monitoring, "get_event_duration_listeners", None)
+    listeners = get() if get is not None else getattr(monitoring, "_event_duration_secs_listeners", None)
+    return len(listeners) if isinstance(listeners, list) else None
+
+
 def _fault(exc: BaseException) -> str:
     try:
         return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
@@ -187,9 +206,11 @@ def _fault(exc: BaseException) -> str:
 def _each_step(student, steps, with_compiles: bool):
     """Call `student(fn, calls, **jit_kwargs)` once per step, fn shared by steps of one label.
 
-    Each result: ("answer", the answer, traces of fn while it ran[, compile events while it ran])
-    or ("error", text). The calls are built before the student's function starts, so building them
-    is never inside a count.
+    Each result: ("answer", the answer, traces of fn while it ran[, compile events while it ran,
+    listeners it left registered]) or ("error", text[, listeners it left registered]). A step with
+    "then_raise" ends its calls with one that raises TypeError (an argument that is not an array).
+    The calls are built before the student's function starts, so building them is never inside a
+    count.
     """
     boxes, results = {}, []
     for step in steps:
@@ -197,20 +218,27 @@ def _each_step(student, steps, with_compiles: bool):
         box = boxes.get(step["function"])
         if box is None:
             box = boxes[step["function"]] = Box(sequence["kind"])
-        made = calls(sequence)
-        before = box.traces
+        made = calls(sequence) + ([((NotAnArray(),), {})] if step.get("then_raise") else [])
+        before, registered = box.traces, duration_listeners()
         seen = CompileEvents() if with_compiles else contextlib.nullcontext()
         try:
             with seen:
                 answer = student(box.fn, made, **dict(sequence.get("jit_kwargs", {})))
         except Exception as exc:  # noqa: BLE001 (any failure is the student's to see)
-            results.append(("error", _fault(exc)))
+            left = _left(registered)
+            results.append(("error", _fault(exc), left) if with_compiles else ("error", _fault(exc)))
             continue
         if with_compiles:
-            results.append(("answer", _counts(answer), box.traces - before, seen.count))
+            results.append(("answer", _counts(answer), box.traces - before, seen.count, _left(registered)))
         else:
             results.append(("answer", answer, box.traces - before))
     return tuple(results)
+
+
+def _left(registered: int | None) -> int | None:
+    """Listeners registered now that were not before the student's call (None: cannot tell)."""
+    now = duration_listeners()
+    return None if registered is None or now is None else now - registered
 
 
 def count_traces(count_traces, steps):
