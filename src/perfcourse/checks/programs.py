@@ -28,21 +28,38 @@ ANNOTATIONS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullSha
 _CUSTOM_CALL = re.compile(r'custom_call\s*@\s*"?([\w.\-]+)|call_target_name\s*=\s*"([^"]+)"')
 
 
+# One operation per line of MLIR's printed form: `%0 = stablehlo.tanh ...`, `%1:4 = stablehlo.while(...`,
+# `stablehlo.return ...`, `return ...` (func.return), `func.call @f(...)`; region labels (`cond {`,
+# `} do {`) and location aliases (`#loc...`) are not operations.
+_OPERATION = re.compile(r'^\s*(?:%[^=]*=\s*)?"?([a-z_][\w]*\.[\w.]+|return|call)\b')
+
+
+def operations(program) -> list[str]:
+    """The operations of an exported program (or of its MLIR text), in printed order, by name:
+    `stablehlo.while`, `stablehlo.tanh`, `func.call`, `return`... Its functions' bodies included."""
+    text = program if isinstance(program, str) else program.mlir_module()
+    return [m.group(1) for line in text.splitlines()
+            if not line.startswith("#") and (m := _OPERATION.match(line))]
+
+
 def specs_of(*args) -> list[tuple[list[int], str]]:
     """(shape, dtype) of each argument, the form `exported` sends."""
     return [(list(np.shape(a)), str(np.asarray(a).dtype) if not hasattr(a, "dtype") else str(a.dtype))
             for a in args]
 
 
-def exported(fn, specs, *, what: str = "the function"):
+def exported(fn, specs, *, what: str = "the function", drop_debug_callbacks: bool = False):
     """`fn` of the student's kernel as a `jax.export.Exported`, deserialized and checked here.
 
     `specs` is a list of (shape, dtype) pairs; the exported program must take exactly those.
     CheckFailed, worded for the student, when it cannot be exported or is not such a program.
+    `drop_debug_callbacks`: export it without its jax.debug.callback / jax.debug.print calls
+    (which jax.export cannot serialize, and which compute nothing its results depend on).
     """
     specs = [(list(int(d) for d in shape), str(np.dtype(dtype))) for shape, dtype in specs]
     try:
-        data = remote.probe("programs.export", fn, specs)
+        data = (remote.probe("programs.export", fn, specs, drop_debug_callbacks=True) if drop_debug_callbacks
+                else remote.probe("programs.export", fn, specs))
     except CheckFailed:
         raise
     except Exception as exc:
