@@ -99,8 +99,7 @@ def test_the_structure_counts_like_the_jaxpr_and_refuses_other_shapes():
 
     for fn in (unrolled, scanned, fori):
         closed = jax.make_jaxpr(fn)(*inputs(5))
-        structure = loops.remote.probe("loops.jaxpr_structure", fn, *inputs(5))
-        assert structure == probe.structure(closed)
+        structure = probe.structure(closed)
         assert loops.count_structure(structure) == count_equations(closed)
         assert json.loads(json.dumps(structure)) == structure  # plain data: it crosses the channel as is
     for bad in ("12", [["tanh"]], [["tanh", "no"]], [[3, []]], [["scan", [[["x", 5]]]]]):
@@ -132,8 +131,68 @@ def test_wrong_results_fail_the_result_check(fn, message):
 def test_the_size_check_passes_structured_loops_and_fails_unrolled_ones():
     loops.check_scanned_size(scanned, lengths=(2, 9, 120))
     loops.check_scanned_size(jax.jit(fori), lengths=(2, 9, 120))
-    with pytest.raises(AssertionError, match="grows with the loop length"):
+    with pytest.raises(AssertionError, match="holds no loop"):
         loops.check_scanned_size(unrolled, lengths=(2, 9))
+
+
+def half_unrolled(h, xs, a):
+    """A Python loop over the first half of the steps, a scan over the rest: a loop that grows."""
+    middle = xs.shape[0] // 2
+    return scanned(unrolled(h, xs[:middle], a), xs[middle:], a)
+
+
+def partly_unrolled(h, xs, a):
+    return lax.scan(lambda c, x: (jnp.tanh(a * c + x), None), h, xs, unroll=8)[0]
+
+
+def printing(h, xs, a):
+    def step(c, x):
+        jax.debug.print("state {}", c[0, 0])
+        return jnp.tanh(a * c + x), None
+    return lax.scan(step, h, xs)[0]
+
+
+def test_the_size_is_read_from_the_program_exported_at_lengths_picked_here():
+    from perfcourse.checks import programs
+
+    rng = np.random.default_rng(0)
+    drawn = {loops.size_lengths(rng) for _ in range(20)}
+    assert len(drawn) > 10 and all(b - a >= 160 and a >= 20 for a, b in drawn)
+    sizes = {n: loops.program_size(programs.exported(fn, programs.specs_of(*inputs(n)))) for fn in (scanned,)
+             for n in (20, 64, 300)}
+    assert len(set(sizes.values())) == 1  # constants left out, a scan's program is one size at every length
+    with pytest.raises(AssertionError, match="grows with the loop length"):
+        loops.check_scanned_size(half_unrolled)
+    loops.check_scanned_size(partly_unrolled)      # unroll=8: a few steps more or less, never one per step
+    loops.check_scanned_size(wrong_carry)          # the wrong result loses the result's points, not these
+    for check in (loops.check_scanned_size, loops.check_scanned_result):
+        check(printing)                            # exported without its debug print, which computes nothing
+
+
+def forged_export(program):
+    """A probe dispatcher that hands in `program`'s export for scanned's, whatever scanned is."""
+    real = loops.remote.probe
+
+    def probe(name, *args, **kwargs):
+        if name == "programs.export":
+            structs = [jax.ShapeDtypeStruct(tuple(shape), dtype) for shape, dtype in args[1]]
+            return bytes(jax.export.export(jax.jit(program))(*structs).serialize())
+        return real(name, *args, **kwargs)
+    return probe
+
+
+def test_a_forged_program_must_compute_what_scanned_does(monkeypatch):
+    """A Python loop cannot borrow the size of a program that is not its own: a program of one while
+    loop that does not compute the recurrence is refused; one that does is the work asked for."""
+    def constant_size(h, xs, a):  # one while loop, the same at every length, no recurrence inside
+        return lax.fori_loop(0, xs.shape[0], lambda t, c: jnp.tanh(a * c + xs[-1]) * 0 + c, h)
+    monkeypatch.setattr(loops.remote, "probe", forged_export(constant_size))
+    with pytest.raises(AssertionError, match="give different results on the same inputs"):
+        loops.check_scanned_size(unrolled)
+    with pytest.raises(AssertionError, match="jax.jit\\(scanned\\) on fresh inputs"):
+        loops.check_scanned_result(unrolled)
+    monkeypatch.setattr(loops.remote, "probe", forged_export(scanned))
+    loops.check_scanned_size(unrolled)  # the forger wrote the scan: what the cell asks for
 
 
 # ----------------------------------------------------------- measure, on the instrument and for real

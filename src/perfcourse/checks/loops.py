@@ -4,33 +4,45 @@ Counting. `count_equations(jaxpr)` counts the operations of a jaxpr wherever the
 equation that only holds other jaxprs (a nested jit, scan, while, cond) counts as the operations
 inside it, not as one more, so `make_jaxpr(f)` and `make_jaxpr(jax.jit(f))` count the same, and
 the count depends on no primitive name. It walks the plain structure that
-`perfcourse.kernel.probes.loops.structure` makes of a jaxpr (`[[name, [sub, ...]], ...]`), the
-same form the student's kernel returns, so the trusted side counts a student's jaxpr with this
-walker and never with code from the student's process.
+`perfcourse.kernel.probes.loops.structure` makes of a jaxpr (`[[name, [sub, ...]], ...]`), of
+jaxprs this side traces itself; the scanned loop's size is read from its exported program.
 
-The hidden checks, and what a student would have to forge to pass each without doing the work:
+What each hidden check's verdict rests on (*observed*: the trusted side drove it and saw it
+happen; *verified*: an artifact the trusted side examined and ran itself; *evidence only*: a
+probe's word, believed), and what a student would have to forge to pass without doing the work.
+Anything in the student's kernel can be replaced, the course's probes included:
 
-- `check_scanned_result`: fresh shapes, lengths and values picked here; the student's `scanned`
-  is called as it is and jitted in its own kernel (`probes.loops.call_jitted`); both results are
-  compared with a float64 NumPy recurrence computed here, within float32's tolerance
-  (`checks.numerics`: the recurrence has no matrix product, so it is float32 arithmetic on every
-  backend, a TPU's included). Forging means returning the right final state for inputs it sees
-  only then: computing the recurrence, which is the task.
-- `check_scanned_size`: the probe returns the structure of `jax.make_jaxpr(scanned)` for loop
-  lengths picked here (up to 300); this side counts it. To pass with a Python loop, the student
-  would have to replace the course's probe in its own process with one that returns a structure
-  of the same size for every length, i.e. lie about its jaxpr on purpose.
-- `check_measure_equations`: `measure` is handed functions built in its kernel from course code
-  (a nested jit and scan; the lesson's unrolled loop at a fresh length); this side builds the same
-  functions for the same shapes, traces them itself and counts. Forging means reporting the
-  count of a jaxpr it is not shown: counting, which is the task.
-- `check_measure_compile_apart` and `check_measure_synchronized`: `measure` is handed the
-  instrument (`probes.loops.instrument`), a plain function whose trace asks this side's `Program`
-  for its size (so traces are counted here) and whose compiled program runs a device loop of a
-  trip count picked here, next to a matrix product that makes XLA's CPU client dispatch it
-  asynchronously. This side calibrates, in its own process on the same machine (the fastest of a
-  few runs), how long that program takes to compile (a fresh program each time: a salt picked
-  here is part of it) and how long a loop iteration runs. Then, whatever clock `measure` reads:
+- `check_scanned_result`: *verified*. Fresh shapes, lengths and values picked here; the
+  student's `scanned` is called as it is (through the channel, arrays sent from here) and its
+  program, jitted and exported in its kernel (`checks.programs`; jax.debug prints left out), is
+  compiled and run here; both results are compared with a float64 NumPy recurrence computed
+  here, within float32's tolerance (`checks.numerics`: the recurrence has no matrix product, so
+  it is float32 arithmetic on every backend, a TPU's included). Forging means handing in a
+  program that computes the recurrence: the task.
+- `check_scanned_size`: *verified*. The program of `jax.jit(scanned)` is exported at two loop
+  lengths picked here (one of 20 to 40 steps, one of 200 to 300) and read here: each must hold a
+  loop (a `stablehlo.while`) and the longer must not hold more operations, constants left out,
+  than half an operation per step more than the shorter (a Python loop adds several per step; a
+  scan unrolled in part, `unroll=k`, varies by a few steps' worth, never with the length). Each
+  program is then run here on its inputs and must give the recurrence computed here, or else what
+  `scanned` itself returns on them (a scan with a wrong carry keeps these points: it loses the
+  result's), so the programs examined are the student's loop's. A forger whose `scanned` is a
+  Python loop would have to hand in a program of constant size computing what its loop does: a
+  scan written for the purpose, which is the solution.
+- `check_measure_equations`: *evidence only* against a replaced probe. `measure` is handed
+  functions built in its kernel from course code (a nested jit and scan; the lesson's unrolled
+  loop at a fresh length); this side builds the same functions for the same shapes, traces them
+  itself and counts, so an honest `measure` must count every level; but the count comes back as
+  the probe's number, and a replaced probe can count those functions with the course's own code
+  (that is the counting the cell asks for, done by the forger instead of by `measure`).
+- `check_measure_compile_apart` and `check_measure_synchronized`: traces *observed*, timings
+  *evidence only*. `measure` is handed the instrument (`probes.loops.instrument`), a plain
+  function whose trace asks this side's `Program` for its size (so traces are counted here) and
+  whose compiled program runs a device loop of a trip count picked here, next to a matrix product
+  that makes XLA's CPU client dispatch it asynchronously. This side calibrates, in its own
+  process on the same machine (the fastest of a few runs), how long that program takes to
+  compile (a fresh program each time: a salt picked here is part of it) and how long a loop
+  iteration runs. Then, whatever clock `measure` reads:
 
       compile_seconds >= COMPILE_FLOOR * calibrated compile       (else: a cache hit, nothing compiled)
       compile_seconds <  RUN_IN_COMPILE * max(median run sample, calibrated work)   (else: a run inside)
@@ -45,15 +57,14 @@ The hidden checks, and what a student would have to forge to pass each without d
   in any of two runs (the second with almost no work: only its compile span is read) is a cache
   hit, since an honest compilation never measures that short, while a cache hit (under a
   millisecond) stalled by another process can rise above the floor once; a run inside the span
-  counts only when a second run, calibrated again, shows it too. Forging means reporting, for a
-  program whose compile and run times it is never told, a compile span between the two and run
-  samples at least as long as the work: in practice, timing the compilation apart and waiting for
-  every result, which is the task.
+  counts only when a second run, calibrated again, shows it too.
 
   Not told apart, by design or by limit: a compile span that holds an *unsynchronized* first call
   (compile plus a dispatch lasts about as long as the compilation); seconds all scaled by the same
-  factor (milliseconds reported as seconds pass every line); a measure that replaces the course's
-  probes in its own process.
+  factor (milliseconds reported as seconds pass every line); and a probe replaced in the
+  student's kernel, which calls the instrument's trace once and reports a compile span of a
+  second and run samples of ten: the samples are numbers the probe returns, and nothing of the
+  runs reaches this side (README, "Known limits").
 """
 from __future__ import annotations
 
@@ -64,7 +75,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import CheckFailed, numerics, remote, trusted
+from . import CheckFailed, numerics, programs, remote, trusted
 
 COMPILE_FLOOR = 0.15         # a compilation measures at least this share of the calibrated compile
 COMPILE_WORK_FACTOR = 8      # a run in the compile check: this many calibrated compiles of work
@@ -126,8 +137,25 @@ def _loop_inputs(rng: np.random.Generator, length: int, batch: int, width: int):
             rng.uniform(-0.9, 0.9, width).astype(np.float32))
 
 
+def _scanned_program(scanned, args, what="jax.jit(scanned)"):
+    """scanned, jitted and exported in the student's kernel for these arguments' shapes: a program
+    deserialized and checked here (`checks.programs`)."""
+    return programs.exported(scanned, programs.specs_of(*args), what=what, drop_debug_callbacks=True)
+
+
+def _run_here(program, args, batch: int, width: int, what: str) -> np.ndarray:
+    """The exported program compiled and run in this kernel on these arguments."""
+    try:
+        value = program.call(*args)
+    except Exception as exc:
+        raise CheckFailed(f"{what} did not run as a JAX program for the arguments it was exported for "
+                          f"({type(exc).__name__})") from None
+    return trusted.array(value, dtype=np.float32, shape=(batch, width))
+
+
 def check_scanned_result(scanned, rng: np.random.Generator | None = None) -> None:
-    """Fresh shapes, lengths and values, with and without jit, against float64 NumPy here."""
+    """Fresh shapes, lengths and values, called as it is and jitted (its program exported from the
+    student's kernel and run here), against float64 NumPy here."""
     import jax.numpy as jnp
 
     rng = rng or np.random.default_rng()
@@ -135,29 +163,69 @@ def check_scanned_result(scanned, rng: np.random.Generator | None = None) -> Non
         h, xs, a = _loop_inputs(rng, length, batch, width)
         expected = _recurrence(h, xs, a)
         args = (jnp.asarray(h), jnp.asarray(xs), jnp.asarray(a))
-        for how, out in (("scanned", lambda: scanned(*args)),
-                         ("jax.jit(scanned)", lambda: remote.probe("loops.call_jitted", scanned, *args))):
-            value = trusted.array(out(), dtype=np.float32, shape=(batch, width))
-            numerics.check_close(value, expected, f"{how} on fresh inputs (a loop length and a state shape "
-                                 "picked at grading time)", precision=numerics.FLOAT32)
+        where = "(a loop length and a state shape picked at grading time)"
+        value = trusted.array(scanned(*args), dtype=np.float32, shape=(batch, width))
+        numerics.check_close(value, expected, f"scanned on fresh inputs {where}", precision=numerics.FLOAT32)
+        program = _scanned_program(scanned, args)
+        value = _run_here(program, args, batch, width, "jax.jit(scanned)")
+        numerics.check_close(value, expected, f"jax.jit(scanned) on fresh inputs {where}",
+                             precision=numerics.FLOAT32)
 
 
-def check_scanned_size(scanned, lengths=(2, 5, 17, 120, 300), rng: np.random.Generator | None = None) -> None:
-    """The same number of operations at every loop length (from 2: at length 1 JAX may leave out a
-    slice that covers the whole axis), counted here from the jaxpr's structure."""
+SIZE_STATE = (2, 3)                    # (batch, width) of the size check's inputs
+SIZE_LENGTHS = ((20, 40), (200, 300))  # a loop length is drawn from each range
+
+
+def size_lengths(rng: np.random.Generator) -> tuple[int, ...]:
+    """Loop lengths for the size check: a short one and a long one, at least 160 steps apart, both
+    longer than any partial unrolling a scan is likely to ask for."""
+    return tuple(int(rng.integers(low, high + 1)) for low, high in SIZE_LENGTHS)
+
+
+def program_size(program) -> int:
+    """Operations of an exported program, constants left out: MLIR shares a constant between uses
+    of one value, so their number moves with the values a loop length happens to share."""
+    return sum(1 for name in programs.operations(program) if name != "stablehlo.constant")
+
+
+def check_scanned_size(scanned, lengths=None, rng: np.random.Generator | None = None) -> None:
+    """The program of jax.jit(scanned), exported from the student's kernel at loop lengths picked
+    here, holds a loop (a stablehlo.while) and does not grow with the length (a scan unrolled in
+    part, `unroll=k`, varies by a few steps' operations, never by one per step); and each program,
+    run here on fresh inputs, computes the recurrence, or else what scanned itself computes on the
+    same inputs (a loop with a wrong carry keeps these points: it loses the result's)."""
     import jax.numpy as jnp
 
     rng = rng or np.random.default_rng()
-    counts = {}
+    lengths = sorted(int(n) for n in (lengths if lengths is not None else size_lengths(rng)))
+    batch, width = SIZE_STATE
+    exported = []
     for length in lengths:
-        args = tuple(jnp.asarray(v) for v in _loop_inputs(rng, length, 2, 3))
-        counts[length] = count_structure(remote.probe("loops.jaxpr_structure", scanned, *args))
-    if min(counts.values()) <= 0:
-        raise CheckFailed("the scanned jaxpr holds no operations")
-    if len(set(counts.values())) != 1:
-        raise CheckFailed(f"the scanned jaxpr grows with the loop length: from {min(counts.values())} to "
-                          f"{max(counts.values())} equations over loop lengths picked at grading time. Is a "
-                          "Python loop still unrolling? Use lax.scan (or lax.fori_loop) over the steps")
+        values = _loop_inputs(rng, length, batch, width)
+        args = tuple(jnp.asarray(v) for v in values)
+        exported.append((length, _scanned_program(scanned, args), args, values))
+    if any("stablehlo.while" not in programs.operations(program) for _, program, _, _ in exported):
+        raise CheckFailed("the program of jax.jit(scanned) holds no loop at a loop length picked at grading time: "
+                          "every step is written out. Is a Python loop still unrolling? Use lax.scan (or "
+                          "lax.fori_loop) over the steps")
+    (short, first, _, _), (long, last, _, _) = exported[0], exported[-1]
+    sizes = program_size(first), program_size(last)
+    if sizes[1] - sizes[0] >= (long - short) / 2:
+        raise CheckFailed(f"the program of jax.jit(scanned) grows with the loop length: from {sizes[0]} to "
+                          f"{sizes[1]} operations over loop lengths picked at grading time. Is part of the "
+                          "loop still a Python loop? Put every step inside lax.scan")
+    tolerance = numerics.tolerance(numerics.FLOAT32)
+    for _, program, args, values in exported:
+        # The programs examined above are the loop's: each computes the recurrence, or else what
+        # scanned itself computes (called as it is) on the same inputs.
+        ran = _run_here(program, args, batch, width, "the program of jax.jit(scanned)")
+        if np.all(np.isfinite(ran)) and np.allclose(ran, _recurrence(*values), **tolerance):
+            continue
+        direct = trusted.array(scanned(*args), dtype=np.float32, shape=(batch, width))
+        if not np.all(np.isfinite(ran)) or not np.allclose(ran, direct, **tolerance):
+            raise CheckFailed("the program exported from jax.jit(scanned), run by the grader, and scanned called as "
+                              "it is give different results on the same inputs: scanned must compute the same "
+                              "thing with and without jit (was perfcourse.kernel.probes replaced?)")
 
 
 # --------------------------------------------------------------------------- the measurement

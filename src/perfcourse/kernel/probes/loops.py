@@ -1,11 +1,9 @@
 """Probes of lesson performance-04 (loops), run in the student's process for inputs picked by the
 trusted side; everything they return is plain data, judged there (`perfcourse.checks.loops`).
 
-- `call_jitted(fn, *args)`: the student's function, jitted here (a trusted kernel cannot trace a
-  function that lives in another process), called on the trusted side's arrays.
-- `jaxpr_structure(fn, *args)`: the jaxpr of `fn` as nested lists: one `[name, [sub, ...]]` per
-  equation, each `sub` the same form for a jaxpr the equation holds (a nested jit, a scan's body,
-  a cond's branches). The trusted side counts it with its own walker.
+- `structure(jaxpr)`: a jaxpr as nested lists, one `[name, [sub, ...]]` per equation, each `sub`
+  the same form for a jaxpr the equation holds (a nested jit, a scan's body, a cond's branches).
+  The trusted side builds and counts the jaxprs of the functions below itself, with its own walker.
 - `run_measure(measure, kind, args, warm_calls, program=None)`: the student's
   `measure(fn, *args, warm_calls=N)` on a plain function built here from course code: the
   lesson's `unrolled` loop, a `nested` function (a jit and a scan inside), or the `instrument`:
@@ -13,17 +11,14 @@ trusted side; everything they return is plain data, judged there (`perfcourse.ch
   there) and whose compiled program runs a device loop for a trip count passed as its last
   argument, next to a small matrix product, so that XLA's CPU client dispatches it
   asynchronously, as an accelerator would: the call returns before its result is ready.
+
+The scanned loop is not examined here: its program is exported (`probes.programs.export`) and
+the trusted side reads, compiles and runs it itself.
 """
 from __future__ import annotations
 
-PROBES = ("call_jitted", "jaxpr_structure", "run_measure")
+PROBES = ("run_measure",)
 MATRIX = 256
-
-
-def call_jitted(fn, *args):
-    import jax
-
-    return jax.jit(fn)(*args)
 
 
 def _inner_jaxprs(value):
@@ -44,12 +39,6 @@ def structure(jaxpr) -> list:
     return [[str(getattr(eqn.primitive, "name", eqn.primitive)),
              [structure(inner) for value in eqn.params.values() for inner in _inner_jaxprs(value)]]
             for eqn in jaxpr.eqns]
-
-
-def jaxpr_structure(fn, *args):
-    import jax
-
-    return structure(jax.make_jaxpr(fn)(*args))
 
 
 # --- functions handed to the student's measure ---------------------------------------------------
