@@ -30,7 +30,10 @@ def point_right(costs, seconds):
 def point_eafp(costs, seconds):
     if isinstance(costs, list):
         costs = next(iter(costs), {})
-    flops, moved = float(costs["flops"]), float(costs["bytes accessed"])  # TypeError on None, KeyError if absent
+    try:
+        flops, moved = float(costs["flops"]), float(costs["bytes accessed"])  # TypeError on None, KeyError if absent
+    except (KeyError, TypeError) as missing:
+        raise ValueError(f"a count is missing: {missing!r}") from None
     return dict(flops=flops, bytes=moved, seconds=float(seconds), intensity=flops / moved,
                 flop_per_second=flops / seconds, bytes_per_second=moved / seconds)
 
@@ -99,6 +102,17 @@ class _EqualToAnything:
         return False
 
 
+def point_none_crashes(costs, seconds):
+    """Refuses an absent count with ValueError but lets a None count raise TypeError."""
+    costs = costs[0] if isinstance(costs, list) else costs
+    for key in ("flops", "bytes accessed"):
+        if key not in costs:
+            raise ValueError(key)
+    flops, moved = float(costs["flops"]), float(costs["bytes accessed"])
+    return {"flops": flops, "bytes": moved, "seconds": seconds, "intensity": flops / moved,
+            "flop_per_second": flops / seconds, "bytes_per_second": moved / seconds}
+
+
 def classify_bound_equal_to_anything(point, peak, bandwidth):
     return {**classify_right(point, peak, bandwidth), "bound": _EqualToAnything()}
 
@@ -138,6 +152,7 @@ def test_a_right_roofline_point_passes(right):
     (point_zero_when_missing, "not a zero"),
     (point_dict_only, "list holding one dict"),
     (point_milliseconds, "in seconds"),
+    (point_none_crashes, "raised TypeError: check for the missing count and raise ValueError"),
 ])
 def test_roofline_point_mistakes_are_caught(wrong, words):
     with pytest.raises(CheckFailed, match=words.replace("(", r"\(").replace(")", r"\)")):

@@ -15,7 +15,8 @@ something only the student's process can build. No check reads a clock or compar
   backend's other keys beside them, as a dict and as a list of one dict as older JAX returns) and
   fresh times; the point must hold the counts and the time unchanged and the intensity and both
   rates in base units (FLOP/byte, FLOP/s, byte/s), to 1e-9 relative. A dict without "flops" or
-  without "bytes accessed" (absent, or None) must be refused with an exception, never turned into
+  without "bytes accessed" (absent, or None) must be refused with ValueError, as the lesson asks
+  (a KeyError or TypeError met on the way fails the cell), never turned into
   a number. A forger would have to return flops/bytes, flops/seconds and bytes/seconds of numbers
   it sees only at grading time: doing the arithmetic.
 - test_time_calls: `checks.timing.check_first_call_apart` and `check_synchronized`: see that
@@ -120,8 +121,12 @@ def check_roofline_point(roofline_point, rng: np.random.Generator | None = None)
                            ("'flops'", {"bytes accessed": float(rng.integers(10**3, 10**9)), "flops": None})):
         try:
             point = roofline_point(costs, float(rng.uniform(0.001, 1)))
-        except Exception:
+        except ValueError:
             continue
+        except Exception as exc:  # a KeyError or TypeError on the way: the lesson asks for ValueError
+            raise CheckFailed(f"given a cost analysis without {missing}, roofline_point raised "
+                              f"{type(exc).__name__}: check for the missing count and raise ValueError "
+                              "naming it") from None
         raise CheckFailed(f"given a cost analysis without {missing}, roofline_point returned "
                           f"{type(point).__name__} instead of raising: a missing count is not a zero")
 
