@@ -17,51 +17,64 @@ same four pieces of a student's work, gathered in an `Implementation`:
 Where they run. On the command line the student's module and these checks share one process,
 and `remote.probe` runs its probe (`perfcourse.kernel.probes.audit`) in that process. In the
 notebook these checks run in the trusted kernel: the four pieces are `remote.Remote` proxies of
-the student's functions, a call through them sends values and gets values back, and whatever
-needs the student's process (JAX's caches, the trace counter, a JAXPR, the evidence directory)
-is done there by a probe, for inputs picked here, and returns plain data judged here. No check
-reads a clock to decide anything, so no check depends on how fast the machine is.
+the student's functions, a call through them sends values and gets values back. The checks call
+the student's functions themselves; probes do only what must happen inside the student's process
+around those calls (clear JAX's caches, call workload under another matmul precision, capture a
+JAXPR's text, write files), and workload's program comes here as an exported program
+(`checks.programs`) that this side reads, compiles and runs. No check reads a clock to decide
+anything, so no check depends on how fast the machine is.
 
-The stages, and what a forger would have to produce to pass each without doing the work:
+What each grade cell's verdict rests on (*observed*: the trusted side drove it and saw it happen;
+*verified*: an artifact the trusted side examined and ran itself; *evidence only*: believed),
+and what a forger, who can replace the course's probes in its own kernel, would have to produce:
 
-  1  `check_workload`: workload is jitted (it has `.lower`), and its results, which come back
-     as arrays (exact NumPy or JAX arrays only, copied), match NumPy's tanh(a @ b) on the
-     identity (exact at any matrix-product precision: only tanh's last digits may differ) and on
-     random inputs of shapes picked here at grading time, within the tolerance of the
-     matrix-product precision this process measures (`checks.numerics`: float32 on the CPU,
-     bfloat16 passes by default on a TPU). Forging it means
-     returning tanh(a @ b) for inputs it cannot know in advance: computing it.
-     `check_first_call_apart` / `check_synchronized` (`checks.timing`, keyword steady_calls):
-     the timer is handed a real jitted function whose work per call is picked here and whose
-     calls are counted here; see `checks.timing` for what forging them takes (in practice,
-     running every call and waiting for it). Then one real measurement (`measure_timing`),
-     checked for form and reported, never judged.
-  2  `check_trace_count`: a probe clears JAX's caches in the student's process and calls
-     workload at shapes picked here at random (a few new shapes, each called again, in a
-     shuffled order, then `jax.clear_caches()` and a shape seen before, twice), reading
-     trace_count() after every step. Expected: +1 for a shape or a cleared cache JAX has no
-     trace for, 0 for a repeat. A call counter moves on repeats; a counter of new shapes stays
-     put after the clear. Forging the readings means knowing, call by call, when JAX traces
-     workload for shapes and a protocol it cannot see in advance: counting traces.
-  3  `write_evidence`: probes time the workload, count traces at the lesson's shapes (16x16,
-     32x32, then both again) and capture the JAXPR in the student's process; the student's
-     build_report is called with those measurements and its report (which comes back as a
-     value) is judged here: plain JSON, every measurement unchanged, their median, this
-     machine's backend and versions, "memory_measured": false. Only a report that passes is
-     written, as report.json beside workload.jaxpr.txt, by a probe in the student's process
-     (into the evidence directory, or a temporary one the probe makes and removes), which reads
-     the files back and returns their text; the text is parsed and judged again here. Forging
-     it means returning the text this side wrote, which is what writing and reading it does.
-  4  1, 2 and 3 in one run
+  test_workload (stage 1, `check_workload`): *verified*. workload is jitted (it has `.lower`),
+     and its results on the identity and on random inputs of shapes picked here at grading time,
+     sent from here and returned as arrays (exact NumPy or JAX arrays only, copied), match NumPy's
+     tanh(a @ b) computed here, within the tolerance of the matrix-product precision this process
+     measures (`checks.numerics`: float32 on the CPU, bfloat16 passes by default on a TPU; the
+     identity is exact at any precision). No probe is involved. Forging it means returning
+     tanh(a @ b) for inputs it cannot know in advance: computing it.
+  test_timer_first_call, test_timer_synchronized (`check_first_call_apart`, `check_synchronized`):
+     *observed*, by `checks.timing` (keyword steady_calls): the timer is handed a real jitted
+     function whose work per call is picked here and whose calls are counted here, on this side's
+     clock; see that module for what forging them takes.
+  test_trace_count (stage 2, `check_trace_count`): *observed*. This side draws the steps one at
+     a time, each only after it read the counter after the last, and makes every call of workload
+     itself (arrays sent from here) and every reading of trace_count(): a few new shapes picked at
+     random, each called again, in a random order; once, a shape already called, called under
+     another default matmul precision (`jax.default_matmul_precision`, part of JAX's trace
+     context: JAX traces again at a shape it has a program for); then `jax.clear_caches()` and a
+     shape seen before, twice. Expected, computed here: +1 for a call JAX has no program for
+     (shape and context) since the last clear, 0 for a repeat. A call counter moves on repeats; a
+     counter of new shapes stays put under the new context and after the clear. Only the clear
+     and the call under another precision are probes, and a probe that skips its work changes
+     what JAX traces next, which an honest counter then shows, so forging probes gains nothing:
+     the readings are the student's own counter's. Limit: a counter that models JAX's cache (the
+     avals of each call and JAX's trace context, reset on every clear it intercepts) instead of
+     counting reads the same numbers for every call sequence, so no reading tells it apart.
+  test_evidence (stage 3, `write_evidence`): the student's timer is called from here on the
+     identity (its output checked for form, reported, never judged: the timer cells judge it),
+     the lesson's counting step is driven from here as above (16x16, 32x32, then both again:
+     reported), and the JAXPR is *verified*: its text is captured by a probe, and workload
+     itself is exported from the student's kernel at the captured shapes (`checks.programs`,
+     jax.debug callbacks left out); that program must hold the matrix product and tanh, run here
+     on fresh inputs it must give what workload itself returns for them (so it is workload's
+     program, not one written to pass), and traced here it must take the argument types the text
+     declares, whose equations must name dot_general and tanh. The student's build_report is
+     called from here with those measurements and its report is judged here (*verified*): plain
+     JSON, every measurement unchanged, their median, this machine's backend and versions,
+     "memory_measured": false. Only a report that passes is written, as report.json beside
+     workload.jaxpr.txt, by a probe in the student's process (into the evidence directory, or a
+     temporary one it makes and removes), which reads the files back: *evidence only* (the text
+     read back is judged again, but nothing there is the student's work; a forger gains nothing
+     by echoing it).
+  test_audit (stage 4): stages 1, 2 and 3 in one run, each as above.
 
 Every failure is an `AuditFailure` (an AssertionError) whose message says what to change, and
 never names the inputs picked at grading time. Imports: jax, numpy, the standard library and
 this package's channel code only, so check.py can load this file from the repository without the
 course's package installed.
-
-Limit (README, "Known limits"): a probe replaced in the student's own kernel is handed the inputs
-picked here and can answer the trace-count cell with data computed from them, without running the
-student's code; the grader flags code that names the grading package.
 """
 from __future__ import annotations
 
@@ -70,6 +83,7 @@ import math
 import operator
 import platform
 import random
+import re
 import statistics
 import tempfile
 from dataclasses import dataclass
@@ -80,7 +94,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import CheckFailed, numerics, remote, timing, trusted
+from . import CheckFailed, numerics, programs, remote, timing, trusted
 
 PROJECT = "performance-audit"
 DTYPE = np.float32
@@ -93,7 +107,10 @@ JAXPR_NAME = "workload.jaxpr.txt"
 WORKLOAD = "tanh(a @ b), compiled with jax.jit"
 BOUNDARY = "inputs already on the device; each call until its result is ready"
 TIMER_KEYWORD = "steady_calls"
-CLEAR = "clear"                         # a step of the trace protocol: jax.clear_caches()
+CLEAR, CALL, CONTEXT = "clear", "call", "context"   # the steps of the trace protocol
+# Default matmul precisions the trace protocol calls workload under once (jax.default_matmul_precision,
+# part of JAX's trace context): one that differs from the precision in effect is used.
+PRECISIONS = ("highest", "float32", "bfloat16", "tensorfloat32")
 # Square shapes the lesson's own cells call workload at: random shapes avoid them, so a hidden
 # check never traces a shape that a later public check counts on being new.
 LESSON_SQUARES = frozenset({16, 32, IDENTITY_SIZE})
@@ -291,6 +308,10 @@ def check_synchronized(timer, steady_calls: int = 5) -> None:
 def _timings(value, steady_calls: int) -> tuple[float, list[float]]:
     """The timer's real output, checked for form only: no timing decides pass or fail."""
     try:
+        value = remote.values_only(value)
+    except CheckFailed as exc:
+        raise AuditFailure(f"time_first_and_steady: {one_line(exc)}") from None
+    try:
         first, steady = value
         first, steady = float(first), [float(s) for s in steady]
     except Exception:
@@ -304,15 +325,23 @@ def _timings(value, steady_calls: int) -> tuple[float, list[float]]:
     return first, steady
 
 
-def measure_timing(workload, timer) -> dict:
-    """A real synchronized measurement of workload(I, I) in the student's process: the first call
-    after the caches are cleared, then STEADY_CALLS steady calls. Reported, never judged."""
-    what = "time_first_and_steady(workload, I, I)"
-    answer = _probe(what, "audit.measure_timing", workload, timer, IDENTITY_SIZE, TIMER_KEYWORD, STEADY_CALLS)
-    error = _error(answer)
+def clear_caches() -> None:
+    """jax.clear_caches() in the student's process (a course probe; in-process on the command line)."""
+    what = "jax.clear_caches()"
+    error = _error(_probe(what, "audit.clear_caches"))
     if error:
         raise _raised(what, error[1], error[2])
-    first, steady = _timings(answer.get("value"), STEADY_CALLS)
+
+
+def measure_timing(workload, timer) -> dict:
+    """A real synchronized measurement of workload(I, I), made by the student's timer called from
+    here (the identity sent from here, on the student's device): the first call after the caches
+    are cleared, then STEADY_CALLS steady calls. Reported, never judged."""
+    what = "time_first_and_steady(workload, I, I)"
+    eye = _identity()
+    clear_caches()  # forget compiled programs: the first call traces and compiles again
+    first, steady = _timings(_call(what, timer, workload, eye, eye, **{TIMER_KEYWORD: STEADY_CALLS}),
+                             STEADY_CALLS)
     return {"workload": WORKLOAD, "dtype": np.dtype(DTYPE).name,
             "timed_shapes": [[IDENTITY_SIZE, IDENTITY_SIZE], [IDENTITY_SIZE, IDENTITY_SIZE]],
             "boundary": BOUNDARY, "first_call_seconds": first, "steady_seconds": steady}
@@ -334,66 +363,122 @@ def stage1(impl: Implementation) -> str:
 # Stage 2: traces, counted by the student's counter in the student's process
 
 
-def _readings(workload, trace_count, inputs, steps, describe) -> list[int]:
-    """trace_count() before and after every step, run in the student's process by a probe."""
-    answer = _probe("counting traces", "audit.count_traces", workload, trace_count, tuple(inputs), list(steps))
-    raw = answer.get("readings")
-    if not isinstance(raw, list):
-        raise AuditFailure("counting traces: the course's probe in your kernel answered without readings "
-                           "(was perfcourse.kernel.probes replaced?)")
-    error = _error(answer)
-    if error:
-        during = error[0]
-        what = "trace_count()" if during == "trace_count" else (
-            describe(during) if type(during) is int and 0 <= during < len(steps) else "workload")
-        raise _raised(what, error[1], error[2])
-    readings = [_integer(value, "trace_count()") for value in raw]
-    if len(readings) != len(steps) + 1:
-        raise AuditFailure(f"counting traces: {len(readings)} readings for {len(steps)} steps "
-                           "(was perfcourse.kernel.probes replaced?)")
-    return readings
+class Counting:
+    """workload and its counter, driven from here one step at a time: every call of workload is
+    made here (in the notebook, through the channel, with arrays sent from here) and trace_count()
+    is read here after it. Only jax.clear_caches() and a call under another matmul precision are
+    done by course probes in the student's process; a probe that skips its work changes what JAX
+    traces next, which an honest counter then shows."""
+
+    def __init__(self, workload, trace_count):
+        self.workload, self.trace_count = workload, trace_count
+
+    def read(self) -> int:
+        return _integer(_call("trace_count()", self.trace_count), "trace_count()")
+
+    def clear(self) -> None:
+        clear_caches()
+
+    def call(self, inputs, what: str) -> None:
+        a, b = inputs
+        _call(what, self.workload, jnp.asarray(a), jnp.asarray(b))
+
+    def call_in_context(self, inputs, what: str, rng: random.Random) -> None:
+        """workload(a, b) under jax.default_matmul_precision(p), p one of PRECISIONS (shuffled
+        here) other than the precision in effect there: a new trace context, so JAX traces again."""
+        a, b = inputs
+        candidates = list(PRECISIONS)
+        rng.shuffle(candidates)
+        answer = _probe(what, "audit.call_in_context", self.workload, jnp.asarray(a), jnp.asarray(b), candidates)
+        error = _error(answer)
+        if error:
+            raise _raised(what, error[1], error[2])
+        if answer.get("precision") not in PRECISIONS:
+            raise AuditFailure(f"{what}: the course's probe in your kernel answered without the precision it "
+                               "used (was perfcourse.kernel.probes replaced?)")
 
 
-def trace_protocol(rng: random.Random | None = None, np_rng=None):
-    """Inputs and steps picked at random: 2 or 3 new shapes, each called twice in a shuffled order
-    (the first call at a shape always traces), then jax.clear_caches() and one of those shapes
-    twice (the first traces again, the second does not)."""
-    rng = rng or random.Random()
-    np_rng = np_rng if np_rng is not None else np.random.default_rng()
-    triples = _fresh_triples(np_rng, rng.choice((2, 3)))
-    inputs = [(_random(np_rng, (m, k)), _random(np_rng, (k, n), 1 / math.sqrt(k))) for m, k, n in triples]
-    calls = [i for i in range(len(inputs)) for _ in range(2)]
-    rng.shuffle(calls)
-    again = rng.randrange(len(inputs))
-    return inputs, [*calls, CLEAR, again, again]
+class TraceProtocol:
+    """The steps of the trace-count check, drawn here one at a time, each only once the counter
+    was read after the last: 2 or 3 new shapes picked at random, each called twice in a random
+    order; once, after some shape's first call, that shape called under another default matmul
+    precision (a new trace context: JAX traces again at a shape it has a program for); then
+    jax.clear_caches() and one of the shapes, twice. What JAX does, computed here: one trace for a
+    call whose (shape, context) it has no program for since the last clear, none otherwise."""
 
+    def __init__(self, rng: random.Random | None = None, np_rng=None):
+        self.rng = rng or random.Random()
+        np_rng = np_rng if np_rng is not None else np.random.default_rng(self.rng.getrandbits(63))
+        triples = _fresh_triples(np_rng, self.rng.choice((2, 3)))
+        self.inputs = [(_random(np_rng, (m, k)), _random(np_rng, (k, n), 1 / math.sqrt(k))) for m, k, n in triples]
+        self._calls = [0] * len(self.inputs)
+        self._context_done = False
+        self._again: int | None = None
+        self._after_clear = 0
+        self._traced: set = set()   # (shape index, in another context) that JAX has a program for
 
-def expected_traces(steps) -> list[int]:
-    """How many traces each step makes: one for a call JAX has no program for, none otherwise."""
-    traced, expected = set(), []
-    for step in steps:
-        if step == CLEAR:
-            traced.clear()
-            expected.append(0)
+    def next(self):
+        """((kind, index), traces) for the next step, kind CALL, CONTEXT or CLEAR; None at the end."""
+        rng = self.rng
+        if self._again is None:
+            pending = [i for i, n in enumerate(self._calls) if n < 2]
+            called = [i for i, n in enumerate(self._calls) if n >= 1]
+            if not self._context_done and called and (not pending or rng.random() < 0.3):
+                self._context_done = True
+                step = (CONTEXT, rng.choice(called))
+            elif pending:
+                index = rng.choice(pending)
+                self._calls[index] += 1
+                step = (CALL, index)
+            else:
+                self._again = rng.randrange(len(self.inputs))
+                step = (CLEAR, None)
+        elif self._after_clear < 2:
+            self._after_clear += 1
+            step = (CALL, self._again)
         else:
-            expected.append(0 if step in traced else 1)
-            traced.add(step)
-    return expected
+            return None
+        return step, self._traces(step)
+
+    def _traces(self, step) -> int:
+        kind, index = step
+        if kind == CLEAR:
+            self._traced.clear()
+            return 0
+        key = (index, kind == CONTEXT)
+        new = key not in self._traced
+        self._traced.add(key)
+        return int(new)
 
 
 def check_trace_count(workload, trace_count, rng: random.Random | None = None) -> dict:
-    """Stage 2: one trace per call at a shape JAX has no program for, none for a repeat, at shapes
-    and in an order picked here; the counter is driven and read in the student's process."""
-    inputs, steps = trace_protocol(rng)
-    readings = _readings(workload, trace_count, inputs, steps, lambda i: "workload at a new shape")
+    """Stage 2: one trace per call JAX has no program for (a new shape, another trace context, a
+    known shape after jax.clear_caches()), none for a repeat, for steps picked here one at a time;
+    workload is called and its counter read from here after every step."""
+    protocol = TraceProtocol(rng)
+    counting = Counting(workload, trace_count)
+    counting.clear()
+    readings = [counting.read()]
+    steps, expected = [], []
+    while (drawn := protocol.next()) is not None:
+        (kind, index), traces = drawn
+        if kind == CLEAR:
+            counting.clear()
+        elif kind == CONTEXT:
+            counting.call_in_context(protocol.inputs[index], "workload under another jax.default_matmul_precision",
+                                     protocol.rng)
+        else:
+            counting.call(protocol.inputs[index], "workload at a new shape")
+        readings.append(counting.read())
+        steps.append(kind)
+        expected.append(traces)
     moved = [after - before for before, after in zip(readings, readings[1:])]
-    expected = expected_traces(steps)
     if not any(moved):
         raise AuditFailure("the trace counter did not move when workload ran at new shapes: add 1 to it in "
                            "workload's Python body, which runs each time JAX traces the function")
     cleared = False
-    for step, got, want in zip(steps, moved, expected):
-        if step == CLEAR:
+    for kind, got, want in zip(steps, moved, expected):
+        if kind == CLEAR:
             cleared = True
             if got:
                 raise AuditFailure("jax.clear_caches() moved the trace counter: count traces in workload's body, "
@@ -403,6 +488,12 @@ def check_trace_count(workload, trace_count, rng: random.Random | None = None) -
                 f"calling workload again at a shape it had already run at moved the counter by {got}: it counts "
                 "calls, not traces. Count with a plain Python statement in the jitted function's body, which "
                 "runs only when JAX traces (not in a callback, not around the call)")
+        elif want == 1 and got != 1 and kind == CONTEXT:
+            raise AuditFailure(
+                f"calling workload at a shape it had already run at, under another default matmul precision "
+                f"(jax.default_matmul_precision: a new trace context), made JAX trace it again, and the counter "
+                f"moved by {got}, not 1: it counts new shapes, not traces. Count with a plain Python statement in "
+                "the jitted function's body, which runs every time JAX traces it")
         elif want == 1 and got != 1 and cleared:
             raise AuditFailure(
                 f"after jax.clear_caches(), JAX traced workload again at a shape it had seen before, and the "
@@ -411,25 +502,30 @@ def check_trace_count(workload, trace_count, rng: random.Random | None = None) -
         elif want == 1 and got != 1:
             raise AuditFailure(f"a call at a new shape traces workload once, but the counter moved by {got}: "
                                "add exactly 1 per trace, in workload's body")
-    return {"calls": sum(step != CLEAR for step in steps), "traces": sum(expected), "readings": readings}
+    return {"calls": sum(kind != CLEAR for kind in steps), "traces": sum(expected), "readings": readings}
 
 
 def count_traces(workload, trace_count) -> dict:
     """The lesson's counting step, for the report: after jax.clear_caches(), calls at 16x16 and
-    32x32, then at both again; the counter's increase after each round (not judged here)."""
+    32x32, then at both again, made from here; the counter's increase after each round (not
+    judged here)."""
     rng = np.random.default_rng()
     inputs = [(_random(rng, shape), _random(rng, shape, 1 / math.sqrt(shape[0]))) for shape in TRACED_SHAPES]
-    steps = [0, 1, 0, 1]
-    readings = _readings(workload, trace_count, inputs, steps,
-                         lambda i: f"workload at {_shape_text(TRACED_SHAPES[steps[i]])}")
+    counting = Counting(workload, trace_count)
+    counting.clear()
+    readings = [counting.read()]
+    for index in (0, 1, 0, 1):
+        counting.call(inputs[index], f"workload at {_shape_text(TRACED_SHAPES[index])}")
+        readings.append(counting.read())
     return {"traced_shapes": [list(s) for s in TRACED_SHAPES], "trace_count": readings[2] - readings[0],
             "after_repeat": readings[4] - readings[0]}
 
 
 def stage2(impl: Implementation) -> str:
     counted = check_trace_count(impl.workload, impl.trace_count)
-    return ("the counter moved by one for every call JAX had no trace for (new shapes picked at random, and "
-            "a known shape after jax.clear_caches()) and not at all for repeated calls")
+    return ("the counter moved by one for every call JAX had no trace for (new shapes picked at random, a "
+            "known shape under another matmul precision, and a known shape after jax.clear_caches()) and not at "
+            "all for repeated calls")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,22 +533,77 @@ def stage2(impl: Implementation) -> str:
 
 
 def capture_jaxpr(workload) -> str:
-    """The symbolic program of workload at the timed shapes, captured in the student's process.
-    Call it after reading the counter: make_jaxpr traces the Python function when JAX has no trace
-    of it for these shapes and dtypes (after jax.clear_caches(), or at a shape not called yet)."""
+    """The symbolic program of workload at the timed shapes, captured in the student's process and
+    checked here against workload's own program (`verify_jaxpr`). Call it after reading the
+    counter: make_jaxpr traces the Python function when JAX has no trace of it for these shapes
+    and dtypes (after jax.clear_caches(), or at a shape not called yet)."""
     what = "jax.make_jaxpr(workload)(I, I)"
     answer = _probe(what, "audit.capture_jaxpr", workload, IDENTITY_SIZE)
     error = _error(answer)
     if error:
         raise _raised(what, error[1], error[2])
-    text, primitives = answer.get("text"), answer.get("primitives")
-    if type(text) is not str or not isinstance(primitives, list):
+    text = answer.get("text")
+    if type(text) is not str:
         raise AuditFailure(f"{what}: the course's probe in your kernel answered without a JAXPR")
-    missing = sorted(name for name in ("dot_general", "tanh") if name not in primitives or name not in text)
-    if missing:
-        raise AuditFailure(f"the JAXPR of workload has no {' or '.join(missing)}: it should be the "
-                           "matrix product followed by tanh")
+    verify_jaxpr(workload, text)
     return text
+
+
+# The operations the JAXPR of tanh(a @ b) must show, and the StableHLO operations they become.
+OPERATIONS = (("dot_general", ("stablehlo.dot_general", "stablehlo.dot")), ("tanh", ("stablehlo.tanh",)))
+_EQUATION = re.compile(r"(?m)^\s*(?:[^\s:=]+:\S+\s+)+=\s+([A-Za-z_]\w*)")
+_ARGUMENTS = re.compile(r"\s*\{\s*lambda\s*[^;]*;\s*(.*?)\.\s*let\b", re.S)
+
+
+def jaxpr_arguments(text: str) -> list[str] | None:
+    """The types of a JAXPR's arguments, as its text declares them (`f32[64,64]`), or None."""
+    found = _ARGUMENTS.match(text)
+    return None if found is None else re.findall(r"[^\s:]+:(\S+)", found.group(1))
+
+
+def jaxpr_primitives(text: str) -> set[str]:
+    """The primitives of a JAXPR's equations, nested ones included, read from its text."""
+    return set(_EQUATION.findall(text))
+
+
+def verify_jaxpr(workload, text: str) -> None:
+    """The captured JAXPR is checked against workload's program, which this side examines itself:
+    workload exported from the student's kernel at the captured shapes (`checks.programs`), its
+    StableHLO holding the matrix product and tanh, run here on fresh inputs and giving what
+    workload itself returns for them (so it is workload's program, not another), and traced here
+    to the argument types the text must declare."""
+    specs = [((IDENTITY_SIZE, IDENTITY_SIZE), np.dtype(DTYPE).name)] * 2
+    try:
+        program = programs.exported(workload, specs, what="workload", drop_debug_callbacks=True)
+    except AuditFailure:
+        raise
+    except CheckFailed as exc:
+        raise AuditFailure(one_line(exc)) from None
+    found = set(programs.operations(program))
+    missing = [name for name, operations in OPERATIONS if not found.intersection(operations)]
+    if missing:
+        raise AuditFailure(f"the program of workload has no {' or '.join(missing)}: it should be the matrix "
+                           "product followed by tanh")
+    rng = np.random.default_rng()
+    a, b = _random(rng, specs[0][0]), _random(rng, specs[1][0], 1 / math.sqrt(IDENTITY_SIZE))
+    try:
+        ran = np.asarray(program.call(jnp.asarray(a), jnp.asarray(b)))
+    except Exception as exc:
+        raise AuditFailure(f"the program exported from workload does not run ({type(exc).__name__})") from None
+    what = "workload on random inputs"
+    direct = _array(_call(what, workload, jnp.asarray(a), jnp.asarray(b)), what)
+    if ran.shape != direct.shape or not np.allclose(ran, direct, **numerics.tolerance(numerics.matmul_precision())):
+        raise AuditFailure("the program exported from workload, run by the grader, and workload itself give "
+                           "different results on the same inputs (was perfcourse.kernel.probes replaced?)")
+    traced = jax.make_jaxpr(program.call)(*(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs))
+    arguments = [var.aval.str_short(short_dtypes=True) for var in traced.jaxpr.invars]
+    if jaxpr_arguments(text) != arguments:
+        raise AuditFailure(f"the JAXPR captured in your kernel is not one of workload at its arguments "
+                           f"({', '.join(arguments)})")
+    absent = [name for name, _ in OPERATIONS if name not in jaxpr_primitives(text)]
+    if absent:
+        raise AuditFailure(f"the JAXPR of workload has no {' or '.join(absent)}: it should be the "
+                           "matrix product followed by tanh")
 
 
 def environment() -> dict:

@@ -1,11 +1,12 @@
 """Probes of the performance-audit project: what only the student's process can do.
 
-Each probe runs the student's functions for inputs the trusted side picked
-(`perfcourse.checks.audit`) and returns plain data: counter readings, a timer's output, a
-JAXPR's text and primitive names, the text of files read back from disk. A failure of the
-student's code comes back as data too ({"error": {"during", "type", "message"}}), so the trusted
-side can say which step failed. Nothing here decides anything: see `checks.audit` for what is
-judged, and what a forger would have to produce.
+The trusted side (`perfcourse.checks.audit`) calls the student's workload, timer, counter and
+report builder itself; these probes do only what must happen inside the student's process around
+those calls: clear JAX's caches, call workload under another default matmul precision (a new
+trace context), capture a JAXPR's text, write files and read them back. Each returns plain data;
+a failure of the student's code comes back as data too ({"error": {"during", "type", "message"}}),
+so the trusted side can say which step failed. Nothing here decides anything: see `checks.audit`
+for what is judged, and what a forger would have to produce.
 """
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ import re
 import tempfile
 from pathlib import Path
 
-PROBES = ("count_traces", "measure_timing", "capture_jaxpr", "write_evidence")
-CLEAR = "clear"
+PROBES = ("clear_caches", "call_in_context", "capture_jaxpr", "write_evidence")
 
 
 def _failure(during, exc: BaseException) -> dict:
@@ -26,61 +26,37 @@ def _failure(during, exc: BaseException) -> dict:
     return {"error": {"during": during, "type": type(exc).__name__, "message": message}}
 
 
-def count_traces(workload, trace_count, inputs, steps):
-    """Clear JAX's caches, then run `steps` (an index into `inputs`: call workload on that pair;
-    "clear": jax.clear_caches()), reading trace_count() first and after every step."""
+def clear_caches():
+    """jax.clear_caches(): JAX forgets every trace and compiled program of this process."""
+    import jax
+
+    try:
+        jax.clear_caches()
+    except Exception as exc:
+        return _failure("clear", exc)
+    return {"error": None}
+
+
+def call_in_context(workload, a, b, candidates):
+    """workload(a, b) under jax.default_matmul_precision(p), p the first of `candidates` that is
+    not the precision in effect: part of JAX's trace context, so JAX traces workload again."""
     import jax
     import jax.numpy as jnp
 
-    jax.clear_caches()
-    readings = []
+    current = jax.config.jax_default_matmul_precision
+    precision = next((str(p) for p in candidates if str(p) != current), None)
+    if precision is None:
+        return {"error": {"during": "context", "type": "ValueError", "message": "no other precision to use"}}
     try:
-        readings.append(trace_count())
+        with jax.default_matmul_precision(precision):
+            jax.block_until_ready(workload(jnp.asarray(a), jnp.asarray(b)))
     except Exception as exc:
-        return {"readings": readings, **_failure("trace_count", exc)}
-    for number, step in enumerate(steps):
-        if step == CLEAR:
-            jax.clear_caches()
-        else:
-            a, b = inputs[step]
-            try:
-                jax.block_until_ready(workload(jnp.asarray(a), jnp.asarray(b)))
-            except Exception as exc:
-                return {"readings": readings, **_failure(number, exc)}
-        try:
-            readings.append(trace_count())
-        except Exception as exc:
-            return {"readings": readings, **_failure("trace_count", exc)}
-    return {"readings": readings, "error": None}
-
-
-def measure_timing(workload, timer, size: int, keyword: str, calls: int):
-    """timer(workload, I, I, keyword=calls) on a size x size identity, right after jax.clear_caches()."""
-    import jax
-    import jax.numpy as jnp
-
-    eye = jax.block_until_ready(jnp.eye(size, dtype=jnp.float32))
-    jax.clear_caches()  # forget compiled programs: the first call traces and compiles again
-    try:
-        return {"value": timer(workload, eye, eye, **{keyword: calls}), "error": None}
-    except Exception as exc:
-        return _failure("timer", exc)
-
-
-def _primitives(jaxpr) -> set:
-    names = set()
-    for eqn in jaxpr.eqns:
-        names.add(eqn.primitive.name)
-        for param in eqn.params.values():
-            for sub in param if isinstance(param, (tuple, list)) else (param,):
-                inner = getattr(sub, "jaxpr", sub)
-                if hasattr(inner, "eqns"):
-                    names |= _primitives(inner)
-    return names
+        return _failure("call", exc)
+    return {"precision": precision, "error": None}
 
 
 def capture_jaxpr(workload, size: int):
-    """jax.make_jaxpr(workload)(I, I): its plain text and the primitives it (and its sub-jaxprs) use."""
+    """jax.make_jaxpr(workload)(I, I): its plain text."""
     import jax
     import jax.numpy as jnp
 
@@ -91,7 +67,7 @@ def capture_jaxpr(workload, size: int):
             text = closed.pretty_print(use_color=False)
         except TypeError:  # a JAX whose pretty_print takes no use_color: drop the terminal colours
             text = re.sub(r"\x1b\[[0-9;]*m", "", str(closed))
-        return {"text": text, "primitives": sorted(_primitives(closed.jaxpr)), "error": None}
+        return {"text": text, "error": None}
     except Exception as exc:
         return _failure("make_jaxpr", exc)
 
