@@ -764,7 +764,7 @@ def test_with_bfloat16_passes_right_work_passes_and_wrong_work_fails(bfloat16_pr
     assert tolerance_of_public_checks(4) == tolerance_of_lesson(4) == pytest.approx(0.08)
     for name in ("checkpoint", "jit around it", "partial, nothing saveable"):
         assert remat.gradient_problems(RIGHT_LAYERS[name], RNG()) == []
-        assert remat.remat_problems(RIGHT_LAYERS[name], RNG()) == []
+    assert remat.remat_problems(RIGHT_LAYERS["checkpoint"], RNG()) == []  # its programs, run at this precision
     for recurrence in (numpy_recurrence, jnp_recurrence, scan_recurrence):
         assert remat.recurrence_problems(recurrence, RNG()) == []
     transposed = remat.gradient_problems(jax.checkpoint(lambda v: jnp.tanh(v @ W)), RNG())
