@@ -466,6 +466,18 @@ def forged_probes(monkeypatch, answer):
     monkeypatch.setattr(probes, "run", lambda name, *args, **kwargs: answer(real, name, *args, **kwargs))
 
 
+def test_a_probe_that_builds_no_workload_fails_both_cells_with_a_reason(monkeypatch):
+    def answer(real, name, *args, **kwargs):
+        if name == "stages.watched_workload":
+            raise ValueError("no probe named that")
+        return real(name, *args, **kwargs)
+
+    forged_probes(monkeypatch, answer)
+    with served({"read_program": read_program_right, "estimates_from": estimates_right}) as found:
+        for check in (check_read_program_stages, check_read_program_not_run):
+            assert "could not be built" in fails(check, found["read_program"], found["estimates_from"])
+
+
 def test_a_forged_workload_without_its_reports_earns_neither_cell(monkeypatch):
     # The generic forger's answer to the workload probe: the trusted side's body without the report,
     # so its read_program can run the program unseen; it lowers for the lesson's shapes.

@@ -379,6 +379,7 @@ class Reading:
     body: WatchedProduct
     executions: Executions | None   # None: the workload was built without its report
     raised: str | None = None
+    broken: str | None = None       # why the course's workload could not be built in the student's kernel
     result: dict | None = None      # what read_program returned, when a dict: stand-ins for its objects
     returned: str = "nothing"       # its type's name
     traces: list = field(default_factory=list)
@@ -399,9 +400,14 @@ def read_watched(read_program, m: int, k: int, n: int, rng: np.random.Generator,
     shift = float(np.float32(rng.uniform(-0.5, 0.5)))
     body, executions = WatchedProduct(m, k, n, scale, shift), Executions() if reported else None
     reading = Reading(m, k, n, body, executions)
-    built = _built_in_student_kernel("stages.watched_workload", body, executions, [[m, k], [k, n]])
+    try:
+        built = _built_in_student_kernel("stages.watched_workload", body, executions, [[m, k], [k, n]])
+    except ChannelError:
+        raise
+    except Exception as exc:
+        built = exc
     if type(built) is not tuple or len(built) != 2 or not callable(built[0]) or type(built[1]) is not tuple:
-        reading.raised = "an error: the course's workload could not be built in the notebook's kernel"
+        reading.broken = "the course's workload could not be built in the notebook's kernel: leave the course's code alone"
         return reading
     workload, structs = built
     args = structs if specs else matmul_inputs(rng, m, k, n)
@@ -493,6 +499,8 @@ def stage_problems(reading: Reading, estimates_from, rng: np.random.Generator) -
     shapes, the stages' types, estimates_from(compiled).
     """
     m, k, n = reading.m, reading.k, reading.n
+    if reading.broken:
+        return [reading.broken]
     if reading.raised:
         return [f"read_program raised {reading.raised}"]
     problems = trace_problems(reading.traces, m, k, n)
@@ -599,6 +607,8 @@ def _product_shapes(shapes_) -> bool:
 
 def not_run_problems(reading: Reading, specs: bool, rng: np.random.Generator) -> list[str]:
     given = "ShapeDtypeStructs (no data)" if specs else "arrays"
+    if reading.broken:
+        return [reading.broken]
     if reading.raised:
         return [f"read_program, given {given}, raised {reading.raised}"
                 + (": read the program from shapes and dtypes alone" if specs else "")]
