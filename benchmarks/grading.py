@@ -60,19 +60,21 @@ def kernel_floor(repeats: int = 5) -> float:
     return statistics.median(times)
 
 
-def trusted_side(root: Path, pairs) -> list[float]:
-    """Seconds each graded notebook spent in its grade cells (recorded by GuardedExecute)."""
+def trusted_side(root: Path, pairs) -> dict[str, list[tuple[float, bool]]]:
+    """Per lesson, each graded notebook's seconds in its grade cells and whether its trusted kernel
+    parsed a program the student's kernel exported (then it was stopped after that notebook)."""
     import nbformat
 
     from perfcourse.grading.execute import TIMING_KEY
 
-    found = []
+    found: dict[str, list[tuple[float, bool]]] = {}
     for student, lesson in pairs:
         path = folder(root, "autograded", student, lesson) / f"{lesson}.ipynb"
         if path.is_file():
             timing = nbformat.read(path, as_version=4).metadata.get(TIMING_KEY) or {}
             if "grade_cell_seconds" in timing:
-                found.append(float(timing["grade_cell_seconds"]))
+                found.setdefault(lesson, []).append((float(timing["grade_cell_seconds"]),
+                                                     bool(timing.get("trusted_kernel_tainted"))))
     return found
 
 
@@ -111,11 +113,18 @@ def main() -> int:
         print(f"perfcourse grade, parallel:        {parallel:7.1f} s  {parallel / len(pairs):5.2f} s per notebook")
         print(f"speed-up: {serial / parallel:.2f}x; per-notebook cost {parallel / len(pairs) / floor:.2f}x the floor "
               f"(serial: {serial / len(pairs) / floor:.2f}x)")
-        trusted = trusted_side(parallel_root, pairs)
+        by_lesson = trusted_side(parallel_root, pairs)
+        trusted = [seconds for found in by_lesson.values() for seconds, _ in found]
         if trusted:
             print(f"trusted side (grade cells in the trusted kernel, channel included): median "
                   f"{statistics.median(trusted):.2f} s per notebook ({sum(trusted):.0f} s over {len(trusted)} "
                   "notebooks); its kernel starts beside the student's, at no wall-clock cost of its own")
+            # What each lesson's instruments cost: timers hold calls (wall time, no CPU), verified
+            # programs are parsed in a trusted kernel that is then replaced for the next notebook.
+            for lesson, found in sorted(by_lesson.items()):
+                parsed = sum(tainted for _, tainted in found)
+                print(f"  {lesson:<18} grade cells median {statistics.median(s for s, _ in found):5.2f} s; "
+                      f"{parsed} of {len(found)} notebooks parsed a student's program (a fresh trusted kernel after)")
 
         differ = [(s, l) for s, l in pairs
                   if getattr(notebook_score(serial_root, l, s), "cells", None)
