@@ -152,7 +152,9 @@ def test_train_report_with_a_wait_or_missing_scopes_is_refused():
         events.append(event("train_step", 10000.0 * i, 10.0))
         events.append(event("add", 10000.0 * i + 2500, 5.0, tid=3, hlo_op="add", hlo_module="jit_s", run_id=str(i)))
     report = {**as_file(events), "params": params, "losses": losses}
-    judge = lambda report, plan=plan: profiling.train_problems(report, "s", steps, plan, values, size, decay, shift)  # noqa: E731
+    def judge(report, plan=plan):
+        return profiling.train_problems(report, "s", steps, plan, values, size, decay, shift)
+
     assert judge(report) == []
     waited = {**report, **as_file(events + [event("$array.py:297 __float__", 150.0, 30.0)])}
     assert "waits for the device inside the loop" in judge(waited)[0]

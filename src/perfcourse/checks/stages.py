@@ -407,7 +407,8 @@ def read_watched(read_program, m: int, k: int, n: int, rng: np.random.Generator,
     except Exception as exc:
         built = exc
     if type(built) is not tuple or len(built) != 2 or not callable(built[0]) or type(built[1]) is not tuple:
-        reading.broken = "the course's workload could not be built in the notebook's kernel: leave the course's code alone"
+        reading.broken = ("the course's workload could not be built in the notebook's kernel: "
+                          "leave the course's code alone")
         return reading
     workload, structs = built
     args = structs if specs else matmul_inputs(rng, m, k, n)
@@ -601,7 +602,8 @@ def _positional_shapes(in_avals) -> list:
 
 
 def _product_shapes(shapes_) -> bool:
-    return (isinstance(shapes_, list) and len(shapes_) == 2 and all(isinstance(s, tuple) and len(s) == 2 for s in shapes_)
+    return (isinstance(shapes_, list) and len(shapes_) == 2
+            and all(isinstance(s, tuple) and len(s) == 2 for s in shapes_)
             and shapes_[0][1] == shapes_[1][0] and all(0 < d <= 1000 for s in shapes_ for d in s))
 
 
