@@ -80,12 +80,13 @@ def program_from(data, specs, *, what: str = "the function"):
     remote.taint("parsed a program the student's kernel exported")
     try:
         program = jax.export.deserialize(bytearray(data))
-    except Exception:
+        avals = [(list(a.shape), str(a.dtype)) for a in program.in_avals]
+        text = program.mlir_module()  # the module's bytes are parsed here: a corrupt one raises now
+    except Exception:  # noqa: BLE001 (JaxRuntimeError and whatever else hostile bytes provoke)
         raise CheckFailed(f"{what} did not come back as a JAX program the grader can examine") from None
-    avals = [(list(a.shape), str(a.dtype)) for a in program.in_avals]
     if avals != specs:
         raise CheckFailed(f"{what} came back as a program for other arguments than those it was given")
-    calls = {a or b for a, b in _CUSTOM_CALL.findall(program.mlir_module())} - ANNOTATIONS
+    calls = {a or b for a, b in _CUSTOM_CALL.findall(text)} - ANNOTATIONS
     if calls:
         raise CheckFailed(f"{what} holds calls the grader does not run ({', '.join(sorted(calls))[:80]}): "
                           "compute with JAX operations only")
