@@ -161,8 +161,9 @@ def test_a_warm_up_call_or_the_first_call_among_warm_samples_fails_the_first_cal
         timing.check_first_call_apart(timer, warm_counts=(3,))
 
 
-def test_a_warm_up_call_costs_the_first_call_check_only():
-    timing.check_synchronized(warm_up_first, warm_calls=4)
+@pytest.mark.parametrize("timer", [warm_up_first, first_among_warm], ids=lambda t: t.__name__)
+def test_a_first_call_mistake_costs_the_first_call_check_only(timer):
+    timing.check_synchronized(timer, warm_calls=4)
 
 
 def test_a_timer_that_reads_its_instrument_and_never_waits_fails_the_synchronization_check():

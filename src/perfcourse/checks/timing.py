@@ -183,19 +183,30 @@ def synchronization_problems(run: TimerRun) -> list[str]:
     """Every measurement ends after its call's result is ready, and each sample is its own call's.
 
     Samples belong to the last calls (an untimed warm-up call before them is the first-call
-    cell's business, not this one's).
+    cell's business, not this one's). A timer that reports the first call's measurement again as
+    its first warm sample (so every later sample sits one call early) made the first-call cell's
+    mistake, not this one's: its samples are judged against the calls they measured.
     """
     samples = [run.first, *run.warm]
     if run.calls < len(samples):
         return [f"the timer reported {len(samples)} measurements of only {run.calls} call(s)"]
     offset = run.calls - len(samples)
-    work, holds = run.work[offset:], run.holds[offset:]
+    measured = list(range(offset, run.calls))  # the call each sample measured
+    problems = _sample_problems(run, samples, measured)
+    if problems and run.warm and run.warm[0] == run.first and offset == 0:
+        shifted = _sample_problems(run, samples, [0, *range(len(samples) - 1)])
+        problems = problems if shifted else []
+    return problems
+
+
+def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -> list[str]:
+    """`samples[i]` judged as the measurement of call `measured[i]`."""
     # What the timer reports, and what this side saw: a call timed with a wall clock that waits
     # for its result spans the hold (kept here) and the work; it cannot make its next call (or
     # return) before both are over, whatever numbers it reports.
-    late = [offset + index + 1 for index, (sample, seconds, hold, span)
-            in enumerate(zip(samples, work, holds, run.spans[offset:] or [math.inf] * len(samples)))
-            if sample < hold + SYNC_FRACTION * seconds or span < hold + SYNC_FRACTION * seconds]
+    need = [run.holds[call] + SYNC_FRACTION * run.work[call] for call in range(run.calls)]
+    late = sorted({call + 1 for sample, call in zip(samples, measured) if sample < need[call]}
+                  | {call + 1 for call in set(measured) if call < len(run.spans) and run.spans[call] < need[call]})
     if late:
         return [f"the measurements of call(s) {late} (call 1 is the first call) are shorter than the calls: "
                 "read a wall clock (time.perf_counter) and wait for the result (jax.block_until_ready) "
@@ -204,7 +215,7 @@ def synchronization_problems(run: TimerRun) -> list[str]:
     # instead of the call would otherwise pass half the time, on noise alone. Each sample less
     # its call's hold is that call's share of the work; the longer half of the warm calls must
     # exceed the shorter half by SYNC_FRACTION of the difference in work.
-    warm = sorted(zip(work[1:], run.warm, holds[1:]))
+    warm = sorted((run.work[call], sample, run.holds[call]) for sample, call in zip(samples[1:], measured[1:]))
     half = len(warm) // 2
     if half:
         short, long = warm[:half], warm[-half:]
