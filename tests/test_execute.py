@@ -112,3 +112,18 @@ def test_teardown_problems_are_notes_of_the_graded_notebook():
     nb = new_notebook()
     nb.metadata[TIMING_KEY] = {"teardown": ["the kernel's processes did not exit within 30 s of being killed"]}
     assert notes_of(nb) == ["teardown: the kernel's processes did not exit within 30 s of being killed"]
+
+
+def test_a_notebook_that_cannot_be_graded_is_reported_with_the_graders_reason():
+    from nbclient.exceptions import CellTimeoutError
+
+    from perfcourse.grading.execute import _in_words, _output_late
+    from perfcourse.nbgrader_bridge import NOT_GRADED, failure
+
+    log = ("[AutogradeApp | ERROR] " + NOT_GRADED + _in_words(OSError(16, "Device or resource busy")) + "\n"
+           "[AutogradeApp | ERROR] There was an error processing assignment 'performance-01'\n"
+           "[AutogradeApp | ERROR] Please see the the above traceback for details on the specific errors.")
+    assert failure({"success": False, "log": log}) == "OSError: [Errno 16] Device or resource busy"
+    late = CellTimeoutError("A cell timed out while it was being executed, after 4 seconds.\n"
+                            "The message was: Timeout waiting for IOPub output.")
+    assert _output_late(late) and not _output_late(CellTimeoutError("No reply from kernel"))

@@ -119,10 +119,18 @@ def autograde(root: Path, lesson: str, student: str, loaded) -> str | None:
     return None if result.get("success") else failure(result)
 
 
+# The grader's log line when a notebook cannot be graded at all (grading/execute.py writes it, the
+# reason in words after it); `failure` reads it back for the grade report.
+NOT_GRADED = "perfcourse could not grade this notebook: "
+
+
 def failure(result: dict) -> str:
     """The line of an NbGraderAPI result that says why it failed."""
     text = (result.get("error") or "") + "\n" + (result.get("log") or "")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):  # the grader's own reason, when it gave one
+        if NOT_GRADED in line:
+            return line.partition(NOT_GRADED)[2][:300]
     for line in reversed(lines):
         if line.startswith(("RuntimeError", "ValueError", "KeyError", "nbformat", "json", "OSError")) \
                 or "Error:" in line or line.startswith("[ERROR]"):

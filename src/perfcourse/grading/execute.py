@@ -55,13 +55,15 @@ from zmq.utils.monitor import recv_monitor_message
 from ..checks import TAINT_MIME
 from ..course import FIGURE_TAG
 from ..kernel.output_cap import OUTPUT_CUT_MIME
+from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import sandbox, trusted_kernel
 from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
 # grade on this JAX (checks.InstrumentMissing): the grade report names them.
-GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused", "InstrumentMissing")
+GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused", "InstrumentMissing",
+                 "OutputTimeout")
 # Messages that carry a cell's output: the per-cell caps count them and drop those past the caps.
 CAPPED_MESSAGES = frozenset({"stream", "display_data", "execute_result", "update_display_data"})
 TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
@@ -259,8 +261,9 @@ class GuardedExecute(Execute):
         ]
         try:
             nb, resources = super().preprocess(nb, resources, km)
-        except BaseException:
+        except BaseException as exc:
             self._trusted_clean = False
+            self.log.error(NOT_GRADED + _in_words(exc))
             raise
         finally:
             # Teardown never fails a notebook: each step is bounded, and what went wrong is a note.
@@ -490,10 +493,15 @@ class GuardedExecute(Execute):
             # comes: lost, when the kernel's output channel was closed for an oversized message.
             # The cell ran all the same.
             output_lost = isinstance(exc, CellTimeoutError) and run_sync(self._refused)()
+            if not output_lost and _output_late(exc) and self._lost is None:
+                # The cell ran and replied; its last outputs were still arriving when nbclient's
+                # wait for them ran out (a busy machine, a flood): the rest are dropped.
+                self._cut(cell.outputs, index, f"what arrived within {self.iopub_timeout} s of its end")
+                output_lost = True
             if not output_lost or self._lost is not None:
                 if self._lost is None and not isinstance(exc, DeadKernelError):
                     raise
-                self._lost = self._lost or f"the kernel died in cell {index} (exit, crash or a resource limit)"
+                self._lost = self._lost or f"the kernel died in cell {index + 1} (exit, crash or a resource limit)"
                 cell.outputs.append(_error("KernelDied", self._lost))
                 return cell, resources
         if self._lost is None:
@@ -570,11 +578,16 @@ class GuardedExecute(Execute):
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except Exception as exc:
-            if not isinstance(exc, DeadKernelError):
+            if _output_late(exc):  # the check's last outputs never came: it cannot have passed
+                cell.outputs.append(_error("OutputTimeout", f"the grading kernel's output of cell {index + 1} did "
+                                                            f"not all arrive within {self.iopub_timeout} s"))
+                self._trusted_clean = False
+            elif isinstance(exc, DeadKernelError):
+                self._trusted_lost = f"the grading kernel died in cell {index + 1}"
+                self._trusted_clean = False
+                cell.outputs.append(_error("KernelDied", self._trusted_lost))
+            else:
                 raise
-            self._trusted_lost = f"the grading kernel died in cell {index}"
-            self._trusted_clean = False
-            cell.outputs.append(_error("KernelDied", self._trusted_lost))
         finally:
             self.kc, self.km = self.student_kc, self.student_km
             self._in_grade_cell = False
@@ -726,6 +739,21 @@ class GuardedExecute(Execute):
             outs.append(new_output("stream", name="stdout", text=f"\n[output limit of {limit} reached: "
                                                                   "the rest of this cell's output was dropped]\n"))
         return None
+
+
+def _output_late(exc: BaseException) -> bool:
+    """nbclient's wait for a cell's last outputs ran out after the cell had replied."""
+    return isinstance(exc, CellTimeoutError) and "IOPub" in str(exc)
+
+
+def _in_words(exc: BaseException) -> str:
+    """Why a notebook could not be graded, for the grade report (one line)."""
+    if isinstance(exc, DeadKernelError):
+        return "a kernel died while the notebook was graded"
+    if isinstance(exc, CellTimeoutError):
+        return "a cell's reply or output did not come in time, and the kernel could not be interrupted"
+    text = " ".join(str(exc).split())[:200]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def run_teardown(steps) -> list[str]:
