@@ -43,7 +43,7 @@ def call_in_context(workload, a, b, candidates):
     import jax
     import jax.numpy as jnp
 
-    current = jax.config.jax_default_matmul_precision
+    current = getattr(jax.config, "jax_default_matmul_precision", None)
     precision = next((str(p) for p in candidates if str(p) != current), None)
     if precision is None:
         return {"error": {"during": "context", "type": "ValueError", "message": "no other precision to use"}}
