@@ -4,11 +4,11 @@
 # %% solutions
 # %% replace measure
 def measure(fn, *args, warm_calls=7):
-    equations = len(jax.make_jaxpr(fn)(*args).eqns)
-
     start = time.perf_counter()
     compiled = jax.jit(fn).lower(*args).compile()
     compile_seconds = time.perf_counter() - start
+
+    equations = len(jax.make_jaxpr(fn)(*args).eqns)
 
     run_seconds = []
     for _ in range(warm_calls):

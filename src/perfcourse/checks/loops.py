@@ -36,59 +36,56 @@ Anything in the student's kernel can be replaced, the course's probes included:
   itself and counts, so an honest `measure` must count every level; but the count comes back as
   the probe's number, and a replaced probe can count those functions with the course's own code
   (that is the counting the cell asks for, done by the forger instead of by `measure`).
-- `check_measure_compile_apart` and `check_measure_synchronized`: traces *observed*, timings
-  *evidence only*. `measure` is handed the instrument (`probes.loops.instrument`), a plain
-  function whose trace asks this side's `Program` for its size (so traces are counted here) and
-  whose compiled program runs a device loop of a trip count picked here, next to a matrix product
-  that makes XLA's CPU client dispatch it asynchronously. This side calibrates, in its own
-  process on the same machine (the fastest of a few runs), how long that program takes to
-  compile (a fresh program each time: a salt picked here is part of it) and how long a loop
-  iteration runs. Then, whatever clock `measure` reads:
+- `check_measure_compile_apart`: *observed*, the span's number *evidence*. `measure` is handed
+  the instrument (`probes.loops.instrument`), a plain function each stage of whose compilation
+  reports to this side's `Program`: its trace (its Python body asks for its size), its lowering
+  (a marking primitive's lowering rule runs in `.lower()`) and its compilation (JAX's compile
+  event, seen by a listener the probe registers while `measure` runs), and each run of its
+  program (a host callback). This side holds each report for a time it draws and never tells
+  (each stage one to two calibrated compilations, each run four), and records when each began
+  and ended on its own clock. Both clocks tick alike, so the student's span is set beside each
+  whole path this side saw (trace, lower and compile in turn):
 
-      compile_seconds >= COMPILE_FLOOR * calibrated compile       (else: a cache hit, nothing compiled)
-      compile_seconds <  RUN_IN_COMPILE * max(median run sample, calibrated work)   (else: a run inside)
-      every run sample >= SYNC_FRACTION * calibrated work          (else: read before the result was ready)
-      traces of fn <= number of run samples                         (else: the runs call fn, not the program)
+      span >= path - half the shortest stage hold     (else: a stage was left out of the span:
+                                                        traced before the clock, compiled after it,
+                                                        or a cache hit, where nothing is in it)
+      span <  path + half a run's hold, where a run followed   (else: a run inside the span)
 
-  A run in the compile check has COMPILE_WORK_FACTOR calibrated compiles of work, so a correct
-  compile span sits far from both lines; the run line also follows the student's own run samples,
-  taken in the same process moments later, so a busy machine (which lengthens compiling and
-  running alike) does not move a correct measurement across it. Another process can only lengthen
-  a span, so the two lines are judged on repeated runs in opposite ways: a span under the floor
-  in any of two runs (the second with almost no work: only its compile span is read) is a cache
-  hit, since an honest compilation never measures that short, while a cache hit (under a
-  millisecond) stalled by another process can rise above the floor once; a run inside the span
-  counts only when a second run, calibrated again, shows it too.
-
-  Not told apart, by design or by limit: a compile span that holds an *unsynchronized* first call
-  (compile plus a dispatch lasts about as long as the compilation); seconds all scaled by the same
-  factor (milliseconds reported as seconds pass every line); and a probe replaced in the
-  student's kernel, which calls the instrument's trace once and reports a compile span of a
-  second and run samples of ten: the samples are numbers the probe returns, and nothing of the
-  runs reaches this side (README, "Known limits").
+  An honest span holds its path, so it is never shorter (less the channel's latency, well under
+  a hold), and longer only by the few milliseconds between its clock reads and the path's ends;
+  a busy machine lengthens the path and the span alike. A forger (a replaced probe) would have to
+  report, for a span, the length of a path it really went through: tracing, lowering and
+  compiling the instrument, each held here.
+- `check_measure_synchronized`: traces *observed*, timings *evidence only*. The instrument
+  without run reports (so its calls return before their results are ready, as XLA's CPU client
+  dispatches them asynchronously) runs a device loop of a trip count picked here, calibrated in
+  this process; every run sample must span SYNC_FRACTION of that work, and fn's Python code may
+  run no more often than there are run samples (else the runs call fn, not the program). Not
+  told apart: seconds all scaled by the same factor, and a replaced probe that reports run samples
+  of ten seconds (README, "Known limits").
 """
 from __future__ import annotations
 
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import CheckFailed, numerics, programs, remote, trusted
 
-COMPILE_FLOOR = 0.15         # a compilation measures at least this share of the calibrated compile
-COMPILE_WORK_FACTOR = 8      # a run in the compile check: this many calibrated compiles of work
-RUN_IN_COMPILE = 0.5         # compile_seconds this share of a run's length or longer holds a run
+HOLD_FACTOR = (1.0, 2.0)     # each stage's hold, in calibrated compilations (drawn per stage and run)
+RUN_HOLD_FACTOR = 4.0        # each run's hold in the compile check, in calibrated compilations
+HOLD_LEAST = 0.04            # seconds: the unit of a hold when compiling takes less
 SYNC_WORK_SECONDS = 0.12     # calibrated work of a run in the synchronization check
 SYNC_FRACTION = 0.15         # a synchronized measurement spans at least this much of its work
-STEPS = (4, 12)              # unrolled steps of the instrument (picked here: part of its program)
+STEPS = (1, 3)               # unrolled steps of the instrument (picked here: part of its program)
 
-__all__ = ["COMPILE_FLOOR", "COMPILE_WORK_FACTOR", "RUN_IN_COMPILE", "SYNC_FRACTION", "SYNC_WORK_SECONDS",
+__all__ = ["HOLD_FACTOR", "RUN_HOLD_FACTOR", "SYNC_FRACTION", "SYNC_WORK_SECONDS",
            "Calibration", "MeasureRun", "Program", "calibrate", "check_measure_compile_apart",
            "check_measure_equations", "check_measure_synchronized", "check_scanned_result",
-           "check_scanned_size", "count_equations", "count_structure", "run_instrument",
+           "check_scanned_size", "compile_span_problems", "count_equations", "count_structure", "run_instrument",
            "top_level_equations"]
 
 
@@ -279,21 +276,66 @@ def check_measure_equations(measure, rng: np.random.Generator | None = None) -> 
 
 
 class Program:
-    """What the instrument asks while JAX traces it: its size. Counts the traces on this side."""
+    """What the instrument reports: its trace (asking for its size), its lowering, its compilation
+    and, where it carries the run report, each run. Each report is counted and timed here, on this
+    side's clock, and held for a time drawn here and never told (`holds`: trace, lower, compile,
+    run), so each stage lasts at least its hold and its place in time is known here."""
 
-    def __init__(self, steps: int, salt: float):
+    STAGES = ("trace", "lower", "compile", "run")
+
+    def __init__(self, steps: int, salt: float, holds: tuple = (0.0, 0.0, 0.0, 0.0)):
         self.steps, self.salt = int(steps), float(salt)
-        self.traces = 0
+        self._holds = dict(zip(self.STAGES, (float(h) for h in holds)))
+        self._events: list[tuple[str, float, float]] = []  # (stage, began, ended) on this side's clock
+
+    def _held(self, stage: str) -> None:
+        began = time.monotonic()
+        time.sleep(self._holds.get(stage, 0.0))
+        self._events.append((stage, began, time.monotonic()))
 
     def trace(self):
-        self.traces += 1
+        self._held("trace")
         return self.steps, self.salt
+
+    def lowered(self) -> None:
+        self._held("lower")
+
+    def lowerings(self) -> int:
+        return self._count("lower")
+
+    def compiled(self) -> None:
+        self._held("compile")
+
+    def ran(self) -> None:
+        self._held("run")
+
+    def _count(self, stage: str) -> int:
+        return sum(1 for kind, _, _ in self._events if kind == stage)
+
+    @property
+    def traces(self) -> int:
+        return self._count("trace")
+
+    def _paths(self) -> list[tuple[float, float]]:
+        """(began, ended) of each trace-lower-compile that ran in that order with nothing between:
+        the whole path of one compilation, on this side's clock."""
+        found = []
+        for i in range(len(self._events) - 2):
+            kinds = tuple(kind for kind, _, _ in self._events[i:i + 3])
+            if kinds == ("trace", "lower", "compile"):
+                found.append((self._events[i][1], self._events[i + 2][2]))
+        return found
+
+    def _run_after(self, moment: float) -> tuple[float, float] | None:
+        """The first run that began after `moment`: (began, ended), or None."""
+        return next(((began, ended) for kind, began, ended in self._events
+                     if kind == "run" and began >= moment), None)
 
 
 @dataclass
 class Calibration:
     steps: int
-    compile_seconds: float         # the fastest fresh compilation (lowering left out) of the instrument
+    compile_seconds: float         # the fastest fresh trace, lowering and compilation of the instrument
     seconds_per_iteration: float   # of its device loop
 
     def iterations(self, seconds: float) -> int:
@@ -324,9 +366,8 @@ def calibrate() -> Calibration:
         for _ in range(4):  # a fresh program each time (another salt): no cache can answer
             fn = probe.instrument(Program(steps, float(rng.uniform(0.01, 0.99))))
             args = _instrument_args(rng, 1)
-            lowered = jax.jit(fn).lower(*args)
-            start = time.perf_counter()
-            compiled = lowered.compile()
+            start = time.perf_counter()  # the whole path, as measure times it: trace, lower, compile
+            compiled = jax.jit(fn).lower(*args).compile()
             compile_best = min(compile_best, time.perf_counter() - start)
         iterations, run_best = 4_000_000, math.inf
         jax.block_until_ready(compiled(*args[:-1], jax.numpy.int32(10)))
@@ -343,39 +384,66 @@ class MeasureRun:
     result: dict
     traces: int
     work: float             # calibrated seconds of every run of the compiled program
-    compile_work: float     # calibrated seconds of its compilation
+    compile_work: float     # calibrated seconds of its whole compilation path
+    holds: tuple = ()       # seconds this side held the trace, the lowering, the compile and each run
+    paths: list = field(default_factory=list)  # (began, ended) of each whole compilation path seen here
+    runs_after: list = field(default_factory=list)  # (began, ended) of the first run after each path
 
 
-def run_instrument(measure, work_seconds: float, warm_calls: int, rng=None, exact_count: bool = True) -> MeasureRun:
-    """Run `measure(instrument, *args, warm_calls=N)` in the student's kernel; judge nothing yet."""
+def run_instrument(measure, work_seconds: float, warm_calls: int, rng=None, exact_count: bool = True,
+                   staged: bool = False) -> MeasureRun:
+    """Run `measure(instrument, *args, warm_calls=N)` in the student's kernel; judge nothing yet.
+    `staged`: each stage and run is held here for a time drawn here (the compile check)."""
     rng = rng if rng is not None else np.random.default_rng()
     calibration = calibrate()
-    program = Program(calibration.steps, float(rng.uniform(0.01, 0.99)))
+    unit = max(HOLD_LEAST, calibration.compile_seconds)
+    holds = (tuple(float(rng.uniform(*HOLD_FACTOR)) * unit for _ in range(3)) + (RUN_HOLD_FACTOR * unit,)
+             if staged else (0.0, 0.0, 0.0, 0.0))
+    program = Program(calibration.steps, float(rng.uniform(0.01, 0.99)), holds)
     args = _instrument_args(rng, calibration.iterations(work_seconds))
-    value = remote.probe("loops.run_measure", measure, "instrument", args, warm_calls, program)
+    kind = "staged-instrument" if staged else "instrument"
+    value = remote.probe("loops.run_measure", measure, kind, args, warm_calls, program)
     result = _result(value, warm_calls if exact_count else None)
     if not result["run_seconds"]:
         raise CheckFailed("measure returned no run times")
     if program.traces <= 0:
         raise CheckFailed("measure never traced fn: it must compile and run the function it is given")
-    return MeasureRun(result, program.traces, work_seconds, calibration.compile_seconds)
+    paths = program._paths()
+    return MeasureRun(result, program.traces, work_seconds, calibration.compile_seconds, holds, paths,
+                      [program._run_after(ended) for _, ended in paths])
 
 
-def cache_hit(run: MeasureRun) -> bool:
-    """The compile span is far shorter than compiling the program takes: nothing was compiled."""
-    return run.result["compile_seconds"] < COMPILE_FLOOR * run.compile_work
+def compile_span_problems(run: MeasureRun) -> list[str]:
+    """The compile span is the length of one whole compilation path seen here (trace, lower and
+    compile in turn, each held here), with no run inside it.
+
+    Both clocks tick alike, so the student's span and this side's record of a path can be set
+    side by side: an honest span holds the path, so it is never shorter than the path less the
+    channel's latency, and longer only by the few milliseconds between its clock reads and the
+    path's ends. A span that leaves a stage out is shorter by at least half that stage's hold;
+    one that holds a run is longer by at least half the run's hold (several times a whole
+    compilation here, each)."""
+    span = run.result["compile_seconds"]
+    trace_hold, lower_hold, compile_hold, run_hold = run.holds
+    if not run.paths:
+        return [NO_PATH]
+    shortest_stage = min(trace_hold, lower_hold, compile_hold)
+    for (began, ended), following in zip(run.paths, run.runs_after):
+        path = ended - began
+        if span < path - shortest_stage / 2:
+            continue  # not this path: a stage of it is left out
+        if following is not None and span >= path + run_hold / 2:
+            return [RUN_INSIDE_COMPILE]
+        return []
+    return [STAGES_MISSING]
 
 
-def run_inside_compile(run: MeasureRun) -> bool:
-    """The compile span is as long as a run of the program. A run is as long as the student's own
-    synchronized run samples show, and at least its calibrated work: measured in the same process
-    close in time, a busy machine lengthens both alike."""
-    run_length = max(statistics.median(run.result["run_seconds"]), run.work)
-    return run.result["compile_seconds"] >= RUN_IN_COMPILE * run_length
-
-
-CACHE_HIT = ("compile_seconds is far shorter than compiling this function takes: the program was already "
-             "compiled (a cache hit). Time jax.jit(fn).lower(*args).compile() before anything else runs fn")
+NO_PATH = ("measure never traced, lowered and compiled fn in one go: time jax.jit(fn).lower(*args).compile() "
+           "on a function JAX has not seen")
+STAGES_MISSING = ("compile_seconds is shorter than tracing, lowering and compiling this function took: "
+                  "time the whole path, jax.jit(fn).lower(*args).compile(), between the two clock reads, "
+                  "before anything else traces or runs fn (jax.make_jaxpr traces it, and a later .lower() "
+                  "reuses that trace; a .compile() after the second clock read leaves compilation out)")
 RUN_INSIDE_COMPILE = ("compile_seconds holds a run of the program: time jax.jit(fn).lower(*args).compile() "
                       "alone, not a call of the function")
 
@@ -396,26 +464,12 @@ def synchronization_problems(run: MeasureRun) -> list[str]:
 
 
 def check_measure_compile_apart(measure, warm_calls: int = 2, rng=None) -> None:
-    """The compile span holds a compilation (not a cache hit) and no run, judged as the module's
-    docstring says: a cache hit in either of two runs, a run inside only when two runs agree."""
-    global _calibration
-
-    def run(work_seconds):
-        return run_instrument(measure, work_seconds, warm_calls, rng)
-
-    full = run(COMPILE_WORK_FACTOR * calibrate().compile_seconds)
-    brief = run(0.0)  # one loop iteration per call: a second compile span, at little cost
-    if cache_hit(full) or cache_hit(brief):
-        raise CheckFailed(CACHE_HIT)
-    if run_inside_compile(full):
-        # A compile slowed by another process can look as long as a run: measure the machine
-        # again and count the verdict only when the second run shows a run inside too.
-        _calibration = None
-        full = run(COMPILE_WORK_FACTOR * calibrate().compile_seconds)
-        if cache_hit(full):
-            raise CheckFailed(CACHE_HIT)
-        if run_inside_compile(full):
-            raise CheckFailed(RUN_INSIDE_COMPILE)
+    """The compile span is one whole compilation path seen here, and holds no run (see
+    `compile_span_problems`). The instrument's runs report themselves here (a host callback, so
+    this instrument's calls wait for their results: the synchronization cell uses another)."""
+    problems = compile_span_problems(run_instrument(measure, 0.0, warm_calls, rng, staged=True))
+    if problems:
+        raise CheckFailed(problems[0])
 
 
 def check_measure_synchronized(measure, warm_calls: int = 5, rng=None) -> None:
