@@ -663,7 +663,7 @@ def report():
 def test_the_report_shows_donation_the_cpu_statistics_and_the_cache():
     _, found = report()
     plain, donated = found["memory_breakdowns"]["update, nothing donated"], found["memory_breakdowns"]["update, params donated"]
-    assert plain["alias_bytes"] == 0 and donated["alias_bytes"] == plain["output_bytes"] - 16  # params, not lr's
+    assert plain["alias_bytes"] == 0 and donated["alias_bytes"] == (256 * 256 + 256) * 4  # the params: w and b
     assert donated["total_bytes"] == plain["total_bytes"] - donated["alias_bytes"]
     assert found["backend"] == "cpu"
     for state in ("before", "holding_4_MiB", "after_delete"):
@@ -675,6 +675,9 @@ def test_the_report_shows_donation_the_cpu_statistics_and_the_cache():
     assert runs["second process"]["hits"] == 1 and not runs["second process"]["new_files"]
     assert runs["another shape"]["new_files"] and runs["another XLA flag"]["new_files"]
     assert found["device_get_shares_device_memory"] is True
+    aligned = found["device_put_of_aligned_buffer"]
+    assert aligned["shares_memory"] is True and aligned["sees_later_writes"] is True
+    assert aligned["sweep_puts"] == 7 * 5 * 2  # 5 timed and 5 untimed puts per size
 
 
 def test_the_report_shows_the_remat_trade():
