@@ -1,0 +1,16 @@
+# Tests for copies before programs per step: the lesson's loop C copies nothing, so the public
+# checks pass, but a loop of small programs each handed a Python float copies in every step and
+# reads as a transfer problem, which putting the batch on the device would not fix. Loses the
+# diagnosis points only.
+# expect: test_trace_steps=2 test_step_evidence=3 test_diagnose=0 test_fix_a=2 test_fix_b=2 test_fix_c=2
+# %% solutions
+# %% replace diagnose
+def diagnose(evidence):
+    steps = evidence["steps"]
+    if steps and all(c > 0 for c in evidence["compiles"]):
+        return "recompile"
+    if steps and all(t > 0 for t in evidence["transfers"]):
+        return "transfer"
+    if steps and evidence["executions"] >= DISPATCH_LIMIT * steps:
+        return "dispatch"
+    return "none"

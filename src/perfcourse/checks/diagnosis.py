@@ -1,0 +1,620 @@
+"""Grade the diagnosis of slow training loops: the evidence read from traces, never a guess or a speed.
+
+performance-10's students write `trace_steps(step, params, steps, trace_dir)`, which traces a
+training loop with `jax.profiler` (one warm-up step before the trace, each step in a
+`StepTraceAnnotation`); `step_evidence(trace, scope)`, which reads per step the compilations and
+the host-device transfers, and the program executions of the whole loop; `diagnose(trace, scope)`,
+which names a loop's cause from that evidence by the lesson's rule; and three fixed loops,
+`fast_loop_a`, `fast_loop_b` and `fast_loop_c`, factories `(x, y, lr) -> step` whose steps compile
+nothing, copy nothing and run one program each.
+
+What a CPU trace of jax 0.9.2 shows, and what the lesson reads (`EVIDENCE` names them once):
+a compilation is JAX's `backend_compile_and_load` annotation on the thread that called the
+function (the CPU client's `PjRtCpuClient::Compile` and the code generator's events on threads of
+their own are parts of it); a host-to-device copy is the runtime's `DevicePut` (a NumPy array or a
+Python scalar handed to a jitted function) or `DevicePutWithSharding` (`jax.device_put`,
+`jnp.asarray` of a NumPy array), a device-to-host copy JAX's `np.asarray(jax.Array)` annotation
+(`float()`, `jax.device_get`; on a CPU `np.asarray(x)` reads the buffer in place and leaves none);
+an execution is the set of operation events sharing an `hlo_module` and a `run_id`. Executions
+run after their dispatch, often while the host is already in a later step (the CPU client queues
+them as an accelerator's does), so the lesson counts them for the whole loop, from the first step's
+start, not per step.
+
+Grade cells run in the trusted kernel. Per cell:
+
+- test_trace_steps (`check_trace_steps`), *observed and verified*, with *evidence* beyond: the
+  probe hands `trace_steps` a fresh (not yet compiled) jitted step named at grading time, which
+  asks this kernel's `Plan` before each call (counted here: one warm-up and one per step; some
+  steps pause first for lengths drawn here and never told), on parameters holding values sent from
+  here, and a fresh folder that already holds an older run. The file `trace_steps` names must be
+  the perfetto_trace.json.gz it wrote under that folder (paths: *evidence*). Its bytes, parsed
+  here, must hold one `StepTraceAnnotation` per step, numbered 0, 1, ... in time order; no
+  compilation (the warm-up call compiled before the trace); exactly one execution of the step's
+  module per step, the k-th starting no earlier than the k-th step's start plus the pause made
+  before its dispatch (a trace closed before the queued work ran misses the last ones); and the
+  returned params must be NumPy's after `steps` steps from the params given (the warm-up's result
+  unused). The same limit as performance-06's captures: a program that timed its own calls into
+  the plan and wrote every event a real trace has (an emulation of the profiler) would pass.
+- test_step_evidence (`check_step_evidence`), *values only*: traces built here, shaped like the
+  CPU traces of the lesson (compilations with their compiler-thread parts, copies of every kind,
+  executions split over two threads, queued past their step and past the loop, executor and `end:`
+  events, a warm-up's execution before the first step, copies on a data-loading thread and in the
+  gaps between steps, a scope whose name extends the step's, the events shuffled). The answer must
+  be exactly the counts built. A forger would have to count them, which is the task.
+- test_diagnose (`check_diagnose`), *values only*: loops the lesson describes, one per cause and a
+  clean one, in an order and in variants drawn here (always with a recompiling loop whose steps
+  also copy and run several programs, and a dispatch-bound one whose steps also copy), on data
+  drawn here, are traced in this kernel by the course's own driver and read with the reference
+  reading; `diagnose` is handed each loop's evidence and must name its cause. Nothing of the
+  student's process makes the evidence, so a mistake in `step_evidence` costs only its own cell;
+  a forger would have to apply the rule, which is the task.
+- test_fix_a, test_fix_b, test_fix_c (`check_fix`), *observed and verified*, with *evidence*
+  beyond: the probe calls the student's factory on data drawn here (NumPy arrays for loop B, device
+  arrays for A and C), each step asking the plan first (counted here, some pausing), and traces the
+  loop with the course's own driver. From the file's bytes, parsed here: no compilation and no copy
+  in any step, exactly one execution per step, the k-th after the k-th step's pause; the params
+  and losses must match NumPy on the data sent. Then one step is exported (`jax.export`, the data
+  baked in) and run here, on parameters never sent, against NumPy (*verified*,
+  `checks/programs.py`). Evidence limit: as test_trace_steps.
+
+`trace_instrument()` runs the course's own loops (one per cause) in this kernel before grading, and
+every loop test_diagnose traces must read as its cause: a JAX whose traces no longer show these
+events stops the checks with InstrumentMissing, never as every student's mistake.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+
+from . import CheckFailed, InstrumentMissing, numerics, programs, remote
+from .profiling import Plan, complete, parse_trace_file, scope_events
+
+STEP_SCOPE = "train"
+COMPILE_EVENTS = ("backend_compile_and_load",)
+TRANSFER_EVENTS = ("DevicePut", "DevicePutWithSharding", "np.asarray(jax.Array)")
+CAUSES = ("recompile", "dispatch", "transfer", "none")
+DISPATCH_LIMIT = 2          # programs per step from which a loop is dispatch-bound (a fixed loop runs one)
+TIMING_SLACK_US = 100.0     # clock granularity between a pause here and the profiler's timestamps
+
+
+# --- the reference readings ----------------------------------------------------------------------
+def _thread(event) -> tuple:
+    return event.get("pid"), event.get("tid")
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def execution_starts(trace) -> dict:
+    """{(hlo_module, run_id): the start of its first event}: every execution in the trace."""
+    starts: dict = {}
+    for event in complete(trace):
+        args = event.get("args")
+        if not isinstance(args, dict) or "hlo_module" not in args or "run_id" not in args:
+            continue
+        ts = _number(event.get("ts"))
+        if ts is None:
+            continue
+        key = (str(args["hlo_module"]), str(args["run_id"]))
+        starts[key] = min(starts.get(key, math.inf), ts)
+    return starts
+
+
+def step_evidence(trace, scope: str) -> dict:
+    """Per step (the complete events named `scope`, in time order): the compilations and the copies
+    on the steps' thread inside the step's span; for the whole loop: the executions that start at or
+    after the first step's start."""
+    steps = scope_events(trace, scope)
+    if not steps:
+        return {"steps": 0, "compiles": [], "transfers": [], "executions": 0}
+    thread = _thread(steps[0])
+    events = [e for e in complete(trace) if _thread(e) == thread and _number(e.get("ts")) is not None]
+    compiles, transfers = [], []
+    for step in steps:
+        start, end = float(step["ts"]), float(step["ts"]) + float(step["dur"])
+        inside = [e["name"] for e in events if start <= float(e["ts"]) <= end]
+        compiles.append(sum(name in COMPILE_EVENTS for name in inside))
+        transfers.append(sum(name in TRANSFER_EVENTS for name in inside))
+    first = float(steps[0]["ts"])
+    executions = sum(1 for ts in execution_starts(trace).values() if ts >= first)
+    return {"steps": len(steps), "compiles": compiles, "transfers": transfers, "executions": executions}
+
+
+def cause_of(evidence: dict) -> str:
+    """The lesson's rule, in its order: compilations in every step, then at least DISPATCH_LIMIT
+    executions per step, then copies in every step; otherwise nothing."""
+    steps = evidence["steps"]
+    if not steps:
+        return "none"
+    if all(c > 0 for c in evidence["compiles"]):
+        return "recompile"
+    if evidence["executions"] >= DISPATCH_LIMIT * steps:
+        return "dispatch"
+    if all(t > 0 for t in evidence["transfers"]):
+        return "transfer"
+    return "none"
+
+
+# --- the course's model, in NumPy ---------------------------------------------------------------
+def sgd_numpy(w, b, x, y, lr: float, steps: int):
+    """float64 gradient descent on mean((x . w + b - y)^2): (w, b, losses), a loss per step (before
+    its update)."""
+    w, b = np.asarray(w, np.float64).copy(), float(b)
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    losses = []
+    for _ in range(int(steps)):
+        r = x @ w + b - y
+        losses.append(float(np.mean(r * r)))
+        w, b = w - lr * (2.0 / len(y)) * (x.T @ r), b - lr * (2.0 / len(y)) * float(np.sum(r))
+    return w, b, np.asarray(losses)
+
+
+def draw_data(rng: np.random.Generator, n: tuple = (12, 24), d: tuple = (2, 5)):
+    """x, y, lr, w, b for a loop: a batch of a few features, a learning rate gradient descent is
+    stable at, and starting parameters; all float32 values."""
+    n, d = int(rng.integers(*n)), int(rng.integers(*d))
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    y = (x @ rng.uniform(-1.0, 1.0, d) + rng.uniform(-0.5, 0.5) + 0.1 * rng.standard_normal(n)).astype(np.float32)
+    lr = float(np.float32(rng.uniform(0.04, 0.12)))
+    w = rng.uniform(-0.5, 0.5, d).astype(np.float32)
+    b = float(np.float32(rng.uniform(-0.5, 0.5)))
+    return x, y, lr, w, b
+
+
+# --- this JAX's traces ----------------------------------------------------------------------------
+_trace_instrument_confirmed = False  # for this process: its JAX does not change
+
+
+def trace_instrument() -> None:
+    """Check in this process that this JAX's traces show what the lesson reads: the course's own
+    loops (a recompiling, a copying, a dispatch-bound and a clean one, traced by the course's
+    driver) must read as their causes. Otherwise InstrumentMissing: a trace layout that a new JAX
+    changed shows as a broken lesson, never as every student's mistake."""
+    global _trace_instrument_confirmed
+    if _trace_instrument_confirmed:
+        return
+    rng = np.random.default_rng(0)
+    for kind, variant in (("recompile", "fresh_jit"), ("transfer", "device_put"), ("dispatch", "per_example"),
+                          ("none", "clean")):
+        course_evidence(kind, variant, 1, draw_data(rng, n=(6, 7), d=(2, 3)))
+    _trace_instrument_confirmed = True
+
+
+def _at_least(when: float, since: float, seconds: float) -> bool:
+    return when >= since + seconds * 1e6 - TIMING_SLACK_US
+
+
+def _paced(trace, plan: Plan, steps: list, runs: list, first_index: int) -> bool:
+    """The k-th execution (in time order) starts no earlier than the k-th step's start plus the
+    pause this kernel made before its dispatch (plan index first_index + k)."""
+    return all(_at_least(start, float(step["ts"]), plan._pauses.get(first_index + k, 0.0))
+               for k, (step, start) in enumerate(zip(steps, runs)))
+
+
+# --- test_trace_steps -----------------------------------------------------------------------------
+def decay_expected(values, size: int, steps: int, decay: float, shift: float):
+    params = np.tile(np.asarray(values, np.float32).reshape(-1), max(1, int(size) // max(1, np.size(values))))
+    for _ in range(int(steps)):
+        params = (params * np.float32(decay) + np.float32(shift)).astype(np.float32)
+    return params[:np.size(values)]
+
+
+def trace_steps_problems(report, name: str, steps: int, plan: Plan, values, size: int, decay: float,
+                         shift: float) -> list[str]:
+    """What is wrong with the trace the student's trace_steps wrote, read here from its bytes."""
+    if not isinstance(report, dict):
+        return ["trace_steps could not be run on a loop"]
+    if "raised" in report:
+        return [f"trace_steps(step, params, steps, trace_dir) raised {report['raised']}"]
+    if "returned" in report:
+        return [f"trace_steps should return (params, path), got {report['returned']}"]
+    if not report.get("path"):
+        return ["trace_steps should return the path of the trace file as its second value"]
+    if not report.get("exists"):
+        return ["the path trace_steps returned is not a file: return the perfetto_trace.json.gz it wrote"]
+    real, folder = str(report.get("real_path", "")), str(report.get("trace_dir", ""))
+    if not real.endswith("/perfetto_trace.json.gz") or not real.startswith(folder.rstrip("/") + "/"):
+        return ["trace_steps should return the perfetto_trace.json.gz that jax.profiler.trace(trace_dir, "
+                "create_perfetto_trace=True) wrote under trace_dir"]
+    if real == report.get("older") or (report.get("newest") and real not in report["newest"]):
+        return ["trace_steps returned an older trace file, not the one this trace wrote"]
+    if plan._asked != steps + 1:
+        return [f"trace_steps called step {plan._asked} time(s) for {steps} steps: call it once before the trace "
+                "(the warm-up, which compiles) and once in each step"]
+    trace, why = parse_trace_file(report)
+    if trace is None:
+        return [why]
+    found = scope_events(trace, STEP_SCOPE)
+    numbers = [str((e.get("args") or {}).get("step_num")) for e in found]
+    if len(found) != steps or numbers != [str(i) for i in range(steps)]:
+        return [f"the trace should hold one jax.profiler.StepTraceAnnotation({STEP_SCOPE!r}, step_num=i) per "
+                f"step, numbered 0, 1, ... (found {len(found)} event(s) named {STEP_SCOPE!r})"]
+    if any(step_evidence(trace, STEP_SCOPE)["compiles"]):
+        return ["the trace shows a compilation in a step: make the warm-up call, and wait for it, before the trace "
+                "starts"]
+    runs = sorted(ts for (module, _), ts in execution_starts(trace).items()
+                  if module == f"jit_{name}" and ts >= float(found[0]["ts"]))
+    if len(runs) < steps:
+        return ["the trace is missing executions of the steps: the last steps were still queued when the trace "
+                "stopped, so wait for the result (jax.block_until_ready) inside the trace"]
+    if len(runs) > steps:
+        return ["the trace shows more executions than steps: wait for the warm-up call before the trace starts"]
+    if not _paced(trace, plan, found, runs, 1):
+        return ["the trace does not show the steps' executions when they ran: return the file jax.profiler "
+                "wrote during this trace"]
+    params = report.get("params")
+    if params is None:
+        return [f"trace_steps should return the params after the steps as its first value "
+                f"({report.get('result_error', 'none came back')})"]
+    try:
+        numerics.check_close(params, decay_expected(values, size, steps, decay, shift),
+                             "the params trace_steps returned (after `steps` steps from params; the warm-up's "
+                             "result is not used)", precision=numerics.FLOAT32)
+    except CheckFailed as failure:
+        return [str(failure)]
+    return []
+
+
+def check_trace_steps(trace_steps, rng: np.random.Generator | None = None) -> None:
+    trace_instrument()
+    rng = rng or np.random.default_rng()
+    name = f"step_{int(rng.integers(16**6)):06x}"
+    steps = int(rng.integers(3, 6))
+    # Big enough (a few milliseconds a step) that the last steps are still queued when the loop ends:
+    # a trace that stops without waiting misses their executions (measured here: all of 6 runs did).
+    size = int(rng.integers(1 << 10, 3 << 9)) << 10
+    decay, shift = float(np.float32(rng.uniform(0.5, 0.95))), float(np.float32(rng.uniform(-0.2, 0.2)))
+    values = rng.uniform(-1.0, 1.0, 1 << 10).astype(np.float32)
+    paused = rng.choice(np.arange(1, steps + 1), 2, replace=False)  # plan index 0 is the warm-up
+    plan = Plan(None, {int(i): float(rng.uniform(0.003, 0.010)) for i in paused})
+    folder = f"trace-{int(rng.integers(16**8)):08x}"
+    report = remote.probe("diagnosis.capture_steps", trace_steps, name, steps, plan, values, size, decay, shift,
+                          folder)
+    problems = trace_steps_problems(report, name, steps, plan, values, size, decay, shift)
+    if problems:
+        raise CheckFailed(problems[0])
+
+
+# --- test_step_evidence: traces built here --------------------------------------------------------
+TRANSFER_NESTS = {
+    # each kind of copy as the profiler writes it (outermost first); the last name is the one counted
+    "DevicePut": ["PjitFunction(update)", "ParseArguments", "DevicePut"],
+    "DevicePutWithSharding": ["shard_args", "DevicePutWithSharding"],
+    "np.asarray(jax.Array)": ["$array.py:297 __float__", "np.asarray(jax.Array)"],
+}
+HOST_NOISE = ["shard_args", "batched_copy_array_to_devices_with_sharding", "BatchedCopyToDeviceWithSharding: dispatch",
+              "ArrayImpl.copy_to_host_async", "Wait for usage holds", "Wait for donation holds",
+              "PythonRefManager::CollectGarbage", "ParseArguments", "lower_sharding_computation",
+              "$dispatch.py:424 _device_put_sharding_impl", "$array.py:260 ndim"]
+OPS = ["broadcast_multiply_fusion", "subtract_multiply_fusion", "wrapped_reduce-window", "multiply_multiply_fusion",
+       "reduce_multiply_fusion", "dot", "wrapped_reduce"]
+MODULES = ["jit_sgd_update", "jit_update", "jit__lambda", "jit_dynamic_slice", "jit_add", "jit_scatter-add"]
+
+
+def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bool = True) -> dict:
+    """A trace of a `steps`-step loop as JAX's profiler writes one on the CPU, with per-step counts
+    drawn here; {"trace": ..., "evidence": the counts it was built with}."""
+    r = lambda lo, hi: round(float(rng.uniform(lo, hi)), 3)  # noqa: E731
+    pid = int(rng.integers(100, 9999))
+    host, device, eigen, compiler, codegen, loader = (int(t) for t in rng.choice(2**31, 6, replace=False))
+    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}}]
+    for tid, label in ((host, "python"), (device, "tf_XLAPjRtCpuClient/1"), (eigen, "tf_XLAEigen/2"),
+                       (compiler, "tf_PjRtCompilerThread/3"), (codegen, "tf_xla-cpu-codegen/4"),
+                       (loader, "data_loader")):
+        events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
+
+    def x(tid, ts, dur, name, **args):
+        events.append({"ph": "X", "pid": pid, "tid": tid, "ts": round(ts, 3), "dur": round(max(dur, 0.1), 3),
+                       "name": name, **({"args": args} if args else {})})
+
+    device_free = [0.0]
+    run_ids: dict = {}
+
+    def execute(module: str, dispatched: float, lag: float) -> None:
+        """One execution of `module`: its operations on the device's threads, queued behind the last."""
+        run_ids[module] = run_ids.get(module, int(rng.integers(-2**31, 2**31 - 1000)))
+        run_ids[module] += 1
+        run_id = str(run_ids[module])
+        d = max(device_free[0], dispatched + lag)
+        for op in rng.choice(OPS, int(rng.integers(2, 5)), replace=False):
+            dur = r(1, 40)
+            x(int(rng.choice([device, eigen])), d, dur, str(op), hlo_op=str(op), hlo_module=module, run_id=run_id,
+              device_ordinal="0")
+            x(device, d + dur, 0.1, f"end: {op}")
+            d += dur + r(0.2, 2)
+        x(device, d, r(0.1, 3), "ThunkExecutor::Execute (wait for completion)", run_id=run_id, device_ordinal="0")
+        device_free[0] = d + r(0.5, 4)
+
+    def compile_(t: float) -> float:
+        """A compilation on the host at t, with its parts on the compiler's threads; its end."""
+        x(host, t, r(300, 900), "lower_sharding_computation")
+        t += r(900, 1000)
+        dur = r(2000, 6000)
+        x(host, t, dur, "backend_compile_and_load")
+        x(compiler, t + r(10, 40), dur - 100, "PjRtCpuClient::Compile")
+        x(codegen, t + r(100, 400), r(100, 900), "FusionCompiler::Compile", module="fusion_kernel_module")
+        return t + dur + r(5, 20)
+
+    def transfer(t: float, kind: str, tid: int = host) -> float:
+        names = TRANSFER_NESTS[kind]
+        dur = r(8, 60)
+        for depth, name in enumerate(names):
+            x(tid, t + depth * 0.5, dur - depth, name)
+        return t + dur + r(1, 5)
+
+    # Counts per step, varied so that an unsorted reading cannot match by luck; a compilation and a
+    # copy somewhere in every trace.
+    while True:
+        compiles = [int(c) for c in rng.choice([0, 0, 1, 2], steps)]
+        transfers = [int(c) for c in rng.choice([0, 1, 2, 3], steps)]
+        programs = [int(c) for c in rng.integers(1, 5, steps)]
+        if len(set(zip(compiles, transfers, programs))) > 1 and sum(compiles) and sum(transfers):
+            break
+    t = r(5, 50)
+    # Before the loop: the warm-up step, compiled, with a copy, its execution begun before the loop.
+    t = compile_(t)
+    t = transfer(t, "DevicePut")
+    execute(str(rng.choice(MODULES)), t, 1.0)
+    t = max(t, device_free[0] - r(5, 20)) + r(20, 60)
+    gap_event_at = int(rng.integers(0, steps - 1))
+    loader_at = int(rng.integers(0, steps))
+    for i in range(steps):
+        start = t
+        t += r(2, 6)
+        work = ["compile"] * compiles[i] + ["transfer"] * transfers[i] + ["program"] * programs[i]
+        rng.shuffle(work)
+        module = str(rng.choice(MODULES))
+        for kind in work:
+            if kind == "compile":
+                t = compile_(t)
+            elif kind == "transfer":
+                t = transfer(t, str(rng.choice(TRANSFER_EVENTS)))
+            else:
+                dispatch = r(5, 40)
+                x(host, t, dispatch, f"PjitFunction({module[4:]})")
+                x(host, t + 0.1, dispatch - 0.2, f"PjitFunction({module[4:]})")
+                x(host, t + 1, dispatch - 2, "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice")
+                # the device runs it once the host has dispatched it, sometimes much later (queued)
+                execute(module, t + 1, r(0.5, 4) if rng.random() < 0.5 else r(30, 400))
+                t += dispatch + r(0.5, 3)
+            if rng.random() < 0.5:
+                x(host, t + 0.2, r(0.5, 3), str(rng.choice(HOST_NOISE)))
+                t += r(4, 6)
+        t += r(2, 6)
+        x(host, start, t - start, scope, step_num=str(i))
+        if i == loader_at:  # a data-loading thread copies the next batch meanwhile: not this step's
+            transfer(start + r(1, 3), "DevicePutWithSharding", tid=loader)
+        t += r(3, 8)
+        if i == gap_event_at:  # after the step's scope: logging, no step's
+            t = transfer(t, "np.asarray(jax.Array)") + r(1, 3)
+            t = compile_(t) + r(1, 3)
+        if rng.random() < 0.3:  # another scope whose name extends the step's
+            x(host, t, r(2, 6), f"{scope}_logging")
+            t += r(8, 12)
+        t += r(2, 10)
+    # After the loop: waiting for the result, then a copy and a compilation that are no step's.
+    x(host, t, max(device_free[0] - t, 1.0), "$api.py:3102 block_until_ready")
+    t = max(t, device_free[0]) + r(5, 10)
+    t = transfer(t, "np.asarray(jax.Array)")
+    compile_(t)
+    evidence = {"steps": steps, "compiles": compiles, "transfers": transfers, "executions": sum(programs)}
+    if shuffle:
+        random.Random(int(rng.integers(2**31))).shuffle(events)
+    return {"trace": {"displayTimeUnit": "ns", "traceEvents": events}, "evidence": evidence}
+
+
+def fresh_scope(rng: np.random.Generator) -> str:
+    return str(rng.choice(["train", "step", "sgd_step", "train_step"])) + f"_{int(rng.integers(16**3)):03x}"
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _counts(value) -> list | None:
+    """A list of whole numbers (ints, or a one-dimensional integer array), or None."""
+    if getattr(value, "ndim", None) == 1:
+        value = list(value)
+    if not isinstance(value, (list, tuple)):
+        return None
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        return None
+    return [int(v) for v in value]
+
+
+def evidence_problem(got, want: dict) -> str | None:
+    got = _plain(got) if isinstance(got, dict) else got
+    if not isinstance(got, dict) or not {"steps", "compiles", "transfers", "executions"} <= set(got):
+        return ("step_evidence should return a dict with 'steps', 'compiles', 'transfers' and 'executions', got "
+                f"{type(got).__name__}")
+    if not isinstance(got["steps"], (int, np.integer)) or int(got["steps"]) != want["steps"]:
+        return "step_evidence should count the complete events named exactly scope as the steps"
+    for key, what in (("compiles", f"events named {COMPILE_EVENTS[0]!r}"),
+                      ("transfers", f"events named one of {', '.join(TRANSFER_EVENTS)}")):
+        counts = _counts(got[key])
+        if counts is None:
+            return f"step_evidence's {key!r} should be a list of whole numbers, one per step"
+        if counts != want[key]:
+            return (f"step_evidence's {key!r} should count, for each step in time order, the {what} on the "
+                    "steps' thread that start inside the step's own span (events may be listed in any order)")
+    executions = got["executions"]
+    if isinstance(executions, bool) or not isinstance(executions, (int, np.integer)) \
+            or int(executions) != want["executions"]:
+        return ("step_evidence's 'executions' should count the executions (distinct hlo_module and run_id "
+                "pairs among the operation events) that start at or after the first step's start")
+    return None
+
+
+def check_step_evidence(step_evidence_, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    for _ in range(2):
+        steps, scope = int(rng.integers(4, 8)), fresh_scope(rng)
+        built = built_trace(rng, steps, scope)
+        problem = evidence_problem(step_evidence_(built["trace"], scope), built["evidence"])
+        if problem:
+            raise CheckFailed(problem)
+
+
+# --- test_diagnose: the evidence of loops built at grading time -----------------------------------
+def diagnose_plan(rng: np.random.Generator) -> list[tuple[str, str]]:
+    """The loops to diagnose: one per cause in a variant drawn here, and the variants whose steps
+    show more than their own cause (a recompiling loop that also copies and runs several programs,
+    a dispatch-bound one that also copies) when those were not drawn; in an order drawn here."""
+    from ..kernel.probes.diagnosis import VARIANTS
+
+    loops = [(kind, str(rng.choice(VARIANTS[kind]))) for kind in CAUSES]
+    if ("recompile", "shape") not in loops:
+        loops.append(("recompile", "shape"))
+    if ("dispatch", "per_example") in loops:
+        loops.append(("dispatch", str(rng.choice(["per_example_eager", "per_weight"]))))
+    rng.shuffle(loops)
+    return loops
+
+
+def course_evidence(kind: str, variant: str, steps: int, data) -> dict:
+    """The evidence of one of the course's loops, traced here, in this kernel, by the course's driver
+    and read with the reference reading; InstrumentMissing unless it shows the loop's cause."""
+    import tempfile
+
+    import jax
+
+    from ..kernel.probes import diagnosis as probe
+
+    x, y, lr, w, b = data
+    with tempfile.TemporaryDirectory(prefix="trace-") as folder:
+        report = probe.trace_built(kind, variant, steps, x, y, lr, w, b, trace_dir=folder)
+    trace, why = parse_trace_file(report)
+    evidence = step_evidence(trace, STEP_SCOPE) if trace is not None else None
+    read = cause_of(evidence) if evidence is not None else why
+    if read != kind:
+        raise InstrumentMissing(
+            f"jax {jax.__version__}: a trace of the course's own {variant} loop reads as {read!r}, not {kind!r}: "
+            "performance-10 cannot be graded on this JAX; update the event names in perfcourse.checks.diagnosis "
+            "(COMPILE_EVENTS, TRANSFER_EVENTS) and the lesson")
+    return evidence
+
+
+def check_diagnose(diagnose_, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    for kind, variant in diagnose_plan(rng):
+        data = draw_data(rng, n=(8, 14) if kind == "dispatch" else (12, 24))
+        evidence = course_evidence(kind, variant, int(rng.integers(2, 4)), data)
+        answer = diagnose_({key: (list(value) if isinstance(value, list) else value)
+                            for key, value in evidence.items()})
+        if not isinstance(answer, str) or answer not in CAUSES:
+            raise CheckFailed(f"diagnose should return one of {', '.join(map(repr, CAUSES))}, got "
+                              f"{answer!r}"[:200])
+        if answer != kind:
+            raise CheckFailed("diagnose did not name the cause that the evidence of a loop built at grading time "
+                              "shows: apply the lesson's rule in its order (a compilation in every step, then "
+                              f"{DISPATCH_LIMIT} or more executions per step, then a copy in every step)")
+
+
+# --- test_fix_a, test_fix_b, test_fix_c --------------------------------------------------------------
+FIXES = {"a": False, "b": True, "c": False}  # loop: does its factory take the batch as NumPy arrays
+
+
+def fix_problems(report, steps: int, plan: Plan, x, y, lr: float, w, b) -> list[str]:
+    """What is wrong with the student's fixed loop, read here from the trace the course's driver wrote."""
+    if not isinstance(report, dict):
+        return ["the fixed loop could not be traced"]
+    if "raised" in report:
+        return [f"building or running the fixed loop raised {report['raised']}"]
+    if "result_error" in report:
+        return [f"step(params) should return (params, loss) with params a pair (w, b): {report['result_error']}"]
+    if report.get("no_trace"):
+        return ["no trace was written while the fixed loop ran: do not start or stop a trace inside it"]
+    if plan._asked != steps + 1:
+        return ["the fixed loop's step was not called once per step"]
+    trace, why = parse_trace_file(report)
+    if trace is None:
+        return [why]
+    evidence = step_evidence(trace, STEP_SCOPE)
+    found = scope_events(trace, STEP_SCOPE)
+    if evidence["steps"] != steps:
+        return [f"the trace does not show the loop's {steps} steps: do not annotate or trace inside step"]
+    if any(evidence["compiles"]):
+        return ["the fixed loop still compiles during its steps: make the jitted function once, when the loop "
+                "is built, and call it with the same shapes and static arguments at every step"]
+    if any(evidence["transfers"]):
+        return ["the fixed loop still copies between host and device during its steps: put the batch on the "
+                "device once, when the loop is built, pass only device arrays to jitted functions (a NumPy "
+                "array or a Python float argument is copied at every call), and read no value back"]
+    if evidence["executions"] > steps:
+        return [f"the fixed loop runs {evidence['executions'] / steps:.3g} programs per step: make each step one "
+                "jitted program (the gradient and the update together)"]
+    runs = sorted(ts for ts in execution_starts(trace).values() if ts >= float(found[0]["ts"]))
+    if len(runs) < steps:
+        return ["the trace shows fewer program executions than steps: each step should run one jitted program"]
+    if not _paced(trace, plan, found, runs, 1):
+        return ["the trace does not show each step's program after the step began"]
+    want_w, want_b, want_losses = sgd_numpy(w, b, x, y, lr, steps)
+    try:
+        got_w, got_b = report.get("params") or (None, None)
+        numerics.check_close(got_w, want_w, "the weights after the steps", precision=numerics.FLOAT32)
+        numerics.check_close(got_b, want_b, "the bias after the steps", precision=numerics.FLOAT32)
+        numerics.check_close(np.ravel(report.get("losses")), want_losses, "the losses (one per step)",
+                             precision=numerics.FLOAT32)
+    except (CheckFailed, TypeError, ValueError) as failure:
+        return [str(failure) if isinstance(failure, CheckFailed) else
+                "step(params) should return (params, loss): the params a pair (w, b), the loss a scalar"]
+    return []
+
+
+def program_problems(program, x, y, lr: float, rng: np.random.Generator) -> list[str]:
+    """The exported step, run here on parameters never sent: one step of gradient descent."""
+    d = np.shape(x)[1]
+    w = rng.uniform(-1.0, 1.0, d).astype(np.float32)
+    b = np.float32(rng.uniform(-1.0, 1.0))
+    try:
+        import jax.numpy as jnp
+
+        out = program.call(jnp.asarray(w), jnp.asarray(b))
+        got_w, got_b, got_loss = (np.asarray(v, np.float64) for v in out)
+    except Exception:  # noqa: BLE001 (what a program the student's kernel made does when run)
+        return ["one step of the fixed loop, exported and run by the grader, did not run"]
+    want_w, want_b, want_losses = sgd_numpy(w, b, x, y, lr, 1)
+    try:
+        numerics.check_close(got_w, want_w, "one step's weights, run by the grader", precision=numerics.FLOAT32)
+        numerics.check_close(got_b, want_b, "one step's bias, run by the grader", precision=numerics.FLOAT32)
+        numerics.check_close(got_loss, want_losses[0], "one step's loss, run by the grader",
+                             precision=numerics.FLOAT32)
+    except CheckFailed as failure:
+        return [str(failure)]
+    return []
+
+
+def check_fix(factory, loop: str, rng: np.random.Generator | None = None) -> None:
+    trace_instrument()
+    rng = rng or np.random.default_rng()
+    host = FIXES[loop]
+    x, y, lr, w, b = draw_data(rng)
+    steps = int(rng.integers(3, 6))
+    paused = rng.choice(np.arange(1, steps + 1), 2, replace=False)  # plan index 0 is the warm-up
+    plan = Plan(None, {int(i): float(rng.uniform(0.003, 0.008)) for i in paused})
+    report = remote.probe("diagnosis.trace_fixed", factory, host, steps, plan, x, y, lr, w, b)
+    problems = fix_problems(report, steps, plan, x, y, lr, w, b)
+    if problems:
+        raise CheckFailed(problems[0])
+    specs = [([int(np.shape(x)[1])], "float32"), ([], "float32")]
+    try:
+        data = remote.probe("diagnosis.export_fixed", factory, host, x, y, lr)
+    except CheckFailed:
+        raise
+    except Exception as exc:
+        raise CheckFailed(f"one step of the fixed loop could not be exported as one JAX program "
+                          f"({type(exc).__name__}): keep step a function of params that JAX can trace "
+                          "(no float() or NumPy of a traced value inside it)") from None
+    program = programs.program_from(data, specs, what="one step of the fixed loop")
+    problems = program_problems(program, x, y, lr, rng)
+    if problems:
+        raise CheckFailed(problems[0])

@@ -1,0 +1,471 @@
+"""performance-10 (diagnose a slow training loop): the hidden checks without a kernel, against the samples.
+
+The samples in samples/performance-10/ are the right and wrong implementations: each one's cells
+are run here in one namespace with the lesson's own definitions, and every hidden check is run on
+them in-process (without a channel the probes run in this process), so each sample must pass exactly
+the checks of the cells its `expect:` line gives full marks. Then the traces the checks build, the
+course's loops as the trusted kernel reads them, the judging of a probe's report, and the notebook.
+"""
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+from perfcourse.checks import CheckFailed, InstrumentMissing, diagnosis
+from perfcourse.course import read_notebook, source_notebook
+from perfcourse.kernel.probes import diagnosis as probe
+from perfcourse.samples import build, discover
+
+LESSON = "performance-10"
+CHECKS = {
+    "test_trace_steps": lambda ns, rng: diagnosis.check_trace_steps(ns["trace_steps"], rng=rng),
+    "test_step_evidence": lambda ns, rng: diagnosis.check_step_evidence(ns["step_evidence"], rng=rng),
+    "test_diagnose": lambda ns, rng: diagnosis.check_diagnose(ns["diagnose"], rng=rng),
+    "test_fix_a": lambda ns, rng: diagnosis.check_fix(ns["fast_loop_a"], "a", rng=rng),
+    "test_fix_b": lambda ns, rng: diagnosis.check_fix(ns["fast_loop_b"], "b", rng=rng),
+    "test_fix_c": lambda ns, rng: diagnosis.check_fix(ns["fast_loop_c"], "c", rng=rng),
+}
+SOLUTION_CELL = {"test_trace_steps": "trace_steps", "test_step_evidence": "step_evidence",
+                 "test_diagnose": "diagnose", "test_fix_a": "fast_loop_a", "test_fix_b": "fast_loop_b",
+                 "test_fix_c": "fast_loop_c"}
+# The lesson's given cells the solution cells use: the model, the loops, the helpers, the rule's names.
+GIVEN = ("def sgd_update(", "def newest_trace(", "CAUSES = (")
+
+
+def lesson_namespace(nb) -> dict:
+    namespace: dict = {}
+    exec("import os\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\n", namespace)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and (any(mark in cell.source for mark in GIVEN) or meta.get("solution")):
+            exec(cell.source, namespace)
+    return namespace
+
+
+SAMPLES = {s.case: s for s in discover(ROOT, [LESSON])}
+GRADED = sorted(case for case, s in SAMPLES.items() if case != "release")
+
+
+@pytest.fixture
+def cached_course_loops(monkeypatch):
+    """The course's loops traced once per variant for this test module: each trace takes a few
+    compilations, and what test_diagnose judges is the student's rule on their evidence."""
+    real, cache = diagnosis.course_evidence, _COURSE_EVIDENCE
+
+    def cached(kind, variant, steps, data):
+        if (kind, variant) not in cache:
+            cache[(kind, variant)] = real(kind, variant, steps, data)
+        return cache[(kind, variant)]
+
+    monkeypatch.setattr(diagnosis, "course_evidence", cached)
+
+
+_COURSE_EVIDENCE: dict = {}
+
+
+@pytest.mark.parametrize("case", GRADED)
+def test_each_sample_passes_exactly_the_checks_it_expects(case, cached_course_loops):
+    """Every check on the cells a sample wrote itself (the solution's cells are the solution's)."""
+    sample = SAMPLES[case]
+    namespace = lesson_namespace(build(ROOT, sample))
+    replaced = {target for verb, target, _ in sample.steps if verb == "replace"}
+    rng = np.random.default_rng(sorted(SAMPLES).index(case))
+    outcome, expected = {}, {}
+    for cell, check in CHECKS.items():
+        if case != "solution" and SOLUTION_CELL[cell] not in replaced:
+            assert sample.expected[cell] > 0, f"{case} keeps the solution's {SOLUTION_CELL[cell]} cell"
+            continue
+        expected[cell] = sample.expected[cell] > 0
+        try:
+            check(namespace, rng)
+            outcome[cell] = True
+        except CheckFailed:
+            outcome[cell] = False
+    assert outcome == expected
+
+
+def test_every_wrong_sample_loses_exactly_one_cell_and_every_cell_has_one():
+    lost = {}
+    for case, sample in SAMPLES.items():
+        zeros = [cell for cell, points in sample.expected.items() if points == 0]
+        assert len(zeros) in (0, 1, len(CHECKS)), (case, zeros)
+        if len(zeros) == 1:
+            lost.setdefault(zeros[0], []).append(case)
+    assert set(lost) == set(CHECKS), f"a wrong sample for every cell: {sorted(lost)}"
+    assert sum(map(len, lost.values())) >= 7
+    assert sum(1 for s in SAMPLES.values() if not any(p == 0 for p in s.expected.values())) >= 3
+
+
+# Further wrong methods, judged here only (the samples that the demo class grades are fewer, to keep
+# the end-to-end tier short): each must fail the check of its own cell.
+MORE_WRONG = {
+    "plain TraceAnnotation (no step numbers)": ("test_trace_steps", """
+def trace_steps(step, params, steps, trace_dir):
+    jax.block_until_ready(step(params))
+    with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+        for i in range(steps):
+            with jax.profiler.TraceAnnotation(STEP_SCOPE):
+                params, loss = step(params)
+        jax.block_until_ready(params)
+    return params, newest_trace(trace_dir)
+"""),
+    "no warm-up call": ("test_trace_steps", """
+def trace_steps(step, params, steps, trace_dir):
+    with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+        for i in range(steps):
+            with jax.profiler.StepTraceAnnotation(STEP_SCOPE, step_num=i):
+                params, loss = step(params)
+        jax.block_until_ready(params)
+    return params, newest_trace(trace_dir)
+"""),
+    "the warm-up's result used as the start": ("test_trace_steps", """
+def trace_steps(step, params, steps, trace_dir):
+    params, _ = jax.block_until_ready(step(params))
+    with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+        for i in range(steps):
+            with jax.profiler.StepTraceAnnotation(STEP_SCOPE, step_num=i):
+                params, loss = step(params)
+        jax.block_until_ready(params)
+    return params, newest_trace(trace_dir)
+"""),
+    "operation events counted as executions": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    evidence = _right(trace, scope)
+    first = min(e["ts"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("name") == scope)
+    evidence["executions"] = sum(1 for e in trace["traceEvents"] if e.get("ph") == "X"
+                                 and "hlo_op" in (e.get("args") or {}) and e["ts"] >= first)
+    return evidence
+"""),
+    "the compiler thread's compilations counted too": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    evidence = _right(trace, scope)
+    steps = sorted((e for e in spans if e["name"] == scope), key=lambda e: e["ts"])
+    names = COMPILE_EVENTS + ("PjRtCpuClient::Compile",)
+    evidence["compiles"] = [sum(1 for e in spans if e["name"] in names and s["ts"] <= e["ts"] <= s["ts"] + s["dur"])
+                            for s in steps]
+    return evidence
+"""),
+    "copies on any thread": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    evidence = _right(trace, scope)
+    steps = sorted((e for e in spans if e["name"] == scope), key=lambda e: e["ts"])
+    evidence["transfers"] = [sum(1 for e in spans if e["name"] in TRANSFER_EVENTS
+                                 and s["ts"] <= e["ts"] <= s["ts"] + s["dur"]) for s in steps]
+    return evidence
+"""),
+    "executions from before the loop counted": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    evidence = _right(trace, scope)
+    evidence["executions"] = len({(e["args"]["hlo_module"], e["args"]["run_id"]) for e in trace["traceEvents"]
+                                  if "hlo_module" in (e.get("args") or {}) and "run_id" in e["args"]})
+    return evidence
+"""),
+    "steps in the file's order": ("test_step_evidence", """
+def step_evidence(trace, scope):
+    complete = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    steps = [e for e in complete if e.get("name") == scope]
+    thread = (steps[0]["pid"], steps[0]["tid"])
+    compiles, transfers = [], []
+    for step in steps:
+        inside = [e["name"] for e in complete
+                  if (e["pid"], e["tid"]) == thread and step["ts"] <= e["ts"] <= step["ts"] + step["dur"]]
+        compiles.append(sum(n in COMPILE_EVENTS for n in inside))
+        transfers.append(sum(n in TRANSFER_EVENTS for n in inside))
+    first = min(s["ts"] for s in steps)
+    runs = {}
+    for e in complete:
+        a = e.get("args") or {}
+        if "hlo_module" in a and "run_id" in a:
+            runs[(a["hlo_module"], a["run_id"])] = min(runs.get((a["hlo_module"], a["run_id"]), e["ts"]), e["ts"])
+    return {"steps": len(steps), "compiles": compiles, "transfers": transfers,
+            "executions": sum(1 for ts in runs.values() if ts >= first)}
+"""),
+    "executions not per step": ("test_diagnose", """
+def diagnose(evidence):
+    if evidence["steps"] and all(evidence["compiles"]):
+        return "recompile"
+    if evidence["executions"] >= DISPATCH_LIMIT:
+        return "dispatch"
+    if evidence["steps"] and all(evidence["transfers"]):
+        return "transfer"
+    return "none"
+"""),
+    "a cause from one copy in any step": ("test_diagnose", """
+def diagnose(evidence):
+    if evidence["steps"] and all(evidence["compiles"]):
+        return "recompile"
+    if any(evidence["transfers"]):
+        return "transfer"
+    if evidence["executions"] >= DISPATCH_LIMIT * evidence["steps"]:
+        return "dispatch"
+    return "none"
+"""),
+    "jnp.asarray of the batch in every step": ("test_fix_b", """
+def fast_loop_b(x_host, y_host, lr):
+    update = jax.jit(functools.partial(sgd_update, lr=lr))
+    return lambda params: update(params, jnp.asarray(x_host), jnp.asarray(y_host))
+"""),
+    "the NumPy batch handed to the jitted update": ("test_fix_b", """
+def fast_loop_b(x_host, y_host, lr):
+    update = jax.jit(functools.partial(sgd_update, lr=lr))
+    return lambda params: update(params, x_host, y_host)
+"""),
+    "a static learning rate that changes": ("test_fix_a", """
+def fast_loop_a(x, y, lr):
+    update = jax.jit(sgd_update, static_argnames="lr")
+    count = [0]
+    def step(params):
+        count[0] += 1
+        return update(params, x, y, lr=lr * (1 + 1e-3 * count[0]))
+    return step
+"""),
+    "the per-example gradients vmapped, then averaged outside jit": ("test_fix_c", """
+def fast_loop_c(x, y, lr):
+    per_example = jax.jit(jax.vmap(jax.value_and_grad(loss_fn), in_axes=(None, 0, 0)))
+    update = jax.jit(lambda params, grads: jax.tree.map(lambda p, g: p - lr * g, params, grads))
+    def step(params):
+        losses, grads = per_example(params, x[:, None], y[:, None])
+        grads = jax.tree.map(lambda g: jnp.mean(g, axis=0), grads)
+        return update(params, grads), jnp.mean(losses)
+    return step
+"""),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(MORE_WRONG))
+def test_each_further_wrong_method_fails_its_own_cell(mistake, cached_course_loops):
+    cell, source = MORE_WRONG[mistake]
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    exec(source, namespace)
+    with pytest.raises(CheckFailed):
+        CHECKS[cell](namespace, np.random.default_rng(sorted(MORE_WRONG).index(mistake)))
+
+
+# --- the course's loops, as the trusted kernel reads them ----------------------------------------
+@pytest.mark.parametrize("kind,variant", [(kind, variant) for kind, variants in probe.VARIANTS.items()
+                                          for variant in variants])
+def test_every_course_loop_reads_as_its_cause(kind, variant):
+    data = diagnosis.draw_data(np.random.default_rng(3), n=(8, 10) if kind == "dispatch" else (12, 14))
+    evidence = diagnosis.course_evidence(kind, variant, 2, data)
+    assert diagnosis.cause_of(evidence) == kind
+    assert evidence["steps"] == 2
+    if kind == "none":
+        assert evidence == {"steps": 2, "compiles": [0] * 2, "transfers": [0] * 2, "executions": 2}
+
+
+def test_the_diagnose_plan_always_holds_the_loops_a_wrong_order_misreads():
+    for seed in range(30):
+        plan = diagnosis.diagnose_plan(np.random.default_rng(seed))
+        assert {kind for kind, _ in plan} == set(diagnosis.CAUSES)
+        assert ("recompile", "shape") in plan
+        assert ("dispatch", "per_example_eager") in plan or ("dispatch", "per_weight") in plan
+    orders = {tuple(kind for kind, _ in diagnosis.diagnose_plan(np.random.default_rng(seed))) for seed in range(30)}
+    assert len(orders) > 10
+
+
+def test_the_lessons_loops_are_the_courses_and_compute_the_numpy_steps():
+    """Loops A, B and C of the notebook are the probe's fresh_jit, device_put and per_example, and
+    both compute the float64 reference's steps."""
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    x, y, lr, w, b = diagnosis.draw_data(np.random.default_rng(5))
+    want_w, want_b, want_losses = diagnosis.sgd_numpy(w, b, x, y, lr, 2)
+    params = (namespace["jnp"].asarray(w), namespace["jnp"].float32(b))
+    for lesson, course, host in (("make_loop_a", "fresh_jit", False), ("make_loop_b", "device_put", True),
+                                 ("make_loop_c", "per_example", False), ("fast_loop_c", "clean", False)):
+        data = (x, y) if host else (namespace["jnp"].asarray(x), namespace["jnp"].asarray(y))
+        for step in (namespace[lesson](*data, lr), probe.build(course, x, y, lr)):
+            p, losses = params, []
+            for _ in range(2):
+                p, loss = step(p)
+                losses.append(float(loss))
+            np.testing.assert_allclose(np.asarray(p[0]), want_w, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(float(p[1]), want_b, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(losses, want_losses, rtol=1e-5, atol=1e-5)
+
+
+# --- the traces built here ----------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(40))
+def test_built_traces_read_as_they_were_built(seed):
+    rng = np.random.default_rng(seed)
+    scope = diagnosis.fresh_scope(rng)
+    built = diagnosis.built_trace(rng, int(rng.integers(2, 9)), scope)
+    assert diagnosis.step_evidence(built["trace"], scope) == built["evidence"]
+    json.dumps(built["trace"])  # plain JSON, as a trace file holds
+
+
+def test_built_traces_hold_what_each_wrong_reading_falls_for():
+    built = diagnosis.built_trace(np.random.default_rng(7), 6, "s_1", shuffle=False)
+    events = diagnosis.complete(built["trace"])
+    steps = diagnosis.scope_events(built["trace"], "s_1")
+    first, last = steps[0]["ts"], steps[-1]["ts"] + steps[-1]["dur"]
+    names = {e["name"] for e in events}
+    assert {"PjRtCpuClient::Compile", "lower_sharding_computation", "shard_args", "s_1_logging"} & names
+    assert any(n.startswith("end: ") for n in names) and any(n.startswith("ThunkExecutor") for n in names)
+    host = (steps[0]["pid"], steps[0]["tid"])
+    # a copy on another thread during a step, and one on the steps' thread between two steps
+    assert any(e["name"] in diagnosis.TRANSFER_EVENTS and (e["pid"], e["tid"]) != host
+               and any(s["ts"] <= e["ts"] <= s["ts"] + s["dur"] for s in steps) for e in events)
+    assert any(e["name"] in diagnosis.TRANSFER_EVENTS and (e["pid"], e["tid"]) == host and first < e["ts"] < last
+               and not any(s["ts"] <= e["ts"] <= s["ts"] + s["dur"] for s in steps) for e in events)
+    starts = diagnosis.execution_starts(built["trace"])
+    assert any(ts < first for ts in starts.values()) and any(ts > last for ts in starts.values())
+    op_events = sum(1 for e in events if "hlo_op" in (e.get("args") or {}))
+    assert op_events > built["evidence"]["executions"]
+
+
+# --- judging a probe's report ---------------------------------------------------------------------
+def event(name, ts, dur, tid=2, **args):
+    return {"ph": "X", "pid": 1, "tid": tid, "ts": ts, "dur": dur, "name": name, **({"args": args} if args else {})}
+
+
+def as_file(events) -> dict:
+    return {"file": gzip.compress(json.dumps({"displayTimeUnit": "ns", "traceEvents": events}).encode())}
+
+
+def fixed_report(steps, w, b, x, y, lr, *, gap=10_000.0, extra=()):
+    """A well-formed report of a fixed loop: one step event and one execution per step."""
+    want_w, want_b, losses = diagnosis.sgd_numpy(w, b, x, y, lr, steps)
+    events = []
+    for i in range(steps):
+        events.append(event("train", gap * i, 50.0, step_num=str(i)))
+        events.append(event("fusion", gap * i + 8_000.0, 5.0, tid=3, hlo_op="fusion", hlo_module="jit_u",
+                            run_id=str(i)))
+    return {**as_file(events + list(extra)), "params": [want_w.astype(np.float32), np.float32(want_b)],
+            "losses": losses.astype(np.float32)}
+
+
+def test_fix_reports_are_judged_from_the_file():
+    x, y, lr, w, b = diagnosis.draw_data(np.random.default_rng(2))
+    plan = diagnosis.Plan(None, {2: 0.006})
+    plan._asked = 4  # a warm-up and three steps, counted here
+
+    def judge(report, plan=plan):
+        return diagnosis.fix_problems(report, 3, plan, x, y, lr, w, b)
+
+    assert judge(fixed_report(3, w, b, x, y, lr)) == []
+    copied = fixed_report(3, w, b, x, y, lr, extra=[event("DevicePut", 10_010.0, 3.0)])
+    assert "copies" in judge(copied)[0]
+    compiled = fixed_report(3, w, b, x, y, lr, extra=[event("backend_compile_and_load", 20_005.0, 30.0)])
+    assert "compiles" in judge(compiled)[0]
+    more = fixed_report(3, w, b, x, y, lr, extra=[event("add", 10_020.0, 1.0, tid=3, hlo_op="add",
+                                                        hlo_module="jit_add", run_id="9")])
+    assert "programs per step" in judge(more)[0]
+    # the execution of the second traced step (plan index 2) before the 6 ms pause made here was over
+    early = fixed_report(3, w, b, x, y, lr, gap=10_000.0)
+    trace = json.loads(gzip.decompress(early["file"]))["traceEvents"]
+    trace = [dict(e, ts=e["ts"] - 4_000.0) if e.get("args", {}).get("run_id") == "1" else e for e in trace]
+    assert "after the step began" in judge({**early, **as_file(trace)})[0]
+    wrong = fixed_report(3, w, b, x, y, lr)
+    assert "weights" in judge({**wrong, "params": [wrong["params"][0] + 1, wrong["params"][1]]})[0]
+    fewer = diagnosis.Plan(None, {})
+    fewer._asked = 3
+    assert "once per step" in judge(fixed_report(3, w, b, x, y, lr), fewer)[0]
+
+
+def forged_trace_steps_report(name, steps, plan, values, size, decay, shift, folder):
+    """What a replaced capture_steps probe can send from its arguments: the calls the plan allows
+    (asked, never run), a well-formed file of them on a clock of its own, NumPy's params."""
+    for _ in range(steps + 1):
+        plan.next()
+    events = []
+    for i in range(steps):
+        events.append(event("train", 100.0 + 1000.0 * i, 900.0, step_num=str(i)))
+        events.append(event("fusion", 150.0 + 1000.0 * i, 700.0, tid=3, hlo_op="fusion", hlo_module=f"jit_{name}",
+                            run_id=str(i)))
+    path = f"/tmp/{folder}/plugins/profile/run/perfetto_trace.json.gz"
+    return {**as_file(events), "trace_dir": f"/tmp/{folder}", "older": "/tmp/old", "path": path, "real_path": path,
+            "exists": True, "newest": [path], "params": diagnosis.decay_expected(values, size, steps, decay, shift)}
+
+
+def test_a_forged_trace_steps_probe_earns_nothing(monkeypatch):
+    def forged(trace_steps, name, steps, plan, values, size, decay, shift, folder, trace_dir=None):
+        return forged_trace_steps_report(name, steps, plan, values, size, decay, shift, folder)
+
+    monkeypatch.setattr(probe, "capture_steps", forged)
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    with pytest.raises(CheckFailed, match="when they ran"):
+        CHECKS["test_trace_steps"](namespace, np.random.default_rng(0))
+
+
+def test_a_jax_whose_traces_read_otherwise_stops_the_checks_instead_of_failing_students(monkeypatch):
+    """Renamed events: the checks stop with InstrumentMissing (the grade report names it), never a
+    CheckFailed that would be every student's mistake."""
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    monkeypatch.setattr(diagnosis, "_trace_instrument_confirmed", False)
+    monkeypatch.setattr(diagnosis, "COMPILE_EVENTS", ("jit_compile",))
+    for cell in ("test_trace_steps", "test_diagnose"):  # the fixes' checks start with test_trace_steps'
+        with pytest.raises(InstrumentMissing, match="performance-10 cannot be graded") as caught:
+            CHECKS[cell](namespace, np.random.default_rng(0))
+        assert not isinstance(caught.value, CheckFailed)
+    assert not diagnosis._trace_instrument_confirmed
+
+
+# --- over the channel ------------------------------------------------------------------------------
+def test_over_the_channel_the_plan_is_lent_and_the_files_parsed_here(cached_course_loops):
+    """The solution's functions served by the real agent on a thread: the plan's calls, the factories'
+    arrays, the evidence handed to diagnose and the trace files' bytes cross a real socket."""
+    import os
+    import socket
+    import struct
+    import tempfile
+    import threading
+
+    from perfcourse.checks import remote
+    from perfcourse.kernel.agent import Agent
+
+    names = ("trace_steps", "diagnose", "fast_loop_b")
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    path = os.path.join(tempfile.mkdtemp(), "student.sock")
+    agent = Agent.at(path, {name: namespace[name] for name in names})
+    thread = threading.Thread(target=agent.serve, daemon=True)
+    thread.start()
+    previous, remote._channel = remote._channel, remote.Channel(path)
+    try:
+        found = remote._channel.request("names", list(names))
+        assert all(type(found[name]) is remote.Remote for name in names)
+        diagnosis.check_trace_steps(found["trace_steps"], rng=np.random.default_rng(11))
+        diagnosis.check_diagnose(found["diagnose"], rng=np.random.default_rng(12))
+        diagnosis.check_fix(found["fast_loop_b"], "b", rng=np.random.default_rng(13))
+    finally:
+        remote._channel = previous
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(path)
+            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
+            sock.sendall(struct.pack(">I", len(message)) + message)
+            sock.recv(64)
+        thread.join(5)
+
+
+# --- the notebook -----------------------------------------------------------------------------------
+def test_the_notebook_grades_six_cells_and_names_its_tasks():
+    nb = read_notebook(source_notebook(ROOT, LESSON))
+    graded = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
+              for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    assert graded == {"test_trace_steps": 2, "test_step_evidence": 3, "test_diagnose": 3,
+                      "test_fix_a": 2, "test_fix_b": 2, "test_fix_c": 2}
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for n in range(1, 7):
+        assert f"Task {n}:" in text
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            public = cell.source.split("### BEGIN HIDDEN TESTS")[0]
+            assert "perfcourse" not in public and "### BEGIN HIDDEN TESTS" in cell.source
+    assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+def test_the_lesson_and_the_checks_name_the_same_events_and_rule():
+    namespace = lesson_namespace(read_notebook(source_notebook(ROOT, LESSON)))
+    assert tuple(namespace["COMPILE_EVENTS"]) == diagnosis.COMPILE_EVENTS
+    assert tuple(namespace["TRANSFER_EVENTS"]) == diagnosis.TRANSFER_EVENTS
+    assert tuple(namespace["CAUSES"]) == diagnosis.CAUSES
+    assert namespace["DISPATCH_LIMIT"] == diagnosis.DISPATCH_LIMIT
+    assert namespace["STEP_SCOPE"] == diagnosis.STEP_SCOPE == probe.STEP_SCOPE
