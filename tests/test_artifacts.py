@@ -36,13 +36,16 @@ def test_every_cpu_artifact_has_the_seed_layout(lesson):
         assert list(ours["diagram"]) == list(theirs["diagram"])
 
 
-def test_performance_01_has_the_seed_diagram():
+def test_performance_01_has_the_seed_diagram_and_both_calls_on_one_log_axis():
+    """The seed's diagram; its two panels (the first call alone, the warm calls alone, each on its
+    own linear scale) became one log axis holding the first call and every warm call, so their
+    ratio shows, and the warm calls alone beside their median."""
     ours, theirs = committed("performance-01"), seed("performance-01")
     assert ours["diagram"] == theirs["diagram"]
-    for mine, seeded in zip(ours["data"]["panels"], theirs["data"]["panels"], strict=True):
-        assert {k: v for k, v in mine.items() if k != "series"} == {
-            k: v for k, v in seeded.items() if k != "series"}
-        assert [s["label"] for s in mine["series"]] == [s["label"] for s in seeded["series"]]
+    both, warm = ours["data"]["panels"]
+    assert both["kind"] == "line" and both["yscale"] == "log"
+    assert [s["label"] for s in both["series"]] == ["first call (trace, compile, run)", "warm calls (run)"]
+    assert warm.get("yscale", "linear") == "linear" and warm["series"][1]["style"] == "line"
 
 
 def test_performance_01_report_has_the_seed_fields_and_honest_numbers():
@@ -55,9 +58,11 @@ def test_performance_01_report_has_the_seed_fields_and_honest_numbers():
     assert report["warm_median_seconds"] == statistics.median(report["warm_samples_seconds"])
     assert report["first_call_seconds"] > report["warm_median_seconds"]  # it traced and compiled
     assert 0 < report["max_abs_error"] < 1e-5  # a few float32 ulps, as in the seed
-    panels = ours["data"]["panels"]
-    assert panels[0]["series"][0]["y"] == [report["first_call_seconds"]]
-    assert panels[1]["series"][0]["y"] == report["warm_samples_seconds"]
+    both, warm = ours["data"]["panels"]
+    assert both["x"] == list(range(1, 9)) and both["series"][0]["y"] == [report["first_call_seconds"]] + [None] * 7
+    assert both["series"][1]["y"] == [None] + report["warm_samples_seconds"]
+    assert warm["series"][0]["y"] == report["warm_samples_seconds"]
+    assert warm["series"][1]["y"] == [report["warm_median_seconds"]] * 7
 
 
 def test_content_hash_ignores_outputs_and_ids_but_not_source():
@@ -75,7 +80,7 @@ def test_rendering_is_reproducible_and_keeps_alt_text():
     artifact = committed("performance-01")
     png, alt = render.draw(artifact)
     assert png == render.draw(artifact)[0] and png.startswith(b"\x89PNG")
-    assert artifact["diagram"]["alt"] in alt and "First call" in alt and "Warm calls" in alt
+    assert artifact["diagram"]["alt"] in alt and "First and warm calls" in alt and "Warm calls alone" in alt
     assert (ROOT / "artifacts" / "cpu" / "performance-01.png").read_bytes() == png
 
 

@@ -1,10 +1,13 @@
-"""Every lesson is right on a TPU's default matrix-product precision: emulated on the CPU.
+"""Every lesson is right on a TPU's and a GPU's default matrix-product precision: emulated on the CPU.
 
 `tests/bf16_operands.py` rounds the operands of every float32 matrix product at DEFAULT precision
-to bfloat16 and sums in float32, as a TPU does by default. The fast test proves the emulation
-changes what JAX computes (and only that); the end-to-end tests execute each lesson's source
-notebook, solutions, public and hidden checks, on a kernel with the emulation installed and 8
-devices, as on Colab's TPU v2-8 runtime (tests/test_tpu_like.py); here, the project's own checks.
+to bfloat16 and sums in float32, as a TPU does by default; `tests/tf32_operands.py` rounds them to
+TF32 (10 mantissa bits), as a recent NVIDIA GPU does. The fast tests prove each emulation changes
+what JAX computes (and only that); the end-to-end tests execute each lesson's source notebook,
+solutions, public and hidden checks, on a kernel with the bfloat16 emulation and 8 devices, as on
+an 8-chip TPU (tests/test_tpu_like.py), and each solved release notebook on a kernel with the TF32
+emulation and one device, as on a one-GPU machine (tests/test_gpu_like.py); here, the project's
+own checks.
 """
 from __future__ import annotations
 
@@ -26,12 +29,16 @@ from jax import lax
 if sys.argv[1] == "emulated":
     import bf16_operands
     bf16_operands.install()
+elif sys.argv[1] == "tf32":
+    import tf32_operands
+    tf32_operands.install()
 from perfcourse.checks import numerics
 
 rng = np.random.default_rng(3)
 a = rng.standard_normal((5, 7)).astype(np.float32)
 b = rng.standard_normal((7, 3)).astype(np.float32)
-rounded = lambda v: np.asarray(jnp.asarray(v).astype(jnp.bfloat16).astype(jnp.float32), np.float64)
+bits = 10 if sys.argv[1] == "tf32" else 7
+rounded = lambda v: np.asarray(lax.reduce_precision(jnp.asarray(v, jnp.float32), 8, bits), np.float64)
 paths = {
     "@": lambda: jnp.asarray(a) @ b,
     "jnp.dot": lambda: jnp.dot(a, b),
@@ -85,11 +92,24 @@ def test_the_emulation_rounds_every_float32_product_and_only_at_default_precisio
     assert emulated["flops"] == plain["flops"] == emulated["hand_flops"]
 
 
+def test_the_tf32_emulation_rounds_to_ten_mantissa_bits_and_only_at_default_precision():
+    tf32 = probe("tf32")
+    assert tf32["precision"] == "TF32" and tf32["in_float32_block"] == "float32" and tf32["highest_error"] < 1e-6
+    for name, difference in tf32["from_rounded"].items():
+        assert difference < 1e-5, name  # the product of the rounded operands, summed in float32
+        assert 1e-5 < tf32["from_float32"][name] < 1e-2, name  # visibly rounded, far less than bfloat16
+    assert tf32["gradient_from_rounded"] < 1e-5
+    assert tf32["flops"] == tf32["hand_flops"]
+
+
 def test_roundings_are_counted_from_the_compiled_text():
     line = ('  %reduce_precision.0 = f32[8,16]{1,0} reduce-precision(%param_0), exponent_bits=8, '
             'mantissa_bits=7, metadata={op_name="jit(f)/while/body/bf16_operands/reduce_precision"}')
     other = line.replace("bf16_operands/", "")  # a reduce_precision of the program's own
     assert bf16_operands.rounding_flops("\n".join([line, line.replace("f32[8,16]", "f32[]"), other])) == 8 * 16 + 1
+    tf32 = line.replace("mantissa_bits=7", "mantissa_bits=10").replace("bf16_operands/", "tf32_operands/")
+    assert bf16_operands.rounding_flops(tf32) == 0
+    assert bf16_operands.rounding_flops(tf32, mantissa_bits=10, tag="tf32_operands") == 8 * 16
 
 
 # ------------------------------------------------------------------------ the project, end to end

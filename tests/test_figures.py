@@ -282,3 +282,85 @@ def test_alt_text_gives_the_spread_of_the_samples():
     alt = render.alt_text(artifact)
     assert "(count, log scale)" in alt
     assert "a: 2 (samples 1 to 3, 3 of them)" in alt and "b: 2.5," in alt and "c: 0.6 (samples 0.5 to 0.7" in alt
+
+
+# --- line panels that explain: own x, styles, names, marks, log x; timelines (spans) -------------
+
+def roofline(**extra):
+    """A roofline as performance-07 draws it: the roof a line on a grid of its own, the workloads
+    points at their intensities, each named, the ridge marked, both axes log."""
+    grid = [0.1, 1.0, 4.0, 10.0, 100.0]
+    return {"kind": "line", "title": "Roofline", "x": grid, "xlabel": "FLOP/byte", "ylabel": "FLOP/s",
+            "xscale": "log", "yscale": "log", "marks": [{"x": 4.0, "label": "ridge 4 FLOP/byte"}],
+            "series": [{"label": "roof", "y": [min(4e10, g * 1e10) for g in grid], "style": "line"},
+                       {"label": "workloads", "x": [0.25, 40.0], "y": [2e9, 3e10], "style": "points",
+                        "names": ["add", "matmul"]}], **extra}
+
+
+def test_a_roofline_has_a_line_roof_named_points_and_a_marked_ridge(drawn):
+    fig = drawn(panels(roofline()))
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    roof = next(line for line in ax.get_lines() if line.get_label() == "roof")
+    points = next(line for line in ax.get_lines() if line.get_label() == "workloads")
+    assert roof.get_marker() in (None, "None", "none", "") and roof.get_linestyle() == "-"
+    assert points.get_linestyle() in ("None", "none") and points.get_marker() not in (None, "None", "")
+    assert list(points.get_xdata()) == [0.25, 40.0]  # the series' own x, not the panel's grid
+    shown = [t.get_text() for t in texts(fig)]
+    assert "add" in shown and "matmul" in shown and "ridge 4 FLOP/byte" in shown
+    assert any(abs(line.get_xdata()[0] - 4.0) < 1e-9 and line.get_linestyle() == ":" for line in ax.get_lines())
+
+
+def test_whole_x_values_on_a_log_axis_are_the_ticks(drawn):
+    fig = drawn(panels(line([{"label": "median", "y": [4.0, 2.1, 1.2, 0.7]},
+                             {"label": "ideal", "y": [4.0, 2.0, 1.0, 0.5], "style": "line"}],
+                            x=[1, 2, 4, 8], xscale="log", yscale="log")))
+    ax = fig.axes[0]
+    assert list(ax.get_xticks()) == [1, 2, 4, 8]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4", "8"]
+
+
+def test_a_spans_panel_draws_each_lane_and_series_on_one_clock(drawn):
+    timeline = {"kind": "spans", "title": "Steps", "xlabel": "microseconds", "lanes": ["host", "device"],
+                "xlim": [0, 100],
+                "series": [{"label": "dispatch", "lane": "host", "spans": [[0, 5], [40, 45]]},
+                           {"label": "wait", "lane": "host", "spans": [[5, 35]]},
+                           {"label": "step on the device", "lane": "device", "spans": [[6, 34], [46, 80]]}]}
+    fig = drawn(panels(timeline, dict(timeline, title="Steps again")))
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (0, 100)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["host", "device"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["dispatch", "wait", "step on the device"]
+    bars = [patch for collection in ax.collections for patch in collection.get_paths()]
+    assert len(bars) == 5
+
+
+@pytest.mark.parametrize("panel,message", [
+    (roofline(xscale="ln"), "'xscale' must be one of linear, log"),
+    (roofline(marks=[{"x": "ridge"}]), "'marks' must be a list of {'x': number, 'label': text}"),
+    (roofline(marks=[{"x": -1.0, "label": "below zero"}]), "a log x axis ('xscale': 'log') needs positive marks"),
+    (line([{"label": "t", "y": [1, 2], "x": [1, 2, 3]}]), "each series needs a label and 3 y values"),
+    (line([{"label": "t", "y": [1, 2, 3, 4], "style": "dashed"}]), "'style' must be one of both, line, points"),
+    (line([{"label": "t", "y": [1, 2, 3, 4], "names": ["a"]}]), "'names' must hold one text (or null) per point (4)"),
+    (bar(marks=[]), "'xscale' and 'marks' belong to line panels"),
+    (bar(series=[{"label": "t", "y": [1, 2, 3], "style": "line"}]), "'x', 'style' and 'names' belong to line panels"),
+    ({"kind": "spans", "title": "T", "lanes": ["host"], "series": [{"label": "s", "lane": "device", "spans": []}]},
+     "each series needs a label and a lane among ['host']"),
+    ({"kind": "spans", "title": "T", "lanes": ["host"], "series": [{"label": "s", "lane": "host", "spans": [[3, 1]]}]},
+     "'spans' must be a list of [start, end], start <= end"),
+    ({"kind": "spans", "title": "T", "lanes": ["host"], "xlim": [5, 1], "series": []}, "'xlim' must be [low, high]"),
+])
+def test_check_data_names_the_fault_in_the_new_keys(panel, message):
+    with pytest.raises(CourseError, match=f"artifact: .*{__import__('re').escape(message)}"):
+        render.check_data(panels(panel), None, "artifact")
+
+
+def test_alt_text_names_points_marks_and_spans():
+    artifact = committed("performance-01")
+    artifact["data"] = panels(roofline(), {"kind": "spans", "title": "Steps", "xlabel": "us", "lanes": ["host"],
+                                           "series": [{"label": "dispatch", "lane": "host", "spans": [[0, 5], [40, 45]]}]})
+    render.check_data(artifact["data"], None, "artifact")
+    alt = render.alt_text(artifact)
+    assert "workloads (FLOP/s, log scale against FLOP/byte (log scale)): 0.25 (add): 2e+09, 40 (matmul): 3e+10." in alt
+    assert "Marked in 'Roofline': ridge 4 FLOP/byte at 4." in alt
+    assert "Timeline 'Steps' (us), lane host, dispatch: 2 span(s), from 0 to 45, 10 in all." in alt

@@ -15,25 +15,42 @@ from perfcourse.checks import CheckFailed, numerics
 
 def test_this_cpu_multiplies_float32_and_highest_asks_for_it_anywhere():
     assert numerics.matmul_precision() == numerics.FLOAT32
-    assert numerics.matmul_relative_error() < numerics.BOUNDARY / 100
-    assert numerics.matmul_relative_error(precision=jax.lax.Precision.HIGHEST) < numerics.BOUNDARY / 100
+    assert numerics.matmul_relative_error() < numerics.BOUNDARIES[0] / 30
+    assert numerics.matmul_relative_error(precision=jax.lax.Precision.HIGHEST) < numerics.BOUNDARIES[0] / 30
     assert numerics.tolerance() == numerics.TOLERANCES[numerics.FLOAT32]
 
 
-def test_bfloat16_operands_fall_far_above_the_boundary():
+def _rounded_product_error(mantissa_bits: int) -> float:
+    """The fixed product's relative error with both operands rounded to `mantissa_bits` (float64 sums)."""
     rng = np.random.default_rng(numerics.SEED)
     a = rng.standard_normal((numerics.SIZE, numerics.SIZE)).astype(np.float32)
     b = rng.standard_normal((numerics.SIZE, numerics.SIZE)).astype(np.float32)
-    rounded = [np.asarray(jnp.asarray(m).astype(jnp.bfloat16), np.float64) for m in (a, b)]
+    rounded = [np.asarray(jax.lax.reduce_precision(jnp.asarray(m), 8, mantissa_bits), np.float64) for m in (a, b)]
     exact = a.astype(np.float64) @ b.astype(np.float64)
-    error = np.max(np.abs(rounded[0] @ rounded[1] - exact)) / np.max(np.abs(exact))
-    assert error > 10 * numerics.BOUNDARY
+    return float(np.max(np.abs(rounded[0] @ rounded[1] - exact)) / np.max(np.abs(exact)))
+
+
+def test_three_regimes_each_far_from_the_boundaries_around_it():
+    """float32 (about 2.5e-7), TF32 (10 mantissa bits, about 3.3e-4), bfloat16 (7 bits, about 2.4e-3):
+    each regime's error lies at least twice as far as its nearest boundary, and is classified so."""
+    low, high = numerics.BOUNDARIES
+    assert numerics.matmul_relative_error() < low / 30
+    tf32, bf16 = _rounded_product_error(10), _rounded_product_error(7)
+    assert 30 * low < tf32 < high / 3 and bf16 > 2 * high
+    assert [numerics.precision_of(e) for e in (numerics.matmul_relative_error(), tf32, bf16)] == [
+        numerics.FLOAT32, numerics.TF32, numerics.BFLOAT16_PASSES]
+    assert list(numerics.TOLERANCES) == list(numerics.PRECISIONS) == list(numerics.DESCRIPTIONS)
+    tolerances = [numerics.TOLERANCES[p]["rtol"] for p in numerics.PRECISIONS]
+    assert tolerances == sorted(tolerances)  # a coarser precision, a looser tolerance
 
 
 def test_check_close_judges_at_the_precision_given_and_shows_no_values():
     expected = np.linspace(-1, 1, 12).reshape(3, 4)
     numerics.check_close(expected + 5e-6, expected, "close", precision=numerics.FLOAT32)
     numerics.check_close(expected + 1e-2, expected, "close", precision=numerics.BFLOAT16_PASSES)
+    numerics.check_close(expected + 2e-3, expected, "close", precision=numerics.TF32)
+    with pytest.raises(CheckFailed, match=r"rtol=0.004, atol=0.004 \(the tolerance of matrix products in TensorFloat-32"):
+        numerics.check_close(expected + 1e-2, expected, "off", precision=numerics.TF32)
     with pytest.raises(CheckFailed, match=r"off: 12 of 12 entries .* rtol=1e-05, atol=1e-05 \(the tolerance of float32") as failed:
         numerics.check_close(expected + 1e-2, expected, "off", precision=numerics.FLOAT32)
     assert "0.01" not in str(failed.value) and "0.3" not in str(failed.value)
@@ -43,14 +60,19 @@ def test_check_close_judges_at_the_precision_given_and_shows_no_values():
         numerics.check_close(expected.T, expected, "transposed")
 
 
-def test_the_lessons_measure_the_precision_as_the_checks_do():
-    nb = nbformat.read(ROOT / "source" / "performance-01" / "performance-01.ipynb", as_version=4)
+@pytest.mark.parametrize("lesson", ["performance-01", "performance-08"])
+def test_the_lessons_measure_the_precision_as_the_checks_do(lesson):
+    """Each lesson's own lines (which cannot import the course) classify as numerics does: the same
+    boundaries and tolerances, written out; and for any error, the same regime."""
+    nb = nbformat.read(ROOT / "source" / lesson / f"{lesson}.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if c.cell_type == "code" and "MATMUL_PRECISION =" in c.source]
     namespace = {"jax": jax, "jnp": jnp, "np": np}
     exec(cell.source, namespace)
-    assert namespace["matmul_error"] == numerics.matmul_relative_error()
     assert namespace["MATMUL_PRECISION"] == numerics.matmul_precision()
-    assert "matmul_error < 1e-4" in cell.source and numerics.BOUNDARY == 1e-4
+    assert namespace["precision_of"](3.3e-4) == numerics.TF32 and namespace["precision_of"](2.4e-3) == numerics.BFLOAT16_PASSES
+    for error in (2.5e-7, 9e-6, 1.1e-5, 3.3e-4, 9e-4, 1.1e-3, 2.4e-3, 0.1):
+        assert namespace["precision_of"](error) == numerics.precision_of(error), error
+    assert numerics.BOUNDARIES == (1e-5, 1e-3) and "< 1e-5" in cell.source and "< 1e-3" in cell.source
     for precision, tolerance in numerics.TOLERANCES.items():
         assert tolerance["rtol"] == tolerance["atol"]
         assert f'"{precision}": {tolerance["rtol"]:.0e}'.replace("e-0", "e-") in cell.source

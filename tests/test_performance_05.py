@@ -260,6 +260,28 @@ def test_public_and_hidden_tolerances_are_the_same_function_of_the_precision():
     assert "rtol=1e-4" not in "".join(cell_text(c) for c in source_cells())
 
 
+def test_public_and_lesson_tolerances_follow_each_of_three_regimes():
+    """float32, TF32 (a recent NVIDIA GPU) and bfloat16 passes (a TPU): the public checks' lines and
+    the lesson's cell classify a measured error as numerics does and allow what remat allows."""
+    from perfcourse.checks import numerics
+
+    lesson = {"np": np, "jnp": jnp, "DEPTH": 4}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(lesson_cell("matmul_precision"), "lesson tolerance", "exec"), lesson)
+    assert lesson["PER_PRODUCT_ERROR"] == remat.PER_PRODUCT_ERROR
+    for grade_id in ("test_gradients_agree", "test_reverse_recurrence"):
+        source = public_part(grade_id)
+        lines = source[:source.index("np.testing.assert_allclose")].splitlines()
+        [measured] = [i for i, line in enumerate(lines) if line.startswith("_error = ")]
+        for error in (2.5e-7, 9e-6, 1.1e-5, 3.3e-4, 9e-4, 1.1e-3, 2.4e-3):
+            precision = numerics.precision_of(error)
+            assert lesson["precision_of"](error) == precision
+            namespace = {"np": np, "jnp": jnp, "DEPTH": 4}
+            exec("\n".join(lines[:measured] + [f"_error = {error!r}"] + lines[measured + 1:]), namespace)
+            assert namespace["_tolerance"] == pytest.approx(remat.gradient_tolerance(4, precision)), (grade_id, error)
+    assert remat.gradient_tolerance(4, numerics.TF32) == pytest.approx(0.01)
+
+
 def busy_namespace():
     namespace = {"jax": jax, "jnp": jnp, "np": np}
     with contextlib.redirect_stdout(io.StringIO()):

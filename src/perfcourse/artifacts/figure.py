@@ -6,15 +6,26 @@ have to: the lesson never asks about it.
 
 draw(panels, diagram, title) returns a matplotlib figure.
 
-panels is {"kind": "panels", "panels": [...]}. Each panel is a bar or line chart:
+panels is {"kind": "panels", "panels": [...]}. Each panel is a bar or line chart, or a timeline:
     {"kind": "bar", "title": ..., "ylabel": ..., "labels": [...], "series": [...]}
     {"kind": "line", "title": ..., "ylabel": ..., "xlabel": ..., "x": [...], "series": [...]}
-and each series is {"label": ..., "y": [one value per label or x]}. Optional:
+    {"kind": "spans", "title": ..., "xlabel": ..., "lanes": [...], "series": [...]}
+and each bar or line series is {"label": ..., "y": [one value per label or x]}. Optional:
     panel "yscale": "linear" (the default) or "log", for values many powers of ten apart;
+    panel "xscale" (line panels): "linear" (the default) or "log";
     panel "integer": true for whole-number ticks (the default when every value is a whole number);
+    panel "marks" (line panels): [{"x": ..., "label": ...}], each a dotted vertical line with its
+        label (a ridge point, say);
     series "samples": one list of measured values per label or x, drawn as small dots beside
-        the value they summarize (a median), so the spread of noisy timings shows.
+        the value they summarize (a median), so the spread of noisy timings shows;
+    series "x" (line panels): the series' own x values, instead of the panel's;
+    series "style" (line panels): "line" (no markers: a model, such as a roof or an ideal) or
+        "points" (markers only: measurements that no line joins); both by default;
+    series "names" (line panels): a short text per point, written beside it.
 A line series equal to an earlier one is drawn thinner, on top of it, and its legend says so.
+A spans panel is a timeline measured on one clock: one row per lane (top to bottom, as listed),
+and each series {"label": ..., "lane": ..., "spans": [[start, end], ...]} a colour of bars in its
+lane; panel "xlim": [low, high] fixes the time axis (so two panels share a scale).
 diagram is None or {"title": ..., "prediction": ..., "height": inches, "panel": ...}, where the
 panel is {"kind": "timeline"} or {"kind": "flow", "steps": [...], "notes": [one per step]};
 a flow diagram takes the height its notes need.
@@ -25,7 +36,7 @@ import textwrap
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, NullLocator
 from matplotlib.transforms import offset_copy
 
 FONT = 10  # points: every text in the figure is at least SMALL at the size it is drawn
@@ -87,6 +98,9 @@ def _whole(value):
 
 
 def _draw_panel(ax, panel):
+    if panel["kind"] == "spans":
+        _draw_spans(ax, panel)
+        return
     log = panel.get("yscale", "linear") == "log"
     values = _numbers(panel)
     integer = panel.get("integer")
@@ -149,13 +163,22 @@ def _draw_bars(ax, panel, label_values):
 
 
 def _draw_lines(ax, panel):
-    x = panel["x"]
-    handles, sampled, drawn = [], False, []
+    if panel.get("xscale", "linear") == "log":
+        ax.set_xscale("log")
+    handles, sampled, drawn, every_x = [], False, [], []
     count = len(panel["series"])
     for j, series in enumerate(panel["series"]):
         marker, dash, size, width = LINE_STYLES[j % len(LINE_STYLES)]
+        style = series.get("style", "both")
+        if style == "line":
+            marker = None
+        elif style == "points":
+            dash, size = "none", size + 1
+        x = series.get("x", panel.get("x"))
+        every_x += [v for v in x if isinstance(v, (int, float))]
         label = series["label"]
-        same = [earlier["label"] for earlier in drawn if earlier["y"] == series["y"]]
+        same = [earlier["label"] for earlier in drawn
+                if earlier["y"] == series["y"] and earlier.get("x", panel.get("x")) == x]
         if same:
             label = f"{label} (same as {same[0]})"
         drawn.append(series)
@@ -163,6 +186,10 @@ def _draw_lines(ax, panel):
         (line,) = ax.plot(x, ys, marker=marker, linestyle=dash, markersize=size, linewidth=width,
                           label=label, zorder=2 + j)
         handles.append(line)
+        for at, y, name in zip(x, series["y"], series.get("names") or []):
+            if name and y is not None:
+                ax.annotate(name, (at, y), xytext=(5, 4), textcoords="offset points", fontsize=SMALL,
+                            zorder=10)
         for at, sample in zip(x, series.get("samples") or []):
             sample = [v for v in sample if v is not None]
             for k, value in enumerate(sample):
@@ -171,19 +198,51 @@ def _draw_lines(ax, panel):
                 ax.plot([at], [value], linestyle="none", marker="o", markersize=3, alpha=0.6,
                         markeredgewidth=0, color=line.get_color(), zorder=1.5,
                         transform=offset_copy(ax.transData, fig=ax.figure, x=shift, units="points"))
+    for mark in panel.get("marks") or []:
+        ax.axvline(mark["x"], color="0.3", linestyle=":", linewidth=1.2, zorder=1)
+        ax.annotate(mark["label"], (mark["x"], 0.02), xycoords=("data", "axes fraction"), xytext=(3, 0),
+                    textcoords="offset points", fontsize=SMALL, rotation=90, va="bottom", color="0.2")
     ax.set_xlabel(panel.get("xlabel", ""), fontsize=FONT)
-    numeric = [v for v in x if isinstance(v, (int, float))]
-    if numeric and len(numeric) == len(x) and all(_whole(v) for v in numeric):
-        gaps = [b - a for a, b in zip(sorted(numeric), sorted(numeric)[1:])]
+    numeric = sorted(set(every_x))
+    if numeric and all(_whole(v) for v in numeric):
+        gaps = [b - a for a, b in zip(numeric, numeric[1:])]
         span = max(numeric) - min(numeric)
-        if len(x) <= 12 and span and min(gaps) >= 0.05 * span:
-            ax.set_xticks(numeric)
-        else:
+        if len(numeric) <= 12 and span and (ax.get_xscale() == "log" or min(gaps) >= 0.05 * span):
+            ax.set_xticks(numeric, [f"{v:g}" for v in numeric])
+            ax.xaxis.set_minor_locator(NullLocator())
+        elif ax.get_xscale() != "log":
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if sampled:
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=3.5, color="0.4",
                               label="dots: each sample"))
     return handles
+
+
+SPAN_COLOURS = ["#4c72b0", "#c44e52", "#dd8452", "#55a868", "#8172b3", "#937860"]
+
+
+def _draw_spans(ax, panel):
+    """One row per lane, top to bottom; each series' spans as bars of one colour in its lane."""
+    lanes = panel["lanes"]
+    row = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
+    handles = []
+    for j, series in enumerate(panel["series"]):
+        colour = series.get("colour") or SPAN_COLOURS[j % len(SPAN_COLOURS)]
+        bars = [(start, max(end - start, 0.0)) for start, end in series["spans"]]
+        ax.broken_barh(bars, (row[series["lane"]] - 0.32, 0.64), facecolors=colour, edgecolor="black",
+                       linewidth=0.4, zorder=2)
+        handles.append(Rectangle((0, 0), 1, 1, facecolor=colour, edgecolor="black", linewidth=0.4,
+                                 label=series["label"]))
+    ax.set_yticks(list(row.values()), [_wrap(lane, 1.0, FONT) for lane in row])
+    ax.set_ylim(-0.6, len(lanes) - 0.4 + 0.55 * len(handles))  # room above the lanes for the legend
+    if panel.get("xlim"):
+        ax.set_xlim(*panel["xlim"])
+    ax.set_title(_wrap(panel["title"], COLUMN_WIDTH - 0.3, TITLE), fontsize=TITLE)
+    ax.set_xlabel(panel.get("xlabel", ""), fontsize=FONT)
+    ax.tick_params(which="both", labelsize=FONT)
+    ax.xaxis.get_offset_text().set_fontsize(FONT)
+    ax.grid(axis="x", color="0.85", linewidth=0.6, zorder=0)
+    ax.legend(handles=handles, fontsize=SMALL, loc="upper left", ncol=2 if len(handles) > 2 else 1)
 
 
 def _flow_notes(panel, width):

@@ -19,9 +19,10 @@ from ..course import CourseError  # noqa: E402
 from . import figure  # noqa: E402
 
 DPI = 100
-PANEL_KINDS = ("bar", "line")
+PANEL_KINDS = ("bar", "line", "spans")
 DIAGRAM_KINDS = ("timeline", "flow")
 YSCALES = ("linear", "log")
+STYLES = ("both", "line", "points")
 DIAGRAM_FIELDS = ("title", "prediction", "reading", "alt", "scope", "height", "panel")
 
 
@@ -38,6 +39,9 @@ def check_data(data, diagram, name: str) -> None:
         if not isinstance(panel, dict) or panel.get("kind") not in PANEL_KINDS:
             raise CourseError(f"{where}: kind must be one of {', '.join(PANEL_KINDS)}")
         where = f"{name}: panel {i} ({panel.get('title')!r})"
+        if panel["kind"] == "spans":
+            _check_spans(panel, where)
+            continue
         for key in ("title", "ylabel", "series"):
             if key not in panel:
                 raise CourseError(f"{where}: missing {key!r}")
@@ -45,28 +49,56 @@ def check_data(data, diagram, name: str) -> None:
         if not isinstance(axis, list):
             raise CourseError(f"{where}: a {panel['kind']} panel needs "
                               + ("'labels'" if panel["kind"] == "bar" else "'x'"))
-        if panel.get("yscale", "linear") not in YSCALES:
-            raise CourseError(f"{where}: 'yscale' must be one of {', '.join(YSCALES)}, "
-                              f"not {panel['yscale']!r}")
+        for key in ("yscale", "xscale"):
+            if panel.get(key, "linear") not in YSCALES:
+                raise CourseError(f"{where}: {key!r} must be one of {', '.join(YSCALES)}, "
+                                  f"not {panel[key]!r}")
         if "integer" in panel and not isinstance(panel["integer"], bool):
             raise CourseError(f"{where}: 'integer' must be true or false, not {panel['integer']!r}")
+        if panel["kind"] == "bar" and any(key in panel for key in ("xscale", "marks")):
+            raise CourseError(f"{where}: 'xscale' and 'marks' belong to line panels")
+        marks = panel.get("marks", [])
+        if not isinstance(marks, list) or not all(isinstance(m, dict) and _number(m.get("x"))
+                                                  and isinstance(m.get("label"), str) for m in marks):
+            raise CourseError(f"{where}: 'marks' must be a list of {{'x': number, 'label': text}}")
         if not isinstance(panel["series"], list):
             raise CourseError(f"{where}: 'series' must be a list")
         log = panel.get("yscale") == "log"
+        xlog = panel.get("xscale") == "log"
+        if xlog and not all(_number(m["x"]) and m["x"] > 0 for m in marks):
+            raise CourseError(f"{where}: a log x axis ('xscale': 'log') needs positive marks")
         for series in panel["series"]:
+            own = series.get("x") if isinstance(series, dict) and panel["kind"] == "line" else None
+            if own is not None and not (isinstance(own, list) and all(_number(v) for v in own)):
+                raise CourseError(f"{where}: series {series.get('label')!r}: 'x' must be a list of numbers")
+            points = own if own is not None else axis
             if not isinstance(series, dict) or not isinstance(series.get("label"), str) \
-                    or not isinstance(series.get("y"), list) or len(series["y"]) != len(axis):
-                raise CourseError(f"{where}: each series needs a label and {len(axis)} y values")
+                    or not isinstance(series.get("y"), list) or len(series["y"]) != len(points):
+                raise CourseError(f"{where}: each series needs a label and {len(points)} y values")
+            if panel["kind"] == "bar" and any(key in series for key in ("x", "style", "names")):
+                raise CourseError(f"{where}: series {series['label']!r}: 'x', 'style' and 'names' belong "
+                                  "to line panels")
+            if series.get("style", "both") not in STYLES:
+                raise CourseError(f"{where}: series {series['label']!r}: 'style' must be one of "
+                                  f"{', '.join(STYLES)}")
+            names = series.get("names")
+            if names is not None and (not isinstance(names, list) or len(names) != len(points)
+                                      or not all(n is None or isinstance(n, str) for n in names)):
+                raise CourseError(f"{where}: series {series['label']!r}: 'names' must hold one text "
+                                  f"(or null) per point ({len(points)})")
             values = [y for y in series["y"] if y is not None]
             if not all(_number(y) for y in values):
                 raise CourseError(f"{where}: series {series['label']!r}: y values must be numbers or null")
+            if xlog and not all(_number(v) and v > 0 for v in points):
+                raise CourseError(f"{where}: series {series['label']!r}: a log x axis ('xscale': 'log') "
+                                  f"needs positive x values")
             if "samples" in series:
                 samples = series["samples"]
-                if not isinstance(samples, list) or len(samples) != len(axis) or not all(
+                if not isinstance(samples, list) or len(samples) != len(points) or not all(
                         isinstance(s, list) and all(_number(v) for v in s) for s in samples):
                     raise CourseError(f"{where}: series {series['label']!r}: 'samples' must hold one list "
                                       f"of numbers per {'label' if panel['kind'] == 'bar' else 'x'} "
-                                      f"({len(axis)} lists)")
+                                      f"({len(points)} lists)")
                 values += [v for s in samples for v in s]
             if log and not all(v > 0 for v in values):
                 raise CourseError(f"{where}: series {series['label']!r}: a log axis ('yscale': 'log') "
@@ -87,6 +119,29 @@ def check_data(data, diagram, name: str) -> None:
                 raise CourseError(f"{name}: a flow diagram's 'notes' has one label per step")
 
 
+def _check_spans(panel: dict, where: str) -> None:
+    for key in ("title", "lanes", "series"):
+        if key not in panel:
+            raise CourseError(f"{where}: missing {key!r}")
+    lanes = panel["lanes"]
+    if not isinstance(lanes, list) or not lanes or not all(isinstance(lane, str) for lane in lanes):
+        raise CourseError(f"{where}: 'lanes' must be a list of names")
+    if "xlim" in panel and not (isinstance(panel["xlim"], list) and len(panel["xlim"]) == 2
+                                and all(_number(v) for v in panel["xlim"]) and panel["xlim"][0] < panel["xlim"][1]):
+        raise CourseError(f"{where}: 'xlim' must be [low, high]")
+    if not isinstance(panel["series"], list):
+        raise CourseError(f"{where}: 'series' must be a list")
+    for series in panel["series"]:
+        if not isinstance(series, dict) or not isinstance(series.get("label"), str) or series.get("lane") not in lanes:
+            raise CourseError(f"{where}: each series needs a label and a lane among {lanes}")
+        spans = series.get("spans")
+        if not isinstance(spans, list) or not all(
+                isinstance(span, list) and len(span) == 2 and all(_number(v) for v in span) and span[0] <= span[1]
+                for span in spans):
+            raise CourseError(f"{where}: series {series['label']!r}: 'spans' must be a list of [start, end], "
+                              "start <= end")
+
+
 def draw(artifact: dict) -> tuple[bytes, str]:
     """PNG bytes and the alt text that goes beside them."""
     fig = figure.draw(artifact["data"], artifact.get("diagram"),
@@ -105,16 +160,32 @@ def alt_text(artifact: dict) -> str:
     lines = [f"{artifact['lessonId']}, {artifact['provenance']}, "
              f"jax {artifact['environment']['jax']} on {artifact['environment']['backend']}."]
     for panel in artifact["data"]["panels"]:
+        if panel["kind"] == "spans":
+            for series in panel["series"]:
+                spans = series["spans"]
+                extent = (f"from {min(a for a, _ in spans):.3g} to {max(b for _, b in spans):.3g}, "
+                          f"{sum(b - a for a, b in spans):.3g} in all" if spans else "none")
+                lines.append(f"Timeline '{panel['title']}' ({panel.get('xlabel', '')}), lane {series['lane']}, "
+                             f"{series['label']}: {len(spans)} span(s), {extent}.")
+            continue
         axis = panel["labels"] if panel["kind"] == "bar" else panel["x"]
         scale = ", log scale" if panel.get("yscale") == "log" else ""
+        xscale = " (log scale)" if panel.get("xscale") == "log" else ""
         for series in panel["series"]:
-            samples = series.get("samples") or [[] for _ in axis]
+            points = series.get("x", axis)
+            samples = series.get("samples") or [[] for _ in points]
+            names = series.get("names") or [None for _ in points]
             values = ", ".join(
-                f"{' '.join(str(a).split())}: {_value(y)}"
+                f"{' '.join(str(a).split()) if not isinstance(a, float) else f'{a:.3g}'}"
+                + (f" ({n})" if n else "") + f": {_value(y)}"
                 + (f" (samples {min(s):.3g} to {max(s):.3g}, {len(s)} of them)" if len(s) > 1 else "")
-                for a, y, s in zip(axis, series["y"], samples))
+                for a, y, s, n in zip(points, series["y"], samples, names)
+                if panel["kind"] == "bar" or y is not None or s)  # a line's missing points are not drawn
+            xlabel = f" against {panel.get('xlabel')}{xscale}" if panel["kind"] == "line" and panel.get("xlabel") else ""
             lines.append(f"{panel['kind'].capitalize()} chart '{panel['title']}', {series['label']} "
-                         f"({panel['ylabel']}{scale}): {values}.")
+                         f"({panel['ylabel']}{scale}{xlabel}): {values}.")
+        for mark in panel.get("marks") or []:
+            lines.append(f"Marked in '{panel['title']}': {mark['label']} at {mark['x']:.3g}.")
     if artifact.get("diagram"):
         lines.append(f"Diagram '{artifact['diagram']['title']}': {artifact['diagram']['alt']}")
     return "\n".join(lines) + "\n"

@@ -61,8 +61,8 @@ notebook.
   `jax.experimental.jet`), or autodiff run in float64 (`enable_x64`) where nothing is traced.
 
 Tolerances follow from the precision of float32 matrix products in use, measured in this kernel
-(`numerics.matmul_precision`: float32 operands on a CPU or GPU, bfloat16 passes on a TPU by
-default), never assumed from the backend's name (`gradient_tolerance`): a product carries a
+(`numerics.matmul_precision`: float32 operands on a CPU, TF32 on a recent NVIDIA GPU and bfloat16
+passes on a TPU by default), never assumed from the backend's name (`gradient_tolerance`): a product carries a
 relative error of at most about PER_PRODUCT_ERROR, a value or gradient through `depth` layers
 runs through 2 * depth products whose errors add up, and the check allows 2 * (depth + 1)
 products' worth, doubled. Measured on a CPU (error in units of 1 + |exact|), at the lesson's depth
@@ -100,8 +100,9 @@ AUTODIFF_IN_NAME_STACK = re.compile(r"(?<![\w.])(jvp|transpose|linearize|vjp)\("
 _LOCATION_NAME = re.compile(r'loc\("([^"\n]*)"')
 
 # Relative error of one float32 matrix product, at most (with margin): float32 operands (2**-24
-# per rounding, summed over up to 64 terms) and bfloat16 operands (2**-8 per rounded operand).
-PER_PRODUCT_ERROR = {numerics.FLOAT32: 1e-6, numerics.BFLOAT16_PASSES: 4e-3}
+# per rounding, summed over up to 64 terms), TF32 operands (2**-11 per rounded operand: an eighth
+# of bfloat16's) and bfloat16 operands (2**-8 per rounded operand).
+PER_PRODUCT_ERROR = {numerics.FLOAT32: 1e-6, numerics.TF32: 5e-4, numerics.BFLOAT16_PASSES: 4e-3}
 # Two computations of the same values by the same JAX from the same operands: float32 rounding.
 SAME_COMPUTATION = {"rtol": 1e-5, "atol": 1e-6}
 # Central differences of the layers' network, against the backward program's gradient.
