@@ -31,7 +31,9 @@ messages never name them. Per cell:
   XLA), no grads argument nor the learning rate does, and the program, run here on fresh values,
   computes params - lr * grads. Before judging, this kernel exports its own donating update and
   reads it the same way (InstrumentMissing if this JAX marks donation otherwise). A forger must
-  send a program that donates exactly the params and computes the update: the task.
+  send a program that donates exactly the params and computes the update: the task. A donation
+  JAX cannot use leaves no mark (it only warns, and deletes nothing), so `donate_argnums=(0, 1)`,
+  whose grads have no output left to pair with, reads as the params' donation it amounts to.
 - test_donation_evidence (`check_donation_evidence`), *observed*: this kernel calls
   `donation_evidence` itself on functions of this module built at grading time (`DonationCase`:
   products with fresh constants, a sum, a narrowing cast, a reshape, two outputs), lent: the
@@ -61,7 +63,9 @@ messages never name them. Per cell:
   kernel starts itself, one after the other, each compiling the same program (a shape and a
   constant drawn here, so no earlier entry can serve it). This kernel lists the folder before
   and after each: the first process must write an entry, the second must write nothing (and,
-  where this JAX reports cache events, count a hit and no miss): it compiled nothing.
+  where this JAX reports cache events, count no miss): it compiled nothing. The verdict rests on
+  the files, which this kernel reads itself; the events (the child's own report) can only fail a
+  run. Two processes cost about a second of this kernel's time.
 - test_cache_invalidation (`check_cache_hit`), *values only*: pairs of compile descriptions
   drawn here (shapes, dtypes, argument values, XLA_FLAGS in another order or with a dump folder
   added, another flag, another jax version, another process): `cache_hit` must say whether the
@@ -754,7 +758,6 @@ def check_fit_transfer(fit_transfer, rng: np.random.Generator | None = None) -> 
 
 
 # --- test_cache_settings ------------------------------------------------------------------------
-CACHE_EVENTS = ("/jax/compilation_cache/cache_hits", "/jax/compilation_cache/cache_misses")
 CHILD_TIMEOUT = 120
 # The program each child compiles: a shape and a constant drawn here make its cache key new.
 CHILD = r"""
