@@ -70,3 +70,46 @@ def test_performance_02_the_persistent_cache_explains_every_compile(tmp_path):
                           capture_output=True, text=True, timeout=120, env={**os.environ, "JAX_PLATFORMS": "cpu"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["1", "3"]  # the trace only; then the trace and a line per compile
+
+
+def _compiles_during(call) -> int:
+    """How many executables JAX compiles while `call()` runs (jax.monitoring's compile event)."""
+    events = []
+
+    def on_duration(event, duration_secs, **details):
+        if event == "/jax/core/compile/backend_compile_duration":
+            events.append(duration_secs)
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    try:
+        jax.block_until_ready(call())
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_duration)
+    return len(events)
+
+
+def test_performance_06_the_warm_up_must_run_the_loops_own_length():
+    """performance-06, e2a7cba9: jnp.stack of a loop's losses is a program of its own for each count,
+    so a warm-up of 2 steps leaves the 8-step loop's stack to compile inside the trace; a warm-up of
+    the loop's own length leaves nothing to compile. The lesson warms up with STEPS."""
+    import nbformat
+
+    from conftest import ROOT
+
+    step = jax.jit(lambda w: (w * 0.5, jnp.sum(w)))
+
+    def train(steps):
+        w, losses = jnp.ones(4), []
+        for _ in range(steps):
+            w, loss = step(w)
+            losses.append(loss)
+        return w, jnp.stack(losses)
+
+    _compiles_during(lambda: step(jnp.ones(4)))
+    assert _compiles_during(lambda: train(2)) >= 1
+    assert _compiles_during(lambda: train(8)) == 1  # the stack of 8: compiled in the "fixed" trace
+    assert _compiles_during(lambda: train(8)) == 0  # warmed up at its own length: nothing left
+    nb = nbformat.read(ROOT / "source" / "performance-06" / "performance-06.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.get("id") == "e2a7cba9"]
+    assert "jax.block_until_ready(train(train_step, params0, batch, STEPS))" in cell.source
+    assert "batch, 2)" not in cell.source

@@ -234,7 +234,7 @@ def _draw_spans(ax, panel):
         handles.append(Rectangle((0, 0), 1, 1, facecolor=colour, edgecolor="black", linewidth=0.4,
                                  label=series["label"]))
     ax.set_yticks(list(row.values()), [_wrap(lane, 1.0, FONT) for lane in row])
-    ax.set_ylim(-0.6, len(lanes) - 0.4 + 0.55 * len(handles))  # room above the lanes for the legend
+    ax.set_ylim(-0.6, len(lanes) - 0.3 + 0.42 * len(handles))  # room above the lanes for the legend
     if panel.get("xlim"):
         ax.set_xlim(*panel["xlim"])
     ax.set_title(_wrap(panel["title"], COLUMN_WIDTH - 0.3, TITLE), fontsize=TITLE)
@@ -242,7 +242,7 @@ def _draw_spans(ax, panel):
     ax.tick_params(which="both", labelsize=FONT)
     ax.xaxis.get_offset_text().set_fontsize(FONT)
     ax.grid(axis="x", color="0.85", linewidth=0.6, zorder=0)
-    ax.legend(handles=handles, fontsize=SMALL, loc="upper left", ncol=2 if len(handles) > 2 else 1)
+    ax.legend(handles=handles, fontsize=SMALL, loc="upper left")
 
 
 def _flow_notes(panel, width):
