@@ -923,8 +923,8 @@ TEMP_STEP = 1.1          # each policy saves at least this factor of temporary b
 DOTS_FLOPS_AT_MOST = 1.05
 NOTHING_FLOPS_AT_LEAST = 1.2
 # Relative error of one float32 matrix product, at most (checks/remat.py's reasoning): float32
-# operands, or bfloat16 operands with float32 sums.
-PER_PRODUCT_ERROR = {numerics.FLOAT32: 1e-6, numerics.BFLOAT16_PASSES: 4e-3}
+# operands, TF32 operands (a recent NVIDIA GPU's default) or bfloat16 operands, float32 sums.
+PER_PRODUCT_ERROR = {numerics.FLOAT32: 1e-6, numerics.TF32: 5e-4, numerics.BFLOAT16_PASSES: 4e-3}
 POLICY_HINTS = {
     "none": "with policy None, take the network as it is, with no jax.checkpoint at all",
     "dots_saveable": "with dots_saveable, each layer (the scan's body) saves its product and recomputes only its "
