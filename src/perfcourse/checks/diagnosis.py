@@ -3,18 +3,20 @@
 performance-10's students write `trace_steps(step, params, steps, trace_dir)`, which traces a
 training loop with `jax.profiler` (one warm-up step before the trace, each step in a
 `StepTraceAnnotation`); `step_evidence(trace, scope)`, which reads per step the compilations and
-the host-device transfers, and the program executions of the whole loop; `diagnose(trace, scope)`,
-which names a loop's cause from that evidence by the lesson's rule; and three fixed loops,
+the host-device transfers, and the program executions of the whole loop; `diagnose(evidence)`,
+which names a loop's cause from that evidence by the lesson's ordered rule; and three fixed loops,
 `fast_loop_a`, `fast_loop_b` and `fast_loop_c`, factories `(x, y, lr) -> step` whose steps compile
 nothing, copy nothing and run one program each.
 
-What a CPU trace of jax 0.9.2 shows, and what the lesson reads (`EVIDENCE` names them once):
+What a CPU trace of jax 0.9.2 shows, and what the lesson reads (COMPILE_EVENTS and TRANSFER_EVENTS
+name them once; the lesson carries the same tuples):
 a compilation is JAX's `backend_compile_and_load` annotation on the thread that called the
 function (the CPU client's `PjRtCpuClient::Compile` and the code generator's events on threads of
 their own are parts of it); a host-to-device copy is the runtime's `DevicePut` (a NumPy array or a
 Python scalar handed to a jitted function) or `DevicePutWithSharding` (`jax.device_put`,
 `jnp.asarray` of a NumPy array), a device-to-host copy JAX's `np.asarray(jax.Array)` annotation
-(`float()`, `jax.device_get`; on a CPU `np.asarray(x)` reads the buffer in place and leaves none);
+(`float()`, `print`, `.tolist()`, `jax.device_get`; on a CPU `np.asarray(x)` and `x.item()` read the
+device buffer, host memory there, in place and leave none);
 an execution is the set of operation events sharing an `hlo_module` and a `run_id`. Executions
 run after their dispatch, often while the host is already in a later step (the CPU client queues
 them as an accelerator's does), so the lesson counts them for the whole loop, from the first step's
@@ -29,9 +31,11 @@ Grade cells run in the trusted kernel. Per cell:
   here, and a fresh folder that already holds an older run. The file `trace_steps` names must be
   the perfetto_trace.json.gz it wrote under that folder (paths: *evidence*). Its bytes, parsed
   here, must hold one `StepTraceAnnotation` per step, numbered 0, 1, ... in time order; no
-  compilation (the warm-up call compiled before the trace); exactly one execution of the step's
-  module per step, the k-th starting no earlier than the k-th step's start plus the pause made
-  before its dispatch (a trace closed before the queued work ran misses the last ones); and the
+  compilation in a step (the warm-up call compiled before the trace); exactly one execution of the
+  step's module per step, the k-th starting no earlier than the k-th step's start plus the pause
+  made before its dispatch (a trace closed before the queued work ran misses the last ones: the
+  step is a few milliseconds of work, the last step never pauses, and measured here a trace that
+  did not wait held one execution of four); and the
   returned params must be NumPy's after `steps` steps from the params given (the warm-up's result
   unused). The same limit as performance-06's captures: a program that timed its own calls into
   the plan and wrote every event a real trace has (an emulation of the profiler) would pass.
@@ -179,10 +183,21 @@ def trace_instrument() -> None:
     if _trace_instrument_confirmed:
         return
     rng = np.random.default_rng(0)
-    for kind, variant in (("recompile", "fresh_jit"), ("transfer", "device_put"), ("dispatch", "per_example"),
-                          ("none", "clean")):
+    for kind, variant in (("recompile", "fresh_jit"), ("transfer", "device_put"), ("dispatch", "per_example")):
         course_evidence(kind, variant, 1, draw_data(rng, n=(6, 7), d=(2, 3)))
+    # The clean loop: numbered steps, and one execution per step of the module JAX names jit_<function>
+    # (test_trace_steps finds the step's executions by that name).
+    trace = course_trace("none", "clean", 2, draw_data(rng, n=(6, 7), d=(2, 3)))
+    numbers = [str((e.get("args") or {}).get("step_num")) for e in scope_events(trace or {}, STEP_SCOPE)]
+    modules = [module for module, _ in execution_starts(trace or {})]
+    if numbers != ["0", "1"] or modules != ["jit_sgd_update"] * 2 or course_cause(trace) != "none":
+        raise _instrument_missing(f"a trace of the course's own clean loop shows steps {numbers} and executions of "
+                                  f"{sorted(set(modules))}, not steps 0 and 1 running jit_sgd_update once each")
     _trace_instrument_confirmed = True
+
+
+def course_cause(trace) -> str:
+    return cause_of(step_evidence(trace, STEP_SCOPE)) if trace is not None else "no trace"
 
 
 def _at_least(when: float, since: float, seconds: float) -> bool:
@@ -270,7 +285,9 @@ def check_trace_steps(trace_steps, rng: np.random.Generator | None = None) -> No
     size = int(rng.integers(1 << 10, 3 << 9)) << 10
     decay, shift = float(np.float32(rng.uniform(0.5, 0.95))), float(np.float32(rng.uniform(-0.2, 0.2)))
     values = rng.uniform(-1.0, 1.0, 1 << 10).astype(np.float32)
-    paused = rng.choice(np.arange(1, steps + 1), 2, replace=False)  # plan index 0 is the warm-up
+    # Pauses before two of the steps (plan index 0 is the warm-up), never the last: the steps after
+    # the last pause are dispatched at once and still queued when the loop ends.
+    paused = rng.choice(np.arange(1, steps), 2, replace=False)
     plan = Plan(None, {int(i): float(rng.uniform(0.003, 0.010)) for i in paused})
     folder = f"trace-{int(rng.integers(16**8)):08x}"
     report = remote.probe("diagnosis.capture_steps", trace_steps, name, steps, plan, values, size, decay, shift,
@@ -480,26 +497,35 @@ def diagnose_plan(rng: np.random.Generator) -> list[tuple[str, str]]:
     return loops
 
 
-def course_evidence(kind: str, variant: str, steps: int, data) -> dict:
-    """The evidence of one of the course's loops, traced here, in this kernel, by the course's driver
-    and read with the reference reading; InstrumentMissing unless it shows the loop's cause."""
+def course_trace(kind: str, variant: str, steps: int, data) -> dict | None:
+    """One of the course's loops, traced here, in this kernel, by the course's driver: the parsed
+    trace, or None when no readable file came of it."""
     import tempfile
-
-    import jax
 
     from ..kernel.probes import diagnosis as probe
 
     x, y, lr, w, b = data
     with tempfile.TemporaryDirectory(prefix="trace-") as folder:
         report = probe.trace_built(kind, variant, steps, x, y, lr, w, b, trace_dir=folder)
-    trace, why = parse_trace_file(report)
+    return parse_trace_file(report)[0]
+
+
+def _instrument_missing(what: str) -> InstrumentMissing:
+    import jax
+
+    return InstrumentMissing(
+        f"jax {jax.__version__}: {what}: performance-10 cannot be graded on this JAX; update the event names in "
+        "perfcourse.checks.diagnosis (COMPILE_EVENTS, TRANSFER_EVENTS) and the lesson")
+
+
+def course_evidence(kind: str, variant: str, steps: int, data) -> dict:
+    """The evidence of one of the course's loops, traced in this kernel and read with the reference
+    reading; InstrumentMissing unless it shows the loop's cause."""
+    trace = course_trace(kind, variant, steps, data)
     evidence = step_evidence(trace, STEP_SCOPE) if trace is not None else None
-    read = cause_of(evidence) if evidence is not None else why
+    read = cause_of(evidence) if evidence is not None else "no trace"
     if read != kind:
-        raise InstrumentMissing(
-            f"jax {jax.__version__}: a trace of the course's own {variant} loop reads as {read!r}, not {kind!r}: "
-            "performance-10 cannot be graded on this JAX; update the event names in perfcourse.checks.diagnosis "
-            "(COMPILE_EVENTS, TRANSFER_EVENTS) and the lesson")
+        raise _instrument_missing(f"a trace of the course's own {variant} loop reads as {read!r}, not {kind!r}")
     return evidence
 
 

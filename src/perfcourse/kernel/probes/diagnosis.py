@@ -15,12 +15,13 @@ factory `make(x, y, lr) -> step` whose `step(params) -> (params, loss)` is one t
                 weights updated one at a time with .at[j])
     none        clean (one jitted update, the batch on the device)
 
-Probes (the trusted side, `perfcourse.checks.diagnosis`, parses every file and decides):
+What the trusted side (`perfcourse.checks.diagnosis`) uses; it parses every file and decides:
 
-- `trace_built(kind, variant, steps, x, y, lr, w, b)`: one of those loops, built here for data picked
-  on the trusted side, traced by the course's own driver (`trace_loop`: one warm-up step waited
-  for before the trace, every step in a `StepTraceAnnotation`, the Python tracer off); the trace
-  file's bytes. The trusted side hands the parsed trace to the student's `diagnose`.
+- `trace_built(kind, variant, steps, x, y, lr, w, b)` (not a probe: the trusted side runs it in its
+  own process): one of those loops, built for data it picked, traced by the course's own driver
+  (`trace_loop`: one warm-up step waited for before the trace, every step in a
+  `StepTraceAnnotation`, the Python tracer off); the trace file's bytes. The trusted side reads the
+  evidence itself and hands it to the student's `diagnose`.
 - `capture_steps(trace_steps, name, steps, plan, values, size, decay, shift, folder)`: a fresh
   (not yet compiled) jitted step called `name`, which asks the trusted side's `plan` before each
   call, handed to the student's `trace_steps(step, params, steps, trace_dir)` with a fresh folder
@@ -44,7 +45,7 @@ import tempfile
 MAX_TRACE_BYTES = 3 << 20  # a compressed trace the channel carries back (the lesson's are < 100 KB)
 TRACE_FILE = "perfetto_trace.json.gz"
 STEP_SCOPE = "train"
-PROBES = ("trace_built", "capture_steps", "trace_fixed", "export_fixed")
+PROBES = ("capture_steps", "trace_fixed", "export_fixed")
 VARIANTS = {
     "recompile": ("fresh_jit", "static_lr", "shape"),
     "transfer": ("device_put", "numpy_into_jit", "asarray", "float_loss"),
