@@ -4,6 +4,7 @@
 #   make check      the fast tier only (no kernels, no notebooks executed; under a minute)
 #   make release    source/ -> release/ (nbgrader generate_assignment)
 #   make grade      autograde everything in submitted/
+#   make report     what the class got wrong: report/index.html from the gradebook and autograded/
 #   make artifacts  re-execute every lesson on the jax-cpu kernel and rewrite artifacts/cpu/
 #   make lab        JupyterLab (with nbgrader's extensions) on the course
 #   make hub        the course's JupyterHub on this machine, for a trial (root; demo users)
@@ -18,7 +19,7 @@ NEWEST := .venv-newest-jax
 COLAB := .venv-colab
 HUB := deploy/jupyterhub
 
-.PHONY: demo test check test-newest-jax test-nightly release grade artifacts artifacts-check lab hub hub-proxy clean
+.PHONY: demo test check test-newest-jax test-nightly release grade report artifacts artifacts-check lab hub hub-proxy clean
 
 $(STAMP): requirements-cpu.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -86,6 +87,9 @@ release: $(STAMP)
 grade: $(STAMP)
 	$(BIN)/perfcourse grade
 
+report: $(STAMP)
+	$(BIN)/perfcourse report
+
 artifacts: $(STAMP)
 	$(BIN)/perfcourse artifacts
 
@@ -116,5 +120,5 @@ hub: $(STAMP) $(HUB)/node_modules/.installed
 	$(BIN)/python $(HUB)/trial.py --port $(HUB_PORT)
 
 clean:
-	rm -rf $(VENV) $(NEWEST) $(COLAB) $(HUB)/node_modules submitted autograded/*/ feedback exchange gradebook.db grades.csv \
+	rm -rf $(VENV) $(NEWEST) $(COLAB) $(HUB)/node_modules submitted autograded/*/ feedback exchange gradebook.db grades.csv report \
 	  $(patsubst source/%,%,$(wildcard source/*))

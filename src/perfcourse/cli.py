@@ -4,6 +4,7 @@
   perfcourse grade [...]           autograde new and resubmitted work in submitted/, print a grade table
                                    (--cluster tcp://HOST:PORT: on a Dask cluster's workers)
   perfcourse demo                  release, build the sample class, grade it, check the scores
+  perfcourse report [...]          what the class got wrong: an HTML page, figures and a CSV in report/
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse figures [--check]     copy artifacts/figure.py into every source notebook's figure cell
   perfcourse kernel                install the jax-cpu kernelspec into this environment
@@ -118,6 +119,12 @@ def cmd_demo(root: Path, args) -> int:
     return 0
 
 
+def cmd_report(root: Path, args) -> int:
+    from .grading import class_report_page  # matplotlib loads only when needed
+
+    return class_report_page.main(root, args.lesson, args.output)
+
+
 def cmd_artifacts(root: Path, args) -> int:
     from .artifacts import execute, record  # papermill and matplotlib load only when needed
 
@@ -213,6 +220,13 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("--force", action="store_true",
                            help="grade again what is up to date (unchanged since it was graded)")
         p.set_defaults(run=run, student=None, force=False)
+
+    p = verbs.add_parser("report", help="what the class got wrong: an HTML page from the gradebook and "
+                                        "the autograded notebooks")
+    p.add_argument("--lesson", action="append", help="only this lesson (repeatable; default: every one graded)")
+    p.add_argument("--output", metavar="DIR", type=Path,
+                   help="the report's folder (default: report/ in the course; replaced whole)")
+    p.set_defaults(run=cmd_report)
 
     p = verbs.add_parser("artifacts", help="execute lessons and record their artifacts")
     p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
