@@ -528,6 +528,7 @@ def check_compile_key(compiles_per_call, rng: np.random.Generator | None = None)
         step, arguments = setup["step"], setup["calls"]
     except Exception:
         raise CheckFailed("the notebook's process did not set up the calls for compiles_per_call") from None
+    registered = _listeners()
     try:
         found = compiles_per_call(step, arguments)
     except CheckFailed:
@@ -535,6 +536,12 @@ def check_compile_key(compiles_per_call, rng: np.random.Generator | None = None)
     except Exception as exc:
         raise CheckFailed(f"compiles_per_call raised {type(exc).__name__}: {exc}"[:500]) from None
     found = remote.values_only(found)
+    _no_listener_left(registered, "returned")
+    try:  # a call that raises (a string is no argument of the step): nothing may stay registered
+        compiles_per_call(step, [("not an array",)])
+    except Exception:  # noqa: BLE001 (raising is the right outcome here)
+        pass
+    _no_listener_left(registered, "raised")
     try:
         if not isinstance(found, (list, tuple)):
             raise TypeError
@@ -550,6 +557,20 @@ def check_compile_key(compiles_per_call, rng: np.random.Generator | None = None)
                           f"JAX compiled {expected[first]}: a placement the function has not seen compiles "
                           "once, a placement it has seen (in these calls or before them) does not; count "
                           "JAX's compile events during each call rather than predicting them")
+
+
+def _listeners() -> int | None:
+    """jax.monitoring's duration listeners registered in the notebook's process (None: unknown)."""
+    count = remote.probe("tracing.listeners")
+    return count if type(count) is int else None
+
+
+def _no_listener_left(registered: int | None, how: str) -> None:
+    now = _listeners() if registered is not None else None
+    if now is not None and now != registered:
+        raise CheckFailed(f"a jax.monitoring listener was still registered after compiles_per_call {how}: "
+                          "unregister it with jax.monitoring.unregister_event_duration_listener in a `finally:` "
+                          "block, so a failing call cannot leave it counting someone else's compiles")
 
 
 # --- test_timer ---------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ import contextlib
 
 import functools
 
-PROBES = ("count_traces", "counted_jit", "count_traces_and_compiles")
+PROBES = ("count_traces", "counted_jit", "count_traces_and_compiles", "listeners")
 
 # The jax.monitoring duration event JAX records once per executable it obtains for a jitted call
 # (compiled, or loaded from a persistent compilation cache when one is configured). The same name
@@ -233,6 +233,11 @@ def _each_step(student, steps, with_compiles: bool):
         else:
             results.append(("answer", answer, box.traces - before))
     return tuple(results)
+
+
+def listeners() -> int | None:
+    """How many jax.monitoring duration listeners are registered now (None: this JAX does not say)."""
+    return duration_listeners()
 
 
 def _left(registered: int | None) -> int | None:
