@@ -113,3 +113,46 @@ def test_performance_06_the_warm_up_must_run_the_loops_own_length():
     (cell,) = [c for c in nb.cells if c.get("id") == "e2a7cba9"]
     assert "jax.block_until_ready(train(train_step, params0, batch, STEPS))" in cell.source
     assert "batch, 2)" not in cell.source
+
+
+def _best_seconds(fn, *args, calls: int = 9) -> float:
+    """The fastest of `calls` synchronized calls of fn compiled for args (compiled and run once first)."""
+    import time
+
+    compiled = jax.jit(fn).lower(*args).compile()
+    jax.block_until_ready(compiled(*args))
+    best = float("inf")
+    for _ in range(calls):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_performance_07_a_256_cubed_product_is_below_the_compute_ceiling_of_larger_ones():
+    """performance-07, cell-09: the compute ceiling is the best of 512^3 and 1024^3 products, because
+    a 256^3 product runs below the rate larger ones reach (here about 160 against 250 GFLOP/s)."""
+    def rate(n):
+        a = jnp.ones((n, n), jnp.float32)
+        return 2 * n ** 3 / _best_seconds(lambda x, y: x @ y, a, a)
+
+    assert max(rate(512), rate(1024)) > 1.1 * rate(256)
+
+
+def test_performance_07_small_copies_run_from_cache_and_large_ones_from_memory():
+    """performance-07, cell-09: v * 2 on a 1 MiB array (2 MiB moved) runs from the caches, on a 64 MiB
+    array (128 MiB moved, beyond a 32 MiB last-level cache) from main memory, several times slower
+    (here about 30 and 5 GB/s): two bandwidth roofs, and the lesson measures both."""
+    import nbformat
+
+    from conftest import ROOT
+
+    def rate(mib):
+        v = jnp.ones(mib * (1 << 20) // 4, jnp.float32)
+        return 2 * v.nbytes / _best_seconds(lambda u: u * 2.0, v, calls=5)
+
+    assert rate(1) > 2 * rate(64)
+    nb = nbformat.read(ROOT / "source" / "performance-07" / "performance-07.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.get("id") == "cell-10"]
+    assert "for n in (512, 1024)" in cell.source and "SWEEP_MIB = (0.25, 1, 4, 16, 64)" in cell.source
+    assert '"peak_bytes_per_second": memory_bandwidth' in cell.source

@@ -260,26 +260,51 @@ def committed():
     return json.loads((ROOT / "artifacts" / "cpu" / f"{LESSON}.json").read_text())
 
 
-def test_artifact_report_places_every_point_under_its_own_roof():
+def test_artifact_report_places_every_point_under_its_own_roofs():
+    """The memory roof is the largest array's bandwidth, the cache roof the best at any size; on the
+    CPU the artifact was recorded on, the two are several times apart, and every point is classified
+    against both."""
     artifact = committed()
     report = json.loads(artifact["stdout"])
     ceilings = report["measured_ceilings"]
-    peak, bandwidth = ceilings["peak_flop_per_second"], ceilings["peak_bytes_per_second"]
-    assert math.isclose(ceilings["ridge_flop_per_byte"], peak / bandwidth)
+    peak, memory, cache = (ceilings[k] for k in ("peak_flop_per_second", "peak_bytes_per_second", "cache_bytes_per_second"))
+    sizes = ceilings["bandwidth_by_size"]
+    assert memory == sizes[-1]["best_bytes_per_second"] and cache == max(s["best_bytes_per_second"] for s in sizes)
+    assert sizes[-1]["moved_mib"] >= 128 and sizes[0]["moved_mib"] <= 1  # in cache, and well beyond any
+    assert ceilings["two_bandwidth_roofs"] is True and cache > 3 * memory
+    assert math.isclose(ceilings["ridge_flop_per_byte"], peak / memory)
+    assert math.isclose(ceilings["cache_ridge_flop_per_byte"], peak / cache)
+    assert ceilings["compute_workloads"] == ["1024^3 product", "512^3 product"]
     for point in report["points"]:
-        want = roofline.expected_classification(point, peak, bandwidth)
+        want = roofline.expected_classification(point, peak, memory)
         assert point["bound"] == want["bound"] and math.isclose(point["attainable"], want["attainable"])
+        in_cache = roofline.expected_classification(point, peak, cache)
+        assert point["cache_roof"]["bound"] == in_cache["bound"]
+        assert math.isclose(point["cache_roof"]["attainable"], in_cache["attainable"])
         assert point["seconds"] == float(np.median(point["samples"]))
         if point["hand_intensity"] is not None and "float32" in point["workload"]:
             assert math.isclose(point["intensity"], point["hand_intensity"], rel_tol=1e-6)
     assert {p["bound"] for p in report["points"]} == {"memory", "compute"}
+    by_name = {p["workload"]: p for p in report["points"]}
+    # The lesson's text: against the memory roof a 128^3 product is memory-bound, against the cache roof compute-bound.
+    assert by_name["matmul 128, float32"]["bound"] == "memory"
+    assert by_name["matmul 128, float32"]["cache_roof"]["bound"] == "compute"
     published = report["published_not_measured"]
     assert published["TPU v3"]["verified"] is True and published["TPU v2"]["verified"] is False
+    assert published["TPU v5e"]["verified"] is False and "not checked" in published["TPU v5e"]["source"]
 
 
-def test_artifact_draws_a_log_roofline_and_a_flow_diagram():
+def test_artifact_draws_a_log_log_roofline_with_line_roofs_named_points_and_ridges():
     artifact = committed()
-    roof, fraction, ceilings = artifact["data"]["panels"]
-    assert roof["kind"] == "line" and roof["yscale"] == "log" and ceilings["yscale"] == "log"
-    assert "not measured" in ceilings["title"]
+    roof, bandwidth, fraction, ceilings = artifact["data"]["panels"]
+    assert roof["kind"] == "line" and roof["xscale"] == roof["yscale"] == "log"
+    memory, cache, points = roof["series"]
+    assert memory["style"] == cache["style"] == "line" and points["style"] == "points"
+    assert len(points["names"]) == len(points["x"]) == 8 and all(points["names"])
+    assert [m["label"].split()[0] for m in roof["marks"]] == ["memory", "cache"]
+    assert bandwidth["xscale"] == "log" and len(bandwidth["series"][0]["samples"]) == len(bandwidth["x"])
+    assert [s["label"] for s in fraction["series"]] == ["memory roof", "cache roof"]
+    assert ceilings["yscale"] == "log" and "not measured" in ceilings["title"] and "v5e" in ceilings["title"]
     assert artifact["diagram"]["panel"]["kind"] == "flow"
+    alt = (ROOT / "artifacts" / "cpu" / f"{LESSON}.alt.txt").read_text()
+    assert "Marked in" in alt and "(256^3)" in alt

@@ -6,7 +6,8 @@ have to: the lesson never asks about it.
 
 draw(panels, diagram, title) returns a matplotlib figure.
 
-panels is {"kind": "panels", "panels": [...]}. Each panel is a bar or line chart, or a timeline:
+panels is {"kind": "panels", "panels": [...]}, with "columns": n for n panels a row (default: up to
+three). Each panel is a bar or line chart, or a timeline:
     {"kind": "bar", "title": ..., "ylabel": ..., "labels": [...], "series": [...]}
     {"kind": "line", "title": ..., "ylabel": ..., "xlabel": ..., "x": [...], "series": [...]}
     {"kind": "spans", "title": ..., "xlabel": ..., "lanes": [...], "series": [...]}
@@ -54,9 +55,10 @@ LINE_STYLES = [("o", "-", 8.0, 2.6), ("s", "--", 6.0, 1.8), ("^", ":", 4.5, 1.4)
 
 
 def draw(data, diagram=None, title=""):
-    """The figure: the panels in a grid (up to three a row), then the diagram across the width."""
+    """The figure: the panels in a grid (up to three a row, or data["columns"]), then the diagram
+    across the width."""
     panels = data["panels"]
-    columns = min(max(len(panels), 2), MAX_COLUMNS)
+    columns = data.get("columns") or min(max(len(panels), 2), MAX_COLUMNS)
     rows = -(-len(panels) // columns)
     width = COLUMN_WIDTH * columns
     heights = [PANEL_HEIGHT] * rows
@@ -108,10 +110,11 @@ def _draw_panel(ax, panel):
         integer = bool(values) and all(isinstance(v, int) for v in values)
     if log:
         ax.set_yscale("log")
+    named = []
     if panel["kind"] == "bar":  # counts (small whole numbers) are written above their bars
         handles = _draw_bars(ax, panel, label_values=bool(integer and not log and values and max(values) < 1000))
     else:
-        handles = _draw_lines(ax, panel)
+        handles, named = _draw_lines(ax, panel)
     ax.set_title(_wrap(panel["title"], COLUMN_WIDTH - 0.3, TITLE), fontsize=TITLE)
     ax.set_ylabel(panel["ylabel"], fontsize=FONT)
     ax.tick_params(which="both", labelsize=FONT)
@@ -122,6 +125,31 @@ def _draw_panel(ax, panel):
     if values:
         _set_limits(ax, values, log, len(handles))
     ax.legend(handles=handles or None, fontsize=SMALL, loc="upper left")
+    _name_points(ax, named)
+
+
+# Where a point's name may go, in points from the point (x, y, horizontal alignment), in order.
+NAME_PLACES = [(5, 3, "left"), (5, -12, "left"), (-5, 3, "right"), (-5, -12, "right"), (5, 13, "left"),
+               (5, -22, "left"), (-5, 13, "right"), (-5, -22, "right")]
+
+
+def _name_points(ax, named):
+    """Each point's name beside it, in the first place (NAME_PLACES) where it overlaps no name
+    already written, judged on the axes' scale once their limits are set (names of close points fan
+    out; the figure's final layout moves the axes a little, not the points relative to each other)."""
+    scale = ax.figure.dpi / 72  # display units per point
+    taken = []
+    for at, y, name in sorted(named, key=lambda item: (item[0], item[1])):
+        px, py = ax.transData.transform((at, y))
+        width, height = 0.6 * SMALL * len(name) * scale, SMALL * 1.1 * scale
+        for dx, dy, align in NAME_PLACES:
+            left = px + dx * scale - (width if align == "right" else 0)
+            box = (left, py + dy * scale, left + width, py + dy * scale + height)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
+                break
+        taken.append(box)
+        ax.annotate(name, (at, y), xytext=(dx, dy), textcoords="offset points", fontsize=SMALL, ha=align,
+                    zorder=10)
 
 
 def _set_limits(ax, values, log, entries):
@@ -154,8 +182,11 @@ def _draw_bars(ax, panel, label_values):
                 spread = [centre + width * 0.6 * (k / max(len(sample) - 1, 1) - 0.5) for k in range(len(sample))]
                 ax.plot(spread, sample, linestyle="none", marker="o", markersize=3.5, color="black",
                         alpha=0.8, zorder=3)
-    ax.set_xticks(range(len(labels)), [_wrap(label, COLUMN_WIDTH / max(len(labels), 1), FONT)
-                                       for label in labels])
+    if len(labels) > 5:  # many labels: slanted, so that neighbours do not run into each other
+        ax.set_xticks(range(len(labels)), labels, rotation=35, ha="right", rotation_mode="anchor")
+    else:
+        ax.set_xticks(range(len(labels)), [_wrap(label, COLUMN_WIDTH / max(len(labels), 1), FONT)
+                                           for label in labels])
     if sampled:
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=3.5, color="black",
                               label="dots: each sample"))
@@ -165,7 +196,7 @@ def _draw_bars(ax, panel, label_values):
 def _draw_lines(ax, panel):
     if panel.get("xscale", "linear") == "log":
         ax.set_xscale("log")
-    handles, sampled, drawn, every_x = [], False, [], []
+    handles, sampled, drawn, every_x, named = [], False, [], [], []
     count = len(panel["series"])
     for j, series in enumerate(panel["series"]):
         marker, dash, size, width = LINE_STYLES[j % len(LINE_STYLES)]
@@ -186,10 +217,8 @@ def _draw_lines(ax, panel):
         (line,) = ax.plot(x, ys, marker=marker, linestyle=dash, markersize=size, linewidth=width,
                           label=label, zorder=2 + j)
         handles.append(line)
-        for at, y, name in zip(x, series["y"], series.get("names") or []):
-            if name and y is not None:
-                ax.annotate(name, (at, y), xytext=(5, 4), textcoords="offset points", fontsize=SMALL,
-                            zorder=10)
+        named += [(at, y, name) for at, y, name in zip(x, series["y"], series.get("names") or [])
+                  if name and y is not None]
         for at, sample in zip(x, series.get("samples") or []):
             sample = [v for v in sample if v is not None]
             for k, value in enumerate(sample):
@@ -215,7 +244,7 @@ def _draw_lines(ax, panel):
     if sampled:
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=3.5, color="0.4",
                               label="dots: each sample"))
-    return handles
+    return handles, named
 
 
 SPAN_COLOURS = ["#4c72b0", "#c44e52", "#dd8452", "#55a868", "#8172b3", "#937860"]

@@ -34,6 +34,9 @@ def check_data(data, diagram, name: str) -> None:
     """Raise one CourseError naming what in `data` or `diagram` the figure cannot draw."""
     if not isinstance(data, dict) or data.get("kind") != "panels" or not isinstance(data.get("panels"), list):
         raise CourseError(f"{name}: data must be {{'kind': 'panels', 'panels': [...]}}")
+    if "columns" in data and not (isinstance(data["columns"], int) and not isinstance(data["columns"], bool)
+                                  and 1 <= data["columns"] <= figure.MAX_COLUMNS):
+        raise CourseError(f"{name}: 'columns' must be a whole number from 1 to {figure.MAX_COLUMNS}")
     for i, panel in enumerate(data["panels"]):
         where = f"{name}: panel {i}"
         if not isinstance(panel, dict) or panel.get("kind") not in PANEL_KINDS:

@@ -22,9 +22,11 @@ something only the student's process can build. No check reads a clock or compar
 - test_time_calls: `checks.timing.check_first_call_apart` and `check_synchronized`: see that
   module for what a forger would need (running and waiting for calibrated work it cannot see).
 - test_classify (`check_classify`): fresh ceilings (ridge points from 0.5 to 500 FLOP/byte) and
-  points at intensities on both sides of the ridge (never on it), and points placed against the
-  student's own measured ceilings (`ceilings`, read from the student's kernel as numbers, so the
-  classification is judged against the machine the notebook measured). The ridge, the attainable
+  points at intensities on both sides of the ridge (never on it), and, where the notebook has
+  measured its own ceilings before this cell (`ceilings`, read from the student's kernel as
+  numbers), points placed against them too. The lesson measures them after its last check (a
+  bandwidth sweep up to 64 MiB arrays, which grading, stopping at the last check, does not run), so
+  a graded notebook is judged on fresh ceilings. The ridge, the attainable
   rate min(peak, intensity x bandwidth), the fraction reached and the bound must agree with the
   ones computed here. A hard-coded ridge, a max instead of a min, or a fraction of the flat peak
   fails. A forger would have to compute the roof for ceilings it sees only at grading time.
