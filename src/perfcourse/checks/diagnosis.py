@@ -532,8 +532,9 @@ def course_evidence(kind: str, variant: str, steps: int, data) -> dict:
 def check_diagnose(diagnose_, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for kind, variant in diagnose_plan(rng):
-        data = draw_data(rng, n=(8, 14) if kind == "dispatch" else (12, 24))
-        evidence = course_evidence(kind, variant, int(rng.integers(2, 4)), data)
+        # Two steps each: a recompiling loop compiles in every step, so each step costs a compilation.
+        data = draw_data(rng, n=(6, 10) if kind == "dispatch" else (12, 24))
+        evidence = course_evidence(kind, variant, 2, data)
         answer = diagnose_({key: (list(value) if isinstance(value, list) else value)
                             for key, value in evidence.items()})
         if not isinstance(answer, str) or answer not in CAUSES:
