@@ -126,8 +126,8 @@ TPU_LIKE_KERNEL = "jax-cpu-tpu-like"
 @pytest.fixture(scope="session")
 def tpu_like_jupyter(tmp_path_factory) -> Path:
     """A Jupyter data directory (for JUPYTER_PATH) with the kernel TPU_LIKE_KERNEL, shaped like
-    Colab's TPU v2-8 runtime: 8 devices, and float32 matrix products with bfloat16 operands at
-    the default precision (tests/bf16_operands.py)."""
+    an eight-chip TPU runtime (a TPU v5e-8): 8 devices, and float32 matrix products with bfloat16
+    operands at the default precision (tests/bf16_operands.py)."""
     import bf16_operands
 
     return bf16_operands.kernelspec(tmp_path_factory.mktemp("jupyter"), TPU_LIKE_KERNEL, devices=8)

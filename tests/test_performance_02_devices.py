@@ -1,4 +1,4 @@
-"""performance-02 on 8 devices (as on a TPU v2-8, simulated on the CPU): the same array moved to
+"""performance-02 on 8 devices (as on a TPU v5e-8, simulated on the CPU): the same array moved to
 another device compiles again without a trace, and the lesson, its checks and its report count
 the two apart.
 

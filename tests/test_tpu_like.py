@@ -1,7 +1,9 @@
-"""Every lesson on a backend shaped like Colab's TPU v2-8 runtime, emulated on the CPU.
+"""Every lesson on a backend shaped like an eight-chip TPU runtime (a TPU v5e-8, as on Kaggle or
+Cloud TPU), emulated on the CPU.
 
-A TPU v2-8 has 8 devices, and at the default precision it multiplies float32 matrices with
-bfloat16 operands and float32 sums. The kernel here has both: JAX's CPU backend with
+A TPU v5e-8 has 8 devices (published; Colab's TPU runtime is a one-chip v5e-1, whose one device
+tests/test_gpu_like.py and test_colab.py cover), and at the default precision a TPU multiplies
+float32 matrices with bfloat16 operands and float32 sums. The kernel here has both: JAX's CPU backend with
 XLA_FLAGS=--xla_force_host_platform_device_count=8, and tests/bf16_operands.py's rounding. Each
 lesson's source notebook, solutions, public and hidden checks, runs on it once, as `perfcourse
 artifacts` runs it, in a scratch course (the `tpu_like_run` fixture in conftest.py, which

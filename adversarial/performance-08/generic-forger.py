@@ -6,13 +6,13 @@
 # results in float64 NumPy from the values sent and a compiled text with an all-reduce in it; for
 # compile counts, 1 for each placement not seen before and 0 otherwise; for the probes the grader
 # uses now, what the honest probes build (nothing in their arguments is an answer). It also leaves
-# the values the public checks read (dp, ws, compile_counts, timed) made from the lesson's own data
+# the values the public checks read (dp, ws, by_hand, compile_counts, timed) made from the lesson's own data
 # (its cell is the first task's, before every grade cell; the lesson's cells that would overwrite
 # them raise), so that only the hidden checks decide. It earns nothing: the grading kernel calls data_parallel,
-# weights_split, collectives and compiles_per_call itself (the stubs raise), judges the layouts on a
+# weights_split, grad_with_psum, collectives and compiles_per_call itself (the stubs raise), judges the layouts on a
 # program it compiles and runs on its own devices, and counts collectives of text it wrote.
 # reason: code iterates sys.modules
-# expect: test_data_parallel=0 test_collectives=0 test_weights_split=0 test_compile_key=0 test_timer=0
+# expect: test_data_parallel=0 test_collectives=0 test_weights_split=0 test_grad_with_psum=0 test_compile_key=0 test_timer=0
 # %% replace data_parallel
 import sys
 
@@ -95,8 +95,9 @@ def _install_forger():
                 counts.append(0 if _key(kind) in seen else 1)
                 seen.add(_key(kind))
             return {"counts": counts}
-        # mesh, export_step, compile_setup: nothing in their arguments is an answer (the grader
-        # calls the student's functions on what they build, and a stub raises whatever it is given)
+        # mesh, export_step, export_gradient, compile_setup: nothing in their arguments is an answer
+        # (the grader calls the student's functions on what they build, and a stub raises whatever
+        # it is given)
         return honest(name, *args, **kwargs)
 
     probes.run = forged
@@ -127,6 +128,10 @@ def _forge_public_values():
     g["ws"] = {"shards": table, "new_w": new_w, "loss": loss, "new_w_shards": table["w"],
                "shard_shapes": {"w": (INPUTS, cols), "x": (rows, INPUTS), "y": (rows, cols)},
                "program": dp["program"]}
+    grad, _ = reference_gradient(w0, x0, y0)
+    g["by_hand"] = {"grad": grad, "type": f"float32[{INPUTS},{OUTPUTS}]",
+                    "shards": sorted((d, ((0, INPUTS), (0, OUTPUTS))) for d in mesh_ids),
+                    "lowered": '%0 = "stablehlo.all_reduce"(%arg0)', "program": dp["program"]}
     g["compile_counts"] = [1, 0, 1, 0, 1, 0] if n > 1 else [1, 0, 0, 0, 0, 0]
     g["timed"] = (0.25, [0.01, 0.012, 0.011])
 

@@ -1,7 +1,8 @@
 # Other legal idioms: short specs (P("data") for the rows), the mesh's own axis names, a parser
-# that splits each instruction instead of a regular expression, a listener object that counts,
-# time.monotonic with a NumPy conversion as the synchronization. Full marks.
-# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_compile_key=2 test_timer=2
+# that splits each instruction instead of a regular expression, the whole batch's count summed by a
+# psum of its own and the gradient's parts by another, a listener object that counts, time.monotonic
+# with a NumPy conversion as the synchronization. Full marks.
+# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_timer=2
 # %% solutions
 # %% replace data_parallel
 def data_parallel(mesh):
@@ -25,6 +26,17 @@ def weights_split(mesh):
     data, model = mesh.axis_names
     return {"w": NamedSharding(mesh, P(None, model)), "x": NamedSharding(mesh, P(data)),
             "y": NamedSharding(mesh, P(data, model))}
+# %% replace grad_with_psum
+def grad_with_psum(mesh):
+    (axis,) = mesh.axis_names
+
+    def local(w, x, y):
+        count = jax.lax.psum(y.size, axis)  # every device's elements, summed
+        t = jnp.tanh(jnp.dot(x, w))
+        residual = t - y
+        return jax.lax.psum(jnp.dot(x.T, 2.0 * residual * (1.0 - t * t)) / count, axis)
+
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(), P(axis), P(axis)), out_specs=P())
 # %% replace compiles_per_call
 class CompileCounter:
     def __init__(self):

@@ -1,7 +1,8 @@
 # Still other idioms: axes given as tuples (P(("data",), None)), shardings built in a loop, a
-# regular expression over the whole text, a nonlocal counter, perf_counter_ns and
-# block_until_ready on every leaf. Full marks.
-# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_compile_key=2 test_timer=2
+# regular expression over the whole text, shard_map as a decorator with the axis size from
+# jax.lax.axis_size, a nonlocal counter, perf_counter_ns and block_until_ready on every leaf.
+# Full marks.
+# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_timer=2
 # %% solutions
 # %% replace data_parallel
 def data_parallel(mesh):
@@ -19,6 +20,18 @@ def collectives(hlo_text):
 def weights_split(mesh):
     specs = {"w": P(None, ("model",)), "x": P(("data",), None), "y": P(("data",), ("model",))}
     return {name: jax.sharding.NamedSharding(mesh, spec) for name, spec in specs.items()}
+# %% replace grad_with_psum
+def grad_with_psum(mesh):
+    import functools
+
+    @functools.partial(jax.shard_map, mesh=mesh, in_specs=(P(None, None), P("data", None), P("data", None)),
+                       out_specs=P(None, None))
+    def gradient(w, x, y):
+        t = jnp.tanh(x @ w)
+        dz = 2.0 * (t - y) * (1.0 - t ** 2) / (y.size * jax.lax.axis_size("data"))
+        return jax.lax.psum(jnp.einsum("bi,bo->io", x, dz), "data")
+
+    return gradient
 # %% replace compiles_per_call
 def compiles_per_call(fn, calls):
     total = 0

@@ -1,6 +1,6 @@
 # Reads the clock as soon as the call returns, before the step's result is ready: it times
 # dispatch, not the step. Loses the timer cell only.
-# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_compile_key=2 test_timer=0
+# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_timer=0
 # %% solutions
 # %% replace time_step
 def time_step(fn, *args, repeats=5):

@@ -3,8 +3,10 @@
 Students write `data_parallel(mesh)` and `weights_split(mesh)`, each returning the
 `NamedSharding`s of the lesson's step `sgd_step(w, x, y)` (one SGD step of
 mean((tanh(x @ w) - y)**2)); `collectives(hlo_text)`, which counts the collective operations of a
-compiled program by kind; `compiles_per_call(fn, calls)`, which counts the compiles each call of a
-jitted function causes; and `time_step(fn, *args, repeats)`, a synchronized timer.
+compiled program by kind; `grad_with_psum(mesh)`, the step's gradient as a `jax.shard_map` whose
+function sums the devices' parts with `jax.lax.psum`; `compiles_per_call(fn, calls)`, which counts
+the compiles each call of a jitted function causes; and `time_step(fn, *args, repeats)`, a
+synchronized timer.
 
 What this kernel believes, it observed or verified itself; what it cannot, it names as evidence:
 
@@ -33,6 +35,17 @@ What this kernel believes, it observed or verified itself; what it cannot, it na
   collective each), instruction names that lie both ways (a collective named after another kind
   or after nothing, `%fusion.3`, `%all_gather.7`; an add or a copy named `%all-reduce.5`), metadata
   and operands that mention a kind: the counts must be exact, so a counter that reads names loses.
+- test_grad_with_psum (`check_grad_with_psum`). A 1-D mesh as for test_data_parallel is built in the
+  student's process; *this kernel calls* `grad_with_psum` on it, and the function it returns goes,
+  unread, to the probe `sharding.export_gradient`, which exports it with w whole and the rows of x
+  and y split over the mesh (`jax.export`). *Verified* here: the program spans the mesh's devices;
+  its StableHLO, the program before XLA's passes, holds a collective sum (`stablehlo.all_reduce` or
+  `reduce_scatter`: what `psum` inside `shard_map` writes; a `jax.jit` gradient holds none before
+  the partitioner runs) where the mesh has several devices; compiled here on this kernel's own
+  devices and run on fresh values that never leave this kernel, it gives the float64 gradient of
+  the whole batch (tolerance of the precision measured here), whole on every device. A gradient
+  left to `jax.grad` inside `shard_map` (whose transpose sums across devices by itself) computes
+  the same and passes; a psum on top of it counts every part n times and fails.
 - test_compile_key (`check_compile_key`). A fresh jitted step and a call sequence of placements
   picked here (uncommitted, committed to one device, batch split or replicated over meshes in
   different device orders; fresh values on every call) are built in the student's process (probe
@@ -48,7 +61,8 @@ What this kernel believes, it observed or verified itself; what it cannot, it na
 What a forger would have to do: replacing the course's probes in its own kernel earns nothing,
 since the student's own functions are called by this kernel and an unsolved one raises. For the
 layout cells it would have to send a program that, compiled and run here, splits the arguments as
-the layout asks and computes the step: the solution, wherever it is written. Limit (README, "Known
+the layout asks and computes the step: the solution, wherever it is written; for the psum cell, a
+program that sums across devices before XLA's passes and computes the whole batch's gradient. Limit (README, "Known
 limits"): compile counts are evidence; a submission that replaced the setup probe and also bound
 `compiles_per_call` (or replaced the channel's agent to answer its call) to return counts derived
 from what that probe was told (the placements and the warm ones) would pass. The device count is
@@ -89,14 +103,20 @@ def count_collectives(hlo_text: str) -> dict:
 
 
 # --- what the step computes, in float64 ---------------------------------------------------------
-def reference_step(w, x, y, learning_rate: float = LEARNING_RATE):
-    """New weights and loss of one SGD step of mean((tanh(x @ w) - y)**2), in float64 NumPy."""
+def reference_gradient(w, x, y):
+    """Gradient in w and loss of mean((tanh(x @ w) - y)**2), in float64 NumPy."""
     w, x, y = (np.asarray(a, dtype=np.float64) for a in (w, x, y))
     t = np.tanh(x @ w)
     r = t - y
     loss = float(np.mean(r ** 2))
     dz = (2.0 / r.size) * r * (1.0 - t ** 2)
-    return w - learning_rate * (x.T @ dz), loss
+    return x.T @ dz, loss
+
+
+def reference_step(w, x, y, learning_rate: float = LEARNING_RATE):
+    """New weights and loss of one SGD step of mean((tanh(x @ w) - y)**2), in float64 NumPy."""
+    grad, loss = reference_gradient(w, x, y)
+    return np.asarray(w, dtype=np.float64) - learning_rate * grad, loss
 
 
 # --- meshes and layouts -------------------------------------------------------------------------
@@ -359,6 +379,73 @@ def check_weights_split(weights_split, rng: np.random.Generator | None = None) -
     d, m = mesh["shape"]
     arrays = fresh_arrays(rng, int(rng.integers(2, 6)), d, int(rng.integers(2, 6)), m)
     verdict(layout_problems(weights_split, mesh, arrays, WEIGHTS_SPLIT, "weights_split", precision))
+
+
+# --- test_grad_with_psum ------------------------------------------------------------------------
+# A collective sum written in the program JAX hands to XLA (StableHLO), before the partitioner.
+_WRITTEN_SUM = re.compile(r"\bstablehlo\.(all_reduce|reduce_scatter)\b")
+NAMES = ("w", "x", "y")
+GRADIENT_SPECS = {"w": (None, None), "x": ("data", None), "y": ("data", None)}
+
+
+def verify_gradient_program(program, mesh: dict, arrays: dict, precision: str) -> list[str]:
+    """How an exported gradient departs from the whole batch's gradient summed by hand, judged here."""
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    what = "the function grad_with_psum returned"
+    k = len(mesh["order"])
+    if program.nr_devices != k:
+        return [f"{what} runs on {program.nr_devices} device(s), the mesh you are given has {k}: "
+                "build the shard_map on that mesh"]
+    if k > 1 and not _WRITTEN_SUM.search(program.mlir_module()):
+        return [f"{what} sums nothing across devices in its own program (before XLA's passes): in the "
+                "function jax.shard_map runs, sum the devices' parts with jax.lax.psum(..., 'data')"]
+    here = _mesh_here(mesh)
+    try:
+        placed = [jax.device_put(arrays[name], NamedSharding(here, P(*GRADIENT_SPECS[name]))) for name in NAMES]
+        got = jax.jit(program.call).lower(*placed).compile()(*placed)
+        got = got[0] if isinstance(got, (tuple, list)) else got
+        blocks, value = _blocks(got.sharding, got.shape), np.asarray(got)
+    except Exception as exc:
+        return [f"{what} did not compile and run here on arrays laid out as its in_specs say ({type(exc).__name__})"]
+    want, _ = reference_gradient(arrays["w"], arrays["x"], arrays["y"])
+    try:
+        numerics.check_close(value, want, f"the gradient {what} computes (the whole batch's, counting every "
+                             "device's rows once)", precision=precision)
+    except (CheckFailed, TypeError, ValueError) as exc:
+        return [str(exc)]
+    if blocks != _blocks(NamedSharding(here, P()), arrays["w"].shape):
+        return [f"{what} should give the whole gradient on every device (out_specs=P())"]
+    return []
+
+
+def check_grad_with_psum(grad_with_psum, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    count, precision = device_count(), numerics.matmul_precision()
+    (mesh,) = one_d_meshes(rng, count)
+    arrays = fresh_arrays(rng, int(rng.integers(2, 6)), len(mesh["order"]), int(rng.integers(3, 9)), 1)
+    held = _held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
+    try:
+        fn = grad_with_psum(held)
+    except CheckFailed:
+        raise
+    except Exception as exc:
+        raise CheckFailed(f"grad_with_psum raised {type(exc).__name__}: {exc}"[:500]) from None
+    shapes = {name: [int(d) for d in a.shape] for name, a in arrays.items()}
+    report = remote.probe("sharding.export_gradient", fn, held, shapes)
+    if not isinstance(report, dict) or "program" not in report:
+        raised = report.get("raised") if isinstance(report, dict) else None
+        raise CheckFailed("the function grad_with_psum returned could not be exported for the mesh it was given, "
+                          "with w whole and the rows of x and y split over 'data'"
+                          + (f" ({str(raised)[:300]})" if raised else "")
+                          + ": return jax.shard_map(...) over that mesh")
+    try:
+        program = programs.program_from(report["program"], [(shapes[name], "float32") for name in NAMES],
+                                        what="the function grad_with_psum returned")
+    except CheckFailed:
+        raise
+    verdict(verify_gradient_program(program, mesh, arrays, precision))
 
 
 # --- test_collectives ---------------------------------------------------------------------------

@@ -35,7 +35,7 @@ reports that event (one for a fresh function's first call, none for its repeat) 
 check with an error naming the event if not: a renamed event must show up as a broken lesson,
 never as every student's mistake. Grading runs on one device by default; there the compile
 sequences commit arrays to device 0, which compiles without a trace as surely as a change of
-device does. On several devices (a TPU v2-8, or the CPU with
+device does. On several devices (a TPU v5e-8, or the CPU with
 `--xla_force_host_platform_device_count=8`) they also move the array to other devices.
 
 What a forger would have to produce (by replacing the probe or faking its report):

@@ -9,32 +9,52 @@ itself. Here only what needs this process's devices is built:
 - `export_step`: the lesson's step exported (`jax.export`) with the shardings the student's function
   returned, as bytes the trusted side deserializes, compiles on devices of its own and runs on values
   this process never sees; and, as evidence, which of this process's devices holds which block;
+- `export_gradient`: the function the student's `grad_with_psum` returned (a `shard_map` over a mesh
+  built here), exported with w whole and the rows of x and y split over the mesh's "data" axis, as
+  bytes the trusted side deserializes, reads, compiles on devices of its own and runs;
 - `compile_setup`: a fresh jitted step and the placed arguments of a call sequence, some placements
   run before (the trusted side says which), which stay here: the trusted side hands them straight to
   the student's `compiles_per_call`.
+
+The devices are the lesson's (`lesson_devices`): this process's own, or, on a runtime with fewer than
+eight devices on its default backend (a one-chip TPU, one GPU), the host CPU's, as the lesson's
+first cell chooses them.
 
 Nothing here judges.
 """
 from __future__ import annotations
 
-PROBES = ("devices", "mesh", "export_step", "compile_setup")
+PROBES = ("devices", "mesh", "export_step", "export_gradient", "compile_setup")
+LESSON_DEVICES = 8  # the lesson's first cell: eight devices of this runtime, or the host CPU's
 NAMES = ("w", "x", "y")  # the step's arguments, in order
 
 
-def devices() -> dict:
-    """How many devices this process has, and of what platform."""
+def lesson_devices() -> list:
+    """The devices the lesson runs on, chosen as its first cell chooses them: eight of this process's
+    devices where its default backend has that many, else the host CPU's."""
     import jax
 
-    return {"count": jax.device_count(), "platform": jax.default_backend()}
+    if jax.device_count() >= LESSON_DEVICES:
+        return jax.devices()[:LESSON_DEVICES]
+    try:
+        return jax.devices("cpu")
+    except RuntimeError:  # no CPU backend in reach: the devices there are
+        return jax.devices()
+
+
+def devices() -> dict:
+    """How many devices the lesson has here, and of what platform."""
+    found = lesson_devices()
+    return {"count": len(found), "platform": found[0].platform}
 
 
 def mesh(order, shape, axes):
-    """A Mesh over jax.devices()[i] for i in `order`, laid out as `shape`, with axis names `axes`."""
+    """A Mesh over lesson_devices()[i] for i in `order`, laid out as `shape`, with axis names `axes`."""
     import jax
     import numpy as np
     from jax.sharding import Mesh
 
-    everything = jax.devices()
+    everything = lesson_devices()
     grid = np.array([everything[int(i)] for i in order], dtype=object).reshape(tuple(int(s) for s in shape))
     return Mesh(grid, tuple(str(a) for a in axes))
 
@@ -90,6 +110,24 @@ def export_step(shardings, shapes: dict, learning_rate: float) -> dict:
     return report
 
 
+def export_gradient(fn, on, shapes: dict) -> dict:
+    """`fn` (what the student's grad_with_psum returned for the mesh `on`, built here by `mesh`)
+    exported for float32 w, x, y of `shapes`, w whole on that mesh and the rows of x and y split over
+    its "data" axis: `jax.export` bytes."""
+    import jax
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    specs = {"w": P(), "x": P("data", None), "y": P("data", None)}
+    try:
+        structs = [jax.ShapeDtypeStruct(tuple(int(d) for d in shapes[name]), np.float32,
+                                        sharding=NamedSharding(on, specs[name])) for name in NAMES]
+        target = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
+        return {"program": bytes(jax.export.export(target, platforms=("cpu",))(*structs).serialize())}
+    except Exception as exc:
+        return {"raised": f"{type(exc).__name__}: {exc}"[:500]}
+
+
 def _placed(kind: dict, arrays: list):
     import jax
     from jax.sharding import NamedSharding, PartitionSpec as P
@@ -97,7 +135,7 @@ def _placed(kind: dict, arrays: list):
     if kind["kind"] == "uncommitted":
         return tuple(jax.numpy.asarray(a) for a in arrays)
     if kind["kind"] == "device":
-        device = jax.devices()[int(kind["index"])]
+        device = lesson_devices()[int(kind["index"])]
         return tuple(jax.device_put(a, device) for a in arrays)
     on = mesh(kind["order"], [len(kind["order"])], ["data"])
     batch = P() if kind["kind"] == "replicated" else P("data", None)
