@@ -387,7 +387,7 @@ def forged_trace_steps_report(name, steps, plan, values, size, decay, shift, fol
 
 
 def test_a_forged_trace_steps_probe_earns_nothing(monkeypatch):
-    def forged(trace_steps, name, steps, plan, values, size, decay, shift, folder, trace_dir=None):
+    def forged(trace_steps, name, steps, plan, values, size, decay, shift, folder, hold=0, trace_dir=None):
         return forged_trace_steps_report(name, steps, plan, values, size, decay, shift, folder)
 
     monkeypatch.setattr(probe, "capture_steps", forged)

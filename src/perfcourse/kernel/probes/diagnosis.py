@@ -22,10 +22,14 @@ What the trusted side (`perfcourse.checks.diagnosis`) uses; it parses every file
   (`trace_loop`: one warm-up step waited for before the trace, every step in a
   `StepTraceAnnotation`, the Python tracer off); the trace file's bytes. The trusted side reads the
   evidence itself and hands it to the student's `diagnose`.
-- `capture_steps(trace_steps, name, steps, plan, values, size, decay, shift, folder)`: a fresh
+- `capture_steps(trace_steps, name, steps, plan, values, size, decay, shift, folder, hold)`: a fresh
   (not yet compiled) jitted step called `name`, which asks the trusted side's `plan` before each
   call, handed to the student's `trace_steps(step, params, steps, trace_dir)` with a fresh folder
   that already holds an older run; where the returned file is, its bytes, and the final params.
+  The last step's program first runs `hold` iterations of a scalar loop on the device (then adds
+  exactly 0.0): its execution ends long after its dispatch returned, so a trace that stops without
+  waiting for it cannot hold it. (A host callback would not do: the CPU client runs a program that
+  holds one synchronously, inside its dispatch.)
 - `trace_fixed(factory, host, steps, plan, x, y, lr, w, b)`: the student's fixed loop
   `factory(x, y, lr)` (x and y as NumPy arrays when `host`, else on the device), each step asking
   the plan first, traced by the course's own driver; the file's bytes, the params and the losses.
@@ -311,7 +315,7 @@ def _trace_built(kind: str, variant: str, steps: int, x, y, lr: float, w, b, tra
 
 
 def _capture_steps(trace_steps, name: str, steps: int, plan, values, size: int, decay: float, shift: float,
-                   folder: str, trace_dir):
+                   folder: str, hold: int, trace_dir):
     """The student's trace_steps(step, params, steps, trace_dir) on a step that is not compiled yet."""
     import gzip
     import json
@@ -320,16 +324,24 @@ def _capture_steps(trace_steps, name: str, steps: int, plan, values, size: int, 
     import jax.numpy as jnp
     import numpy as np
 
-    def update(params):
-        new = params * jnp.float32(decay) + jnp.float32(shift)
+    def update(params, spin):
+        # `spin` iterations of a scalar loop on the device first: the step's result is ready only after
+        # them (zero is exactly 0.0, and nothing in the program can know it before the loop ends).
+        spun = jax.lax.fori_loop(0, spin, lambda i, c: c * jnp.float32(0.9999999) + jnp.float32(1.0),
+                                 jnp.float32(0.0))
+        zero = jnp.where(spun >= 0, jnp.float32(0.0), spun)
+        new = params * jnp.float32(decay) + (jnp.float32(shift) + zero)
         return new, jnp.mean(new * new)
 
     update.__name__ = update.__qualname__ = name
     jitted = jax.jit(update)  # compiled at its first call, which should come before the trace
+    spins = {int(steps): jnp.int32(hold)}  # the last step's execution is held (call 0 is the warm-up)
+    no_spin, calls = jnp.int32(0), [0]
 
     def step(params):
         plan.next()  # the trusted side counts this call, and may pause before it is dispatched
-        return jitted(params)
+        calls[0] += 1
+        return jitted(params, spins.get(calls[0] - 1, no_spin))
 
     values = np.asarray(values, dtype=np.float32).reshape(-1)
     params = jnp.asarray(np.tile(values, max(1, int(size) // max(1, values.size))))
@@ -435,9 +447,9 @@ def trace_built(kind: str, variant: str, steps: int, x, y, lr: float, w, b, trac
 
 
 def capture_steps(trace_steps, name: str, steps: int, plan, values, size: int, decay: float, shift: float,
-                  folder: str, trace_dir=None):
+                  folder: str, hold: int = 0, trace_dir=None):
     return _in_scratch(_capture_steps, trace_dir, trace_steps, name, steps, plan, values, size, decay, shift,
-                       folder)
+                       folder, hold)
 
 
 def trace_fixed(factory, host: bool, steps: int, plan, x, y, lr: float, w, b, trace_dir=None):
