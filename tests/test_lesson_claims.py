@@ -261,3 +261,53 @@ def test_performance_08_the_text_no_longer_claims_what_was_wrong():
     assert "not measured here" in text["cell-31"]
     assert not any("v2-8" in source for source in text.values())
     assert 'jax.devices("cpu")' in text["cell-01"] and "jax_default_device" in text["cell-01"]
+
+
+def test_performance_04_the_unrolled_count_grows_as_the_length_does():
+    """performance-04, cell-19: from 8 to 128 steps the unrolled loop's jaxpr grows sixteenfold (48 to
+    768 equations, six per step), not a hundredfold; the scanned one keeps its size."""
+    import nbformat
+    import numpy as np
+    from jax import lax
+
+    from conftest import ROOT
+
+    def unrolled(h, xs, a):
+        for t in range(xs.shape[0]):
+            h = jnp.tanh(a * h + xs[t])
+        return h
+
+    def scanned(h, xs, a):
+        return lax.scan(lambda h, x: (jnp.tanh(a * h + x), None), h, xs)[0]
+
+    def equations(fn, length):
+        args = (np.zeros((8, 64), np.float32), np.zeros((length, 8, 64), np.float32), np.zeros(64, np.float32))
+        return len(jax.make_jaxpr(fn)(*args).jaxpr.eqns)
+
+    assert [equations(unrolled, n) for n in (8, 128)] == [48, 768]
+    assert equations(scanned, 8) == equations(scanned, 128)
+    nb = nbformat.read(ROOT / "source" / "performance-04" / "performance-04.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.get("id") == "cell-19"]
+    assert "hundredfold" not in cell.source and "sixteenfold" in cell.source and "48 for 8 steps, 768 for 128" in cell.source
+
+
+def test_performance_04_the_compile_span_from_a_cold_cache_traces_too():
+    """performance-04, cell-20: jax.jit(fn).lower(*args).compile() after jax.clear_caches() traces fn
+    (then lowers and compiles), so the panel and the diagram say 'trace, lower, compile'."""
+    import nbformat
+
+    from conftest import ROOT
+
+    traces = []
+
+    def fn(x):
+        traces.append(1)
+        return jnp.tanh(x) * 2.0
+
+    x = jnp.ones(8)
+    jax.clear_caches()
+    jax.jit(fn).lower(x).compile()
+    assert len(traces) == 1
+    nb = nbformat.read(ROOT / "source" / "performance-04" / "performance-04.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.get("id") == "cell-20"]
+    assert '"Compile time (trace, lower, compile)"' in cell.source and "(lower + compile)" not in cell.source

@@ -466,8 +466,10 @@ def test_panels_and_diagram_draw_the_report():
     artifact = committed()
     report = json.loads(artifact["stdout"])
     panels = artifact["data"]["panels"]
-    assert [p["title"] for p in panels] == ["Jaxpr equations", "Compile time (lower + compile)",
+    assert [p["title"] for p in panels] == ["Jaxpr equations", "Compile time (trace, lower, compile)",
                                             f"Run time (median of {report['warm_calls']})"]
+    # Growth in proportion to the loop length shows as a straight line: both axes linear.
+    assert all(p.get("yscale", "linear") == p.get("xscale", "linear") == "linear" for p in panels[:2])
     for panel, key in zip(panels, ("equations", "compile_seconds", "run_median_seconds")):
         assert panel["kind"] == "line" and panel["x"] == report["lengths"]
         assert {s["label"]: s["y"] for s in panel["series"]} == {
