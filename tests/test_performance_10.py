@@ -386,6 +386,29 @@ def forged_trace_steps_report(name, steps, plan, values, size, decay, shift, fol
             "exists": True, "newest": [path], "params": diagnosis.decay_expected(values, size, steps, decay, shift)}
 
 
+def test_a_trace_holding_part_of_the_last_execution_is_refused():
+    """The last step's copies end at once and its loop much later: a trace that stopped between them
+    holds part of that execution, which does not count."""
+    values = np.linspace(-1, 1, 8, dtype=np.float32)
+    plan = diagnosis.Plan(None, {})
+    plan._asked = 4  # a warm-up and three steps
+    report = forged_trace_steps_report("w", 3, diagnosis.Plan(None, {}), values, 8, 0.9, 0.1, "f")
+    events = []
+    for i in range(3):
+        events.append(event("train", 100_000.0 * i, 900.0, step_num=str(i)))
+        events.append(event("copy.1", 100_000.0 * i + 10, 1.0, tid=3, hlo_op="copy.1", hlo_module="jit_w", run_id=str(i)))
+        if i < 2:  # the last step's loop never ended inside the trace
+            events.append(event("call", 100_000.0 * i + 12, 500.0, tid=3, hlo_op="call", hlo_module="jit_w",
+                                run_id=str(i)))
+
+    def judge(events):
+        return diagnosis.trace_steps_problems({**report, **as_file(events)}, "w", 3, plan, values, 8, 0.9, 0.1)
+
+    assert "missing executions" in judge(events)[0]
+    whole = events + [event("call", 200_012.0, 500.0, tid=3, hlo_op="call", hlo_module="jit_w", run_id="2")]
+    assert judge(whole) == []
+
+
 def test_a_forged_trace_steps_probe_earns_nothing(monkeypatch):
     def forged(trace_steps, name, steps, plan, values, size, decay, shift, folder, hold=0, trace_dir=None):
         return forged_trace_steps_report(name, steps, plan, values, size, decay, shift, folder)

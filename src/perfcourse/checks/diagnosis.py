@@ -34,8 +34,9 @@ Grade cells run in the trusted kernel. Per cell:
   compilation in a step (the warm-up call compiled before the trace); exactly one execution of the
   step's module per step, the k-th starting no earlier than the k-th step's start plus the pause
   made before its dispatch (a trace closed before the queued work ran misses the last one: the
-  last step's program first spins a scalar loop on the device for about HOLD seconds, calibrated
-  here as checks/timing.py does, so its execution ends long after the loop does); and the
+  last step's program spins a scalar loop on the device for about HOLD seconds, calibrated here as
+  checks/timing.py does, so its execution ends long after the loop does; an execution counts only
+  whole, with every operation the step's program runs, since its first copies end at once); and the
   returned params must be NumPy's after `steps` steps from the params given (the warm-up's result
   unused). The same limit as performance-06's captures: a program that timed its own calls into
   the plan and wrote every event a real trace has (an emulation of the profiler) would pass.
@@ -253,8 +254,16 @@ def trace_steps_problems(report, name: str, steps: int, plan: Plan, values, size
     if any(step_evidence(trace, STEP_SCOPE)["compiles"]):
         return ["the trace shows a compilation in a step: make the warm-up call, and wait for it, before the trace "
                 "starts"]
-    runs = sorted(ts for (module, _), ts in execution_starts(trace).items()
-                  if module == f"jit_{name}" and ts >= float(found[0]["ts"]))
+    # An execution counts once it is whole: every operation the step's program runs (the last step's
+    # first copies end at once, its loop much later, so a trace that stops early may hold a part).
+    ops: dict = {}
+    for event in complete(trace):
+        args = event.get("args")
+        if isinstance(args, dict) and args.get("hlo_module") == f"jit_{name}" and "run_id" in args:
+            ops.setdefault(str(args["run_id"]), set()).add(str(args.get("hlo_op")))
+    whole = set().union(*ops.values()) if ops else set()
+    runs = sorted(ts for (module, run_id), ts in execution_starts(trace).items()
+                  if module == f"jit_{name}" and ts >= float(found[0]["ts"]) and ops.get(run_id) == whole)
     if len(runs) < steps:
         return ["the trace is missing executions of the steps: the last steps were still queued when the trace "
                 "stopped, so wait for the result (jax.block_until_ready) inside the trace"]
