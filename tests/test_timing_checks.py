@@ -152,7 +152,7 @@ def test_unsynchronized_or_made_up_samples_fail_the_synchronization_check_only(t
 def test_a_fixed_sleep_instead_of_a_wait_fails_the_synchronization_check():
     # Every sample is long enough; only the difference between long and short calls shows the sleep.
     with pytest.raises(AssertionError, match="hardly longer"):
-        timing.check_synchronized(sleeps_instead_of_waiting, warm_calls=2)
+        timing.check_synchronized(sleeps_instead_of_waiting, warm_calls=4)
 
 
 @pytest.mark.parametrize("timer", [warm_up_first, first_among_warm], ids=lambda t: t.__name__)

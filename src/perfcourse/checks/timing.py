@@ -48,13 +48,20 @@ from dataclasses import dataclass, field
 
 from . import CheckFailed, remote
 
-WARM_WORK = (0.004, 0.032)   # seconds of device work of a warm call: the ladder spans this range
+WARM_WORK = (0.008, 0.048)   # seconds of device work of a warm call: the ladder spans this range
 WARM_WORK_SPREAD = WARM_WORK[1] / WARM_WORK[0]
 FIRST_FACTOR = (4.0, 6.0)    # the first call's work, in the longest warm call's: drawn per run
 HOLD_FACTOR = (1.0, 2.0)     # each warm call's hold, in its own work (the first: in the longest warm
                              # work): drawn per call, never below the work, so a CPU clock misses it
-SYNC_FRACTION = 0.4          # a synchronized measurement spans at least this much of its work (margin
-                             # for a calibration taken on a busier moment than the measurement)
+SYNC_FRACTION = 0.25         # a synchronized measurement spans at least this much of its work: the
+                             # margin for a calibration taken on a busier moment than the measurement
+                             # (up to 4x slower); an unsynchronized call measures its hold and a
+                             # dispatch, under a millisecond, where 0.25 of the least work is 2 ms
+
+
+FOLLOW_FRACTION = 0.5        # the longer half of the warm calls exceeds the shorter by at least this
+                             # share of their difference in work: halfway between a timer that follows
+                             # its calls (all of it, less scheduling noise) and a fixed sleep (none)
 
 
 def plan(warm_calls: int, rng: random.Random) -> tuple[list[float], list[float]]:
@@ -214,14 +221,14 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
     # Longer by a share of the extra work, not merely longer: a timer that reports a fixed sleep
     # instead of the call would otherwise pass half the time, on noise alone. Each sample less
     # its call's hold is that call's share of the work; the longer half of the warm calls must
-    # exceed the shorter half by SYNC_FRACTION of the difference in work.
+    # exceed the shorter half by FOLLOW_FRACTION of the difference in work.
     warm = sorted((run.work[call], sample, run.holds[call]) for sample, call in zip(samples[1:], measured[1:]))
     half = len(warm) // 2
     if half:
         short, long = warm[:half], warm[-half:]
         extra = statistics.median(w for w, _, _ in long) - statistics.median(w for w, _, _ in short)
         gained = (statistics.median(s - h for _, s, h in long) - statistics.median(s - h for _, s, h in short))
-        if gained < SYNC_FRACTION * extra:
+        if gained < FOLLOW_FRACTION * extra:
             return ["the warm samples do not follow their own calls (calls with several times the work took "
                     "hardly longer): time each call on its own, waiting for its result, and do not average "
                     "or reuse samples"]
