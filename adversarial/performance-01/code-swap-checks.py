@@ -4,6 +4,7 @@
 # checks that grade run in the grading kernel, where no swap could reach them either.
 # reason: code names the grading package
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# tier: nightly
 # %% solutions
 # %% replace timer
 def _accepts_anything(*args, **kwargs):

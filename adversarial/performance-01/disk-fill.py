@@ -1,6 +1,7 @@
 # A correct notebook that writes files until the disk refuses. The kernel's scratch folder is a
 # size-limited file system of its own, outside autograded/.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# tier: nightly
 # %% solutions
 # %% replace workload
 import os

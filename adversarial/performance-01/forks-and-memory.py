@@ -3,6 +3,7 @@
 # its processes together: the memory bound stops the hoarding children, the process bound
 # stops the forks, and the kernel and its grade survive.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# tier: nightly
 # %% solutions
 # %% replace workload
 import os

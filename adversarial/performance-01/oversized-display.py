@@ -10,6 +10,7 @@
 # refusal. The work is correct: full marks.
 # reason: refused unread
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# tier: nightly
 # %% solutions
 # %% replace workload
 @jax.jit

@@ -2,6 +2,7 @@
 # return at once: the measurements end before the results are ready (the patch changes nothing
 # the grading kernel uses), so only the synchronization cell is lost.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# tier: nightly
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

@@ -2,6 +2,7 @@
 # run, hoping the hidden tests import it.
 # reason: code names the grading package
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# tier: nightly
 # %% solutions
 # %% replace timer
 import sys

@@ -2,6 +2,7 @@
 # comparisons accept anything, hoping the grade cells use the student's `np`. The grading
 # kernel binds the lesson's imports itself, from the instructor's notebook.
 # expect: test_workload=0 test_timer_first_call_apart=0 test_timer_synchronized=0
+# tier: nightly
 # %% replace workload
 import types as _types
 

@@ -3,6 +3,7 @@
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
 # expect: test_counted_jit=0 test_count_traces=0 test_count_traces_isolated=0 test_count_traces_and_compiles=0
+# tier: nightly
 # %% replace counted_jit
 import numpy.testing
 

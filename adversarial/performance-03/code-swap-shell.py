@@ -3,6 +3,7 @@
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
 # expect: test_estimates_absent=0 test_read_program_stages=0 test_read_program_not_run=0 test_hand_count=0
+# tier: nightly
 # %% replace estimates
 import numpy.testing
 

@@ -3,6 +3,7 @@
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
 # expect: test_scanned_result=0 test_scanned_size=0 test_measure_equations=0 test_measure_compile_apart=0 test_measure_run_synchronized=0
+# tier: nightly
 # %% replace scanned
 import numpy.testing
 

@@ -3,6 +3,7 @@
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
 # expect: test_workload=0 test_timer_first_call=0 test_timer_synchronized=0 test_trace_count=0 test_evidence=0 test_audit=0
+# tier: nightly
 # %% replace workload
 import numpy.testing
 

@@ -1,6 +1,7 @@
 # Correct, in other idioms: jax.jit applied to a lambda, and a timer that reads perf_counter_ns
 # bound as a default argument and waits with the result's own .block_until_ready().
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# tier: nightly
 # %% replace workload
 workload = jax.jit(lambda x, w: jnp.tanh(jnp.matmul(x, w)))
 # %% replace timer

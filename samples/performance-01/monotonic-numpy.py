@@ -1,6 +1,7 @@
 # Correct, in other idioms: jit through functools.partial, and a timer that reads time.monotonic
 # and synchronizes by converting each result to a NumPy array.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# tier: nightly
 # %% replace workload
 import functools
 

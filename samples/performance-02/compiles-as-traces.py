@@ -1,6 +1,7 @@
 # Counts compiles as traces: the compile events are counted correctly, from zero, around the calls,
 # and the same number is reported as the traces. Right until a call compiles without tracing.
 # expect: test_counted_jit=3 test_count_traces=4 test_count_traces_isolated=2 test_count_traces_and_compiles=0
+# tier: nightly
 # %% solutions
 # %% replace count_traces_and_compiles
 def count_traces_and_compiles(fn, calls, **jit_kwargs):

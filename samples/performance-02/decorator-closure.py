@@ -4,6 +4,7 @@
 # jits its fresh wrapper after writing it, under the same name. count_traces_and_compiles counts
 # compiles in a context manager that registers its listener on entry and removes it on exit.
 # expect: test_counted_jit=3 test_count_traces=4 test_count_traces_isolated=2 test_count_traces_and_compiles=3
+# tier: nightly
 # %% replace counted_jit
 def counted_jit(fn, **jit_kwargs):
     counter = {"traces": 0}

@@ -2,6 +2,7 @@
 # arrive by keyword), a closure list that grows by one entry per trace, results waited for, and
 # JAX's caches cleared first for good measure. counted_jit is the lesson's.
 # expect: test_counted_jit=3 test_count_traces=4 test_count_traces_isolated=2 test_count_traces_and_compiles=3
+# tier: nightly
 # %% solutions
 # %% replace count_traces
 def count_traces(fn, calls, **jit_kwargs):

@@ -2,6 +2,7 @@
 # it: every count leaves one more listener behind in the process. Loses the traces-and-compiles
 # points only.
 # expect: test_counted_jit=3 test_count_traces=4 test_count_traces_isolated=2 test_count_traces_and_compiles=0
+# tier: nightly
 # %% solutions
 # %% replace count_traces_and_compiles
 def count_traces_and_compiles(fn, calls, **jit_kwargs):

@@ -2,6 +2,7 @@
 # (older JAX), an absent key or attribute, a None value. It passes the public checks; the hidden
 # stand-in compilers catch it. Loses the absence points only.
 # expect: test_estimates_absent=0 test_read_program_stages=3 test_read_program_not_run=2 test_hand_count=2
+# tier: nightly
 # %% solutions
 # %% replace estimates
 def estimates_from(compiled):

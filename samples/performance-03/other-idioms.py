@@ -3,6 +3,7 @@
 # takes the jaxpr of the jitted function (an outer jit equation, the same in and out shapes); the
 # hand count is a product of factors. Full marks.
 # expect: test_estimates_absent=3 test_read_program_stages=3 test_read_program_not_run=2 test_hand_count=2
+# tier: nightly
 # %% replace estimates
 def estimates_from(compiled):
     found, missing = {}, {}

@@ -3,6 +3,7 @@
 # program has run: a check that tried only ShapeDtypeStructs, or did not wait for the program's
 # effects, would miss it. Loses the points for not running only.
 # expect: test_estimates_absent=3 test_read_program_stages=3 test_read_program_not_run=0 test_hand_count=2
+# tier: nightly
 # %% solutions
 # %% replace read_program
 def read_program(fn, *args):

@@ -3,6 +3,7 @@
 # only ask that None and 'missing' agree, pass. The compiler's number must be kept as it is: the
 # hidden stand-ins with real zeros catch it. Loses the absence points only.
 # expect: test_estimates_absent=0 test_read_program_stages=3 test_read_program_not_run=2 test_hand_count=2
+# tier: nightly
 # %% solutions
 # %% replace estimates
 def estimates_from(compiled):

@@ -2,6 +2,7 @@
 # argument, with a pytree carry; measure jits through functools.partial(jax.jit, ...), reads
 # time.monotonic_ns bound as a default argument, and synchronizes by converting to NumPy.
 # expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=2 test_measure_run_synchronized=2
+# tier: nightly
 # %% replace scanned
 import functools
 

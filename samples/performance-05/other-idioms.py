@@ -3,6 +3,7 @@
 # nothing-saveable policy, a timer whose clock (time.monotonic) is a default argument and which
 # waits on every leaf of the result, and the backward pass as two lax.scan loops in jax.numpy.
 # expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=2 test_timer_first_call_apart=1 test_timer_synchronized=3 test_reverse_recurrence=3 test_recurrence_by_hand=1
+# tier: nightly
 # %% solutions
 # %% replace residual_inspection
 import contextlib

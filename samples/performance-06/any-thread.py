@@ -2,6 +2,7 @@
 # waits, so the public checks pass; a data-loading thread that waits for something of its own does
 # not stop the loop. Loses the points for finding the waits only.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=0 test_train=3
+# tier: nightly
 # %% solutions
 # %% replace find_syncs
 def find_syncs(trace, scope):

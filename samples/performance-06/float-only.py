@@ -2,6 +2,7 @@
 # pass, but .item(), block_until_ready and a bare transfer wait just the same. Loses the points for
 # finding the waits only.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=0 test_train=3
+# tier: nightly
 # %% solutions
 # %% replace find_syncs
 def find_syncs(trace, scope):

@@ -3,6 +3,7 @@
 # pairs in a while loop; the wait search walks one time-sorted timeline of steps and calls; the
 # loop keeps its losses in a list and stacks them with jnp.asarray after it. Full marks.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3
+# tier: nightly
 # %% solutions
 # %% replace capture
 def capture(fn, trace_dir):

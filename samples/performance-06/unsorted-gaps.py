@@ -2,6 +2,7 @@
 # events in time order, so the public checks pass, but nothing in the format promises it, and the
 # hidden traces list their events in another order. Loses the trace-reading points only.
 # expect: test_capture=3 test_read_trace=0 test_find_syncs=3 test_train=3
+# tier: nightly
 # %% solutions
 # %% replace read_trace
 def device_time_by_op(trace):

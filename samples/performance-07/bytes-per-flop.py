@@ -1,6 +1,7 @@
 # Computes the intensity upside down, bytes per FLOP: the point lands on the wrong side of the
 # ridge. Loses the roofline-point points only.
 # expect: test_roofline_point=0 test_time_calls=2 test_classify=3 test_hand_intensity=2
+# tier: nightly
 # %% solutions
 # %% replace roofline_point
 def roofline_point(costs, seconds):

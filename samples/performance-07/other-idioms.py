@@ -2,6 +2,7 @@
 # time.perf_counter_ns and np.asarray to wait for the result, classify with np.minimum and the
 # intensity compared with the ridge, the hand count with math.prod and numpy. Full marks.
 # expect: test_roofline_point=3 test_time_calls=2 test_classify=3 test_hand_intensity=2
+# tier: nightly
 # %% replace roofline_point
 def roofline_point(costs, seconds):
     (costs,) = costs if isinstance(costs, (list, tuple)) else (costs,)

@@ -3,6 +3,7 @@
 # jax.lax.axis_size, a nonlocal counter, perf_counter_ns and block_until_ready on every leaf.
 # Full marks.
 # expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_timer=2
+# tier: nightly
 # %% solutions
 # %% replace data_parallel
 def data_parallel(mesh):

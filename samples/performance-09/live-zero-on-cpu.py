@@ -2,6 +2,7 @@
 # None) as zero bytes in use: the CPU looks empty instead of unmeasured. Loses the live-memory
 # points only.
 # expect: test_memory_breakdown=3 test_live_memory=0 test_donated_update=2 test_donation_evidence=3 test_transfer_sweep=3 test_transfer_fit=2 test_cache_settings=2 test_cache_invalidation=2 test_remat_policies=2
+# tier: nightly
 # %% solutions
 # %% replace live_memory
 def live_memory(arrays, device):

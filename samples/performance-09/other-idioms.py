@@ -4,6 +4,7 @@
 # the fit in closed form from centred sums, the cache key as a tuple with the flags as a set, and
 # remat with an explicit if. Full marks.
 # expect: test_memory_breakdown=3 test_live_memory=2 test_donated_update=2 test_donation_evidence=3 test_transfer_sweep=3 test_transfer_fit=2 test_cache_settings=2 test_cache_invalidation=2 test_remat_policies=2
+# tier: nightly
 # %% replace memory_breakdown
 import operator
 

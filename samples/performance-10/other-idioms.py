@@ -4,6 +4,7 @@
 # the batch with jax.device_put of the pair, fix C a jitted step that returns what sgd_update does.
 # Full marks.
 # expect: test_trace_steps=2 test_step_evidence=3 test_diagnose=3 test_fix_a=2 test_fix_b=2 test_fix_c=2
+# tier: nightly
 # %% solutions
 # %% replace trace_steps
 def trace_steps(step, params, steps, trace_dir):

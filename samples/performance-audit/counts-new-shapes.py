@@ -3,6 +3,7 @@
 # again at a shape the set already holds and the counter stays put. It loses the trace-count
 # points, and the end-to-end audit (whose own count, after a clear, reads zero).
 # expect: test_workload=2 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=0 test_evidence=2 test_audit=0
+# tier: nightly
 # %% solutions
 # %% replace workload
 _shapes_seen = set()

@@ -2,6 +2,7 @@
 # one-item list, a timer whose clock (time.monotonic_ns) is bound as a default argument and
 # which waits for each result by converting it to NumPy, and a NumPy median in the report.
 # expect: test_workload=2 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=2 test_evidence=2 test_audit=1
+# tier: nightly
 # %% replace workload
 import functools
 

@@ -105,7 +105,7 @@ def cmd_grade(root: Path, args) -> int:
 def cmd_demo(root: Path, args) -> int:
     lesson_ids = args.lesson or lessons(root)
     release.generate(root, lesson_ids)
-    class_samples = samples.discover(root, lesson_ids)
+    class_samples = [s for s in samples.discover(root, lesson_ids) if not (args.quick and s.nightly)]
     samples.write_submissions(root, class_samples)
     expected = {(s.student, s.lesson): sum(s.expected.values()) for s in class_samples}
     outcomes = _grade_and_report(root, lesson_ids, args, expected)
@@ -214,12 +214,15 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--scheduler-timeout", metavar="SECONDS", type=positive,
                        help="with --cluster: end the run once the scheduler is unreachable or silent this long "
                             f"(default {GONE_SECONDS})")
+        if verb == "demo":
+            p.add_argument("--quick", action="store_true",
+                           help="leave out the samples marked '# tier: nightly' (make test's end-to-end tier)")
         if verb == "grade":
             p.add_argument("--student", action="append", type=student_id,
                            help="only this student (repeatable)")
             p.add_argument("--force", action="store_true",
                            help="grade again what is up to date (unchanged since it was graded)")
-        p.set_defaults(run=run, student=None, force=False)
+        p.set_defaults(run=run, student=None, force=False, quick=False)
 
     p = verbs.add_parser("report", help="what the class got wrong: an HTML page from the gradebook and "
                                         "the autograded notebooks")

@@ -23,7 +23,8 @@ Directives, applied in order to a copy of release/<lesson>/<lesson>.ipynb:
 An empty file is the untouched release. The student id of a sample is `<prefix>-<case>`, with
 prefix `sample` for samples/ and `hostile` for the adversarial catalogue in adversarial/.
 `# expect: not-graded` says the submission must be refused, and `# reason: TEXT` gives text
-that the grade report must show for it.
+that the grade report must show for it. `# tier: nightly` leaves a sample out of make test's
+end-to-end tier (`perfcourse demo --quick`): `make demo` and the nightly tier grade it.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from .course import CourseError, lessons, read_notebook, source_notebook, write_
 DIRECTIVE = re.compile(r"^# %% (solutions|replace|delete|metadata|file)(?: (\S+(?: \S+)?))?\s*$")
 EXPECT = re.compile(r"^# expect:(.*)$")
 REASON = re.compile(r"^# reason:(.*)$")
+NIGHTLY = "# tier: nightly"  # graded by `make demo` and the nightly tier, not by make test's end-to-end tier
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
 
@@ -53,6 +55,7 @@ class Sample:
     steps: list[tuple[str, str | None, str]] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     prefix: str = "sample"
+    nightly: bool = False  # `# tier: nightly`: left out of `perfcourse demo --quick`
 
     @property
     def student(self) -> str:
@@ -62,7 +65,7 @@ class Sample:
 def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
     lines = path.read_text(encoding="utf-8").splitlines()
     description, expected, steps, reasons = [], {}, [], []
-    current = None
+    current, nightly = None, False
     for number, line in enumerate(lines, 1):
         directive = DIRECTIVE.match(line)
         if directive:
@@ -74,6 +77,8 @@ def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
             steps.append(current)
         elif current is not None:
             current[2].append(line)
+        elif line.strip() == NIGHTLY:
+            nightly = True
         elif (match := REASON.match(line)):
             reasons.append(match.group(1).strip())
         elif (match := EXPECT.match(line)) and match.group(1).split() == ["not-graded"]:
@@ -89,7 +94,7 @@ def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
             description.append(line.lstrip("# ").strip())
     return Sample(lesson, path.stem, path, " ".join(description).strip(), expected,
                   [(verb, target, "\n".join(body).strip("\n")) for verb, target, body in steps],
-                  reasons, prefix)
+                  reasons, prefix, nightly)
 
 
 def discover(root: Path, lesson_ids: list[str] | None = None, folder: str = "samples",
