@@ -18,6 +18,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT, perfcourse
+# `browser` is a fixture (tests/jupyter_browser.py): importing it puts it in this module's reach.
+from jupyter_browser import browser  # noqa: F401
 
 from perfcourse import nbgrader_bridge
 from perfcourse.grading import class_report

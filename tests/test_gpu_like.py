@@ -18,7 +18,8 @@ from conftest import ROOT
 from perfcourse import samples
 from perfcourse.course import FIGURE_TAG
 
-pytestmark = [pytest.mark.e2e,  # kernels, graded classes or executed notebooks (make test, not make check)
+pytestmark = [pytest.mark.e2e,  # kernels, graded classes or executed notebooks
+              pytest.mark.nightly,  # every lesson once more: nightly, to keep make test under 10 minutes
               pytest.mark.xdist_group("gpu-like")]
 
 GPU_LIKE_KERNEL = "jax-cpu-gpu-like"

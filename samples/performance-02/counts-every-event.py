@@ -2,6 +2,7 @@
 # record events, several per trace, so the count is far too high. Listening is right; the event
 # must be the compile event.
 # expect: test_counted_jit=3 test_count_traces=4 test_count_traces_isolated=2 test_count_traces_and_compiles=0
+# tier: nightly
 # %% solutions
 # %% replace count_traces_and_compiles
 def count_traces_and_compiles(fn, calls, **jit_kwargs):

@@ -1,6 +1,7 @@
 # count_traces keeps one running total for the whole notebook: its first count is right, every
 # later one includes all the counts before it.
 # expect: test_counted_jit=3 test_count_traces=0 test_count_traces_isolated=0 test_count_traces_and_compiles=3
+# tier: nightly
 # %% solutions
 # %% replace count_traces
 total = {"traces": 0}

@@ -3,6 +3,7 @@
 # right about shapes, dtypes, keywords, static values and partials, and passes the public checks,
 # but it treats a Python float like a float32 array (weak types), and it never traces anything.
 # expect: test_counted_jit=3 test_count_traces=0 test_count_traces_isolated=2 test_count_traces_and_compiles=3
+# tier: nightly
 # %% solutions
 # %% replace count_traces
 def count_traces(fn, calls, **jit_kwargs):

@@ -2,6 +2,7 @@
 # compiled program. Its durations look like runs; fn's Python code running once per run shows
 # it. It loses the run points only.
 # expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=2 test_measure_run_synchronized=0
+# tier: nightly
 # %% solutions
 # %% replace measure
 def measure(fn, *args, warm_calls=7):

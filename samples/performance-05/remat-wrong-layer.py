@@ -2,6 +2,7 @@
 # checkpoint is real and saves fewer residuals, but the network no longer computes what it did,
 # so the gradient points are lost.
 # expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=0 test_timer_first_call_apart=1 test_timer_synchronized=3 test_reverse_recurrence=3 test_recurrence_by_hand=1
+# tier: nightly
 # %% solutions
 # %% replace remat_layer
 remat_layer = jax.checkpoint(lambda v: jnp.tanh(v @ W))

@@ -2,6 +2,7 @@
 # was given: right for the lesson's network, wrong for any other call, so it loses the
 # residual-inspection points (the other cells count residuals their own way).
 # expect: test_residual_inspection=0 test_remat_layer=3 test_gradients_agree=2 test_timer_first_call_apart=1 test_timer_synchronized=3 test_reverse_recurrence=3 test_recurrence_by_hand=1
+# tier: nightly
 # %% solutions
 # %% replace residual_inspection
 import contextlib

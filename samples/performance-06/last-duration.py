@@ -2,6 +2,7 @@
 # right and every value a real duration, so the public checks pass; the totals are wrong whenever
 # an operation ran more than once. Loses the trace-reading points only.
 # expect: test_capture=3 test_read_trace=0 test_find_syncs=3 test_train=3
+# tier: nightly
 # %% solutions
 # %% replace read_trace
 def device_time_by_op(trace):

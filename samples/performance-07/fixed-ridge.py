@@ -2,6 +2,7 @@
 # passed in: it agrees on the public checks' machine for their two points, not for other ceilings.
 # Loses the classification points only.
 # expect: test_roofline_point=3 test_time_calls=2 test_classify=0 test_hand_intensity=2
+# tier: nightly
 # %% solutions
 # %% replace classify
 def classify(point, peak_flop_per_second, peak_bytes_per_second):

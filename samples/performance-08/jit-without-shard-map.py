@@ -2,6 +2,7 @@
 # the program it hands to XLA writes no sum across devices (the task is to write it, with psum
 # inside shard_map). Loses the psum cell only.
 # expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=0 test_compile_key=2 test_timer=2
+# tier: nightly
 # %% solutions
 # %% replace grad_with_psum
 def grad_with_psum(mesh):

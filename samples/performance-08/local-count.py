@@ -2,6 +2,7 @@
 # each part is the gradient of its block's mean, and their psum is n times the gradient of the
 # whole batch's mean. Loses the psum cell only.
 # expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=0 test_compile_key=2 test_timer=2
+# tier: nightly
 # %% solutions
 # %% replace grad_with_psum
 def grad_with_psum(mesh):

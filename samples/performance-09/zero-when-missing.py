@@ -2,6 +2,7 @@
 # looks like one whose programs need no memory. Passes the public checks' complete program, not the
 # stand-ins with None, errors and absent attributes. Loses the breakdown points only.
 # expect: test_memory_breakdown=0 test_live_memory=2 test_donated_update=2 test_donation_evidence=3 test_transfer_sweep=3 test_transfer_fit=2 test_cache_settings=2 test_cache_invalidation=2 test_remat_policies=2
+# tier: nightly
 # %% solutions
 # %% replace memory_breakdown
 def memory_breakdown(compiled):

@@ -3,6 +3,7 @@
 # own (and each Python float handed to one is a copy), so the step still runs five programs. Loses
 # the points for fixing loop C only.
 # expect: test_trace_steps=2 test_step_evidence=3 test_diagnose=3 test_fix_a=2 test_fix_b=2 test_fix_c=0
+# tier: nightly
 # %% solutions
 # %% replace fast_loop_c
 def fast_loop_c(x, y, lr):

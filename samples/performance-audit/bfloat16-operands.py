@@ -4,6 +4,7 @@
 # about 1e-2, beyond the tolerance of the precision in use (1e-5). It loses the workload's
 # points, and the end-to-end audit that checks the workload again.
 # expect: test_workload=0 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=2 test_evidence=2 test_audit=0
+# tier: nightly
 # %% solutions
 # %% replace workload
 TRACE_COUNT = 0

@@ -3,6 +3,7 @@
 # hidden check's random inputs catch it: it loses the workload's points, and the end-to-end
 # audit that checks the workload again.
 # expect: test_workload=0 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=2 test_evidence=2 test_audit=0
+# tier: nightly
 # %% solutions
 # %% replace workload
 TRACE_COUNT = 0
