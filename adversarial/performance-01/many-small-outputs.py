@@ -4,6 +4,7 @@
 # and the grade does not depend on how busy the machine is.
 # reason: was cut at 2000 messages
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# tier: nightly
 # %% solutions
 # %% replace workload
 from IPython.display import display

@@ -42,20 +42,16 @@ Anything in the student's kernel can be replaced, the course's probes included:
   (a marking primitive's lowering rule runs in `.lower()`) and its compilation (JAX's compile
   event, seen by a listener the probe registers while `measure` runs), and each run of its
   program (a host callback). This side holds each report for a time it draws and never tells
-  (each stage one to two calibrated compilations, each run four), and records when each began
-  and ended on its own clock. Both clocks tick alike, so the student's span is set beside each
-  whole path this side saw (trace, lower and compile in turn):
-
-      span >= path - half the shortest stage hold     (else: a stage was left out of the span:
-                                                        traced before the clock, compiled after it,
-                                                        or a cache hit, where nothing is in it)
-      span <  path + half a run's hold, where a run followed   (else: a run inside the span)
-
-  An honest span holds its path, so it is never shorter (less the channel's latency, well under
-  a hold), and longer only by the few milliseconds between its clock reads and the path's ends;
-  a busy machine lengthens the path and the span alike. A forger (a replaced probe) would have to
-  report, for a span, the length of a path it really went through: tracing, lowering and
-  compiling the instrument, each held here.
+  (each stage 1.5 to 2.5 calibrated compilations, each run five), and records when each began
+  and ended on its own clock. Both clocks tick alike, so the student's span is set beside the
+  spans a measure could have taken over each path seen: the whole path (trace, lower, compile),
+  the path without its trace (jax.make_jaxpr first), without its compilation (compile() after
+  the second clock read), the compilation alone, and the first two with the run that followed.
+  Every part lasts at least its hold, so these lie a hold or more apart; the span passes when the
+  whole path is the nearest (and the span is not shorter than it, less a few milliseconds of
+  clock reads). A busy machine lengthens a path and the span that holds it alike. A forger (a
+  replaced probe) would have to report, for a span, the length of a path it really went through:
+  tracing, lowering and compiling the instrument, each held here.
 - `check_measure_synchronized`: traces *observed*, timings *evidence only*. The instrument
   without run reports (so its calls return before their results are ready, as XLA's CPU client
   dispatches them asynchronously) runs a device loop of a trip count picked here, calibrated in
@@ -75,8 +71,9 @@ import numpy as np
 
 from . import CheckFailed, numerics, programs, remote, trusted
 
-HOLD_FACTOR = (1.0, 2.0)     # each stage's hold, in calibrated compilations (drawn per stage and run)
-RUN_HOLD_FACTOR = 4.0        # each run's hold in the compile check, in calibrated compilations
+HOLD_FACTOR = (1.5, 2.5)     # each stage's hold, in calibrated compilations (drawn per stage and run)
+RUN_HOLD_FACTOR = 5.0        # each run's hold in the compile check, in calibrated compilations
+CLOCK_SLACK = 0.005          # seconds a span may fall short of its path: clock reads, the channel
 HOLD_LEAST = 0.04            # seconds: the unit of a hold when compiling takes less
 SYNC_WORK_SECONDS = 0.12     # calibrated work of a run in the synchronization check
 SYNC_FRACTION = 0.15         # a synchronized measurement spans at least this much of its work
@@ -316,14 +313,15 @@ class Program:
     def traces(self) -> int:
         return self._count("trace")
 
-    def _paths(self) -> list[tuple[float, float]]:
-        """(began, ended) of each trace-lower-compile that ran in that order with nothing between:
-        the whole path of one compilation, on this side's clock."""
+    def _paths(self) -> list[dict]:
+        """Each trace, lowering and compile that ran in that order with nothing between (one
+        compilation's whole path), as the moments that bound its parts, on this side's clock:
+        the trace's start, the lowering's start and end, the compile report's end."""
         found = []
         for i in range(len(self._events) - 2):
-            kinds = tuple(kind for kind, _, _ in self._events[i:i + 3])
-            if kinds == ("trace", "lower", "compile"):
-                found.append((self._events[i][1], self._events[i + 2][2]))
+            (k0, t0, _), (k1, l0, l1), (k2, _, c1) = self._events[i:i + 3]
+            if (k0, k1, k2) == ("trace", "lower", "compile"):
+                found.append({"trace": t0, "lower": l0, "lowered": l1, "compiled": c1})
         return found
 
     def _run_after(self, moment: float) -> tuple[float, float] | None:
@@ -386,7 +384,7 @@ class MeasureRun:
     work: float             # calibrated seconds of every run of the compiled program
     compile_work: float     # calibrated seconds of its whole compilation path
     holds: tuple = ()       # seconds this side held the trace, the lowering, the compile and each run
-    paths: list = field(default_factory=list)  # (began, ended) of each whole compilation path seen here
+    paths: list = field(default_factory=list)  # the moments bounding each whole compilation path seen here
     runs_after: list = field(default_factory=list)  # (began, ended) of the first run after each path
 
 
@@ -410,32 +408,39 @@ def run_instrument(measure, work_seconds: float, warm_calls: int, rng=None, exac
         raise CheckFailed("measure never traced fn: it must compile and run the function it is given")
     paths = program._paths()
     return MeasureRun(result, program.traces, work_seconds, calibration.compile_seconds, holds, paths,
-                      [program._run_after(ended) for _, ended in paths])
+                      [program._run_after(path["compiled"]) for path in paths])
 
 
 def compile_span_problems(run: MeasureRun) -> list[str]:
-    """The compile span is the length of one whole compilation path seen here (trace, lower and
-    compile in turn, each held here), with no run inside it.
+    """The compile span is one whole compilation path seen here (trace, lower and compile in turn,
+    each held here), with no run inside it.
 
-    Both clocks tick alike, so the student's span and this side's record of a path can be set
-    side by side: an honest span holds the path, so it is never shorter than the path less the
-    channel's latency, and longer only by the few milliseconds between its clock reads and the
-    path's ends. A span that leaves a stage out is shorter by at least half that stage's hold;
-    one that holds a run is longer by at least half the run's hold (several times a whole
-    compilation here, each)."""
+    Both clocks tick alike, so the student's span and this side's record can be set side by side.
+    For each path seen, the spans a measure could have taken are known here: the whole path (the
+    honest one); without the trace (made earlier, by jax.make_jaxpr say); without the compilation
+    (compile() after the second clock read); the compilation alone; and the first two with the
+    run that followed. Each part is held here at least one hold, so these lengths lie apart. The
+    span passes when the whole path is the nearest of them (and it is not shorter than the path
+    less the clock's slack); else the nearest names the mistake."""
     span = run.result["compile_seconds"]
-    trace_hold, lower_hold, compile_hold, run_hold = run.holds
     if not run.paths:
         return [NO_PATH]
-    shortest_stage = min(trace_hold, lower_hold, compile_hold)
-    for (began, ended), following in zip(run.paths, run.runs_after):
-        path = ended - began
-        if span < path - shortest_stage / 2:
-            continue  # not this path: a stage of it is left out
-        if following is not None and span >= path + run_hold / 2:
-            return [RUN_INSIDE_COMPILE]
-        return []
-    return [STAGES_MISSING]
+    verdicts = []
+    for path, following in zip(run.paths, run.runs_after):
+        candidates = {
+            "whole": path["compiled"] - path["trace"],
+            "no trace": path["compiled"] - path["lower"],
+            "no compile": path["lowered"] - path["trace"],
+            "compile only": path["compiled"] - path["lowered"],
+        }
+        if following is not None:
+            candidates["whole and a run"] = following[1] - path["trace"]
+            candidates["no trace and a run"] = following[1] - path["lower"]
+        nearest = min(candidates, key=lambda name: abs(span - candidates[name]))
+        if nearest == "whole" and span >= candidates["whole"] - CLOCK_SLACK:
+            return []
+        verdicts.append(RUN_INSIDE_COMPILE if nearest.endswith("a run") else STAGES_MISSING)
+    return [RUN_INSIDE_COMPILE if RUN_INSIDE_COMPILE in verdicts else STAGES_MISSING]
 
 
 NO_PATH = ("measure never traced, lowered and compiled fn in one go: time jax.jit(fn).lower(*args).compile() "
