@@ -74,7 +74,7 @@ import random
 import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, programs, remote, timing
-from .profiling import Plan, complete, parse_trace_file, scope_events
+from .profiling import Plan, _plain, complete, parse_trace_file, scope_events
 
 STEP_SCOPE = "train"
 COMPILE_EVENTS = ("backend_compile_and_load",)
@@ -438,14 +438,6 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
 
 def fresh_scope(rng: np.random.Generator) -> str:
     return str(rng.choice(["train", "step", "sgd_step", "train_step"])) + f"_{int(rng.integers(16**3)):03x}"
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _counts(value) -> list | None:

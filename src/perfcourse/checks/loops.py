@@ -63,7 +63,6 @@ Anything in the student's kernel can be replaced, the course's probes included:
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from dataclasses import dataclass, field
 

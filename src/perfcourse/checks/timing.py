@@ -89,8 +89,8 @@ class Schedule:
     seconds.
     """
 
-    def __init__(self, iterations: list[int], seconds: list[float], holds: list[float]):
-        self._iterations, self._seconds, self._holds = list(iterations), list(seconds), list(holds)
+    def __init__(self, iterations: list[int], holds: list[float]):
+        self._iterations, self._holds = list(iterations), list(holds)
         self._served: list[int] = []    # the plan's index of each call made
         self._asked: list[float] = []   # when each call asked, on this side's clock
 
@@ -148,7 +148,7 @@ def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) 
     rng = rng or random.SystemRandom()
     calibration = calibrate()
     work, holds = plan(warm_calls, rng)
-    schedule = Schedule([calibration.iterations(seconds) for seconds in work], work, holds)
+    schedule = Schedule([calibration.iterations(seconds) for seconds in work], holds)
     value = remote.probe("timing.run_timer", timer, schedule, keyword, warm_calls)
     returned = time.monotonic()
     first, warm = _pair(value)

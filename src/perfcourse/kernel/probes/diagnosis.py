@@ -46,8 +46,9 @@ import os
 import shutil
 import tempfile
 
-MAX_TRACE_BYTES = 3 << 20  # a compressed trace the channel carries back (the lesson's are < 100 KB)
-TRACE_FILE = "perfetto_trace.json.gz"
+# The trace file's name and size bound, and how its bytes are sent back: performance-06's probes.
+from .profiling import MAX_TRACE_BYTES, TRACE_FILE, _error, _file_bytes  # noqa: F401
+
 STEP_SCOPE = "train"
 PROBES = ("capture_steps", "trace_fixed", "export_fixed")
 VARIANTS = {
@@ -56,10 +57,6 @@ VARIANTS = {
     "dispatch": ("per_example", "per_example_eager", "per_weight"),
     "none": ("clean",),
 }
-
-
-def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:500]
 
 
 # --- the course's model ------------------------------------------------------------------------------
@@ -254,18 +251,6 @@ def build(variant: str, x, y, lr):
 
 
 # --- the course's own trace driver ----------------------------------------------------------------
-def _file_bytes(path) -> dict:
-    """The file's bytes as they are (never parsed here), or why they are not sent."""
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_TRACE_BYTES:
-            return {"too_big": size}
-        with open(path, "rb") as handle:
-            return {"file": handle.read(MAX_TRACE_BYTES + 1)}
-    except OSError as exc:
-        return {"unreadable": _error(exc)}
-
-
 def _newest(trace_dir) -> str | None:
     found = sorted(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True), key=os.path.getmtime)
     return found[-1] if found else None
