@@ -208,6 +208,89 @@ def test_no_case_sits_on_a_ridge():
             assert not 0.9 < ratio < 1.1
 
 
+# --- test_roof_verdict ---------------------------------------------------------------------------
+def verdict_right(point, peak, bandwidth):
+    import statistics
+    attainable = min(peak, point["intensity"] * bandwidth)
+    samples = point["samples"]
+    lowest, highest = point["flops"] / max(samples) / attainable, point["flops"] / min(samples) / attainable
+    verdict = "below the roof" if highest < 1 else "above the roof" if lowest > 1 else "at the roof"
+    return {"attainable": attainable, "median_fraction": point["flops"] / statistics.median(samples) / attainable,
+            "lowest_fraction": lowest, "highest_fraction": highest, "verdict": verdict}
+
+
+def verdict_from_rates(point, peak, bandwidth):
+    """The same from the point's rate: FLOP/s at the median time, scaled by each sample's time."""
+    attainable = float(np.minimum(peak, point["intensity"] * bandwidth))
+    fractions = sorted(point["flop_per_second"] * point["seconds"] / s / attainable for s in point["samples"])
+    sides = {fractions[0] > 1, fractions[-1] >= 1}
+    return {"attainable": attainable, "median_fraction": point["flop_per_second"] / attainable,
+            "lowest_fraction": fractions[0], "highest_fraction": fractions[-1],
+            "verdict": {frozenset({True}): "above the roof", frozenset({False}): "below the roof"}.get(
+                frozenset(sides), "at the roof")}
+
+
+def verdict_with(**changes):
+    def verdict(point, peak, bandwidth):
+        got = verdict_right(point, peak, bandwidth)
+        return {**got, **{key: change(point, got) for key, change in changes.items()}}
+    return verdict
+
+
+VERDICT_MISTAKES = {
+    "median only": (verdict_with(verdict=lambda p, got: "below the roof" if got["median_fraction"] < 1
+                                 else "above the roof"), "verdict is"),
+    "unsorted middle": (verdict_with(median_fraction=lambda p, got: p["flops"] / p["samples"][len(p["samples"]) // 2]
+                                     / got["attainable"]), "median fraction"),
+    "fastest as lowest": (verdict_with(lowest_fraction=lambda p, got: got["highest_fraction"]), "lowest fraction"),
+    "peak only": (verdict_with(attainable=lambda p, got: max(got["attainable"], p["flop_per_second"])), "attainable"),
+    "mean time": (verdict_with(median_fraction=lambda p, got: p["flops"] / float(np.mean(p["samples"]))
+                               / got["attainable"]), "median fraction"),
+}
+
+
+@pytest.mark.parametrize("right", [verdict_right, verdict_from_rates])
+def test_a_right_roof_verdict_passes(right):
+    for seed in range(10):
+        roofline.check_roof_verdict(right, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("name", sorted(VERDICT_MISTAKES))
+def test_roof_verdict_mistakes_are_caught(name):
+    wrong, words = VERDICT_MISTAKES[name]
+    for seed in range(5):
+        with pytest.raises(CheckFailed, match=words):
+            roofline.check_roof_verdict(wrong, np.random.default_rng(seed))
+
+
+def test_roof_verdict_cases_show_every_verdict_away_from_the_roof():
+    for seed in range(50):
+        verdicts = []
+        for what, point, peak, bandwidth in roofline.roof_verdict_cases(np.random.default_rng(seed)):
+            want = roofline.expected_roof_verdict(point, peak, bandwidth)
+            assert min(abs(want["lowest_fraction"] - 1), abs(want["highest_fraction"] - 1)) > 0.03, what
+            assert point["seconds"] == float(np.median(point["samples"]))
+            if "median is below" in what or "median is above" in what:
+                assert want["verdict"] == "at the roof" and (want["median_fraction"] < 1) == ("median is below" in what)
+            verdicts.append(want["verdict"])
+        assert set(verdicts) == {"below the roof", "at the roof", "above the roof"}
+
+
+def test_public_roof_verdict_cases_are_the_hidden_reference():
+    cell = grade_cells()["test_roof_verdict"].source.partition("### BEGIN HIDDEN TESTS")[0]
+    namespace = {"np": np, "roof_verdict": lambda point, peak, bandwidth: roofline.expected_roof_verdict(
+        point, peak, bandwidth)}
+    exec(compile(cell, "public check", "exec"), namespace)
+    for point, want in namespace["_cases"]:
+        got = roofline.expected_roof_verdict(point, 100e9, 20e9)
+        assert got["verdict"] == want["verdict"]
+        assert all(math.isclose(got[key], want[key], rel_tol=1e-9) for key in want if key != "verdict")
+    for wrong in ("median only", "unsorted middle"):
+        namespace["roof_verdict"] = VERDICT_MISTAKES[wrong][0]
+        with pytest.raises(AssertionError):
+            exec(compile(cell, "public check", "exec"), namespace)
+
+
 # --- test_hand_intensity -------------------------------------------------------------------------
 def test_a_right_hand_intensity_passes():
     for seed in range(5):
@@ -238,7 +321,7 @@ def grade_cells():
 
 def test_grade_cells_and_points():
     assert {gid: c.metadata["nbgrader"]["points"] for gid, c in grade_cells().items()} == {
-        "test_roofline_point": 3, "test_time_calls": 2, "test_classify": 3, "test_hand_intensity": 2}
+        "test_roofline_point": 3, "test_classify": 3, "test_roof_verdict": 2, "test_hand_intensity": 2}
 
 
 def test_public_tests_need_no_course_code_and_hidden_tests_call_the_checks():
@@ -246,7 +329,7 @@ def test_public_tests_need_no_course_code_and_hidden_tests_call_the_checks():
         public, _, hidden = cell.source.partition("### BEGIN HIDDEN TESTS")
         assert "perfcourse" not in public
         assert "perfcourse.checks" in hidden
-        assert ("timing.check_synchronized" in hidden) if gid == "test_time_calls" else ("roofline.check_" in hidden)
+        assert "roofline.check_" in hidden
 
 
 def test_task_headings_precede_every_solution_cell():
@@ -282,6 +365,10 @@ def test_artifact_report_places_every_point_under_its_own_roofs():
         assert point["cache_roof"]["bound"] == in_cache["bound"]
         assert math.isclose(point["cache_roof"]["attainable"], in_cache["attainable"])
         assert point["seconds"] == float(np.median(point["samples"]))
+        judged = roofline.expected_roof_verdict(point, peak, memory)
+        assert point["verdict"] == judged["verdict"]
+        assert point["fraction_of_samples"] == pytest.approx([judged["lowest_fraction"], judged["highest_fraction"]])
+        assert point["cache_roof"]["verdict"] == roofline.expected_roof_verdict(point, peak, cache)["verdict"]
         if point["hand_intensity"] is not None and "float32" in point["workload"]:
             assert math.isclose(point["intensity"], point["hand_intensity"], rel_tol=1e-6)
     assert {p["bound"] for p in report["points"]} == {"memory", "compute"}

@@ -195,3 +195,45 @@ def test_every_run_draws_its_own_lengths():
 def test_a_result_that_is_not_a_pair_of_timings_is_a_clear_failure():
     with pytest.raises(AssertionError, match="should return"):
         timing.run_timer(lambda fn, *args, warm_calls=7: "fast", 2)
+
+
+# --- the timer is written once: later lessons give performance-01's ---------------------------
+
+def _code_cell(lesson: str, grade_id: str):
+    from conftest import ROOT
+    from perfcourse.course import read_notebook
+
+    nb = read_notebook(ROOT / "source" / lesson / f"{lesson}.ipynb")
+    [cell] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    return cell
+
+
+def _function_source(source: str, name: str) -> str:
+    import ast
+
+    [found] = [node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef) and node.name == name]
+    return ast.unparse(found)
+
+
+@pytest.mark.parametrize("lesson", ["performance-05", "performance-07"])
+def test_a_later_lesson_gives_performance_01s_timer_in_a_locked_cell(lesson):
+    """The lesson asks for no timer: its timer is a locked given cell (restored at grading) holding
+    performance-01's solution, and no solution or grade cell asks for or checks a timer."""
+    from conftest import ROOT
+    from perfcourse.course import read_notebook
+
+    written = _code_cell("performance-01", "timer").source
+    written = "\n".join(line for line in written.splitlines() if "### " not in line)  # the solution markers
+    given = _code_cell(lesson, "course_timer")
+    meta = given.metadata["nbgrader"]
+    assert meta["locked"] and not meta["solution"] and not meta["grade"]
+    assert _function_source(given.source, "time_completed") == _function_source(written, "time_completed")
+    cells = read_notebook(ROOT / "source" / lesson / f"{lesson}.ipynb").cells
+    for cell in cells:
+        nbgrader = cell.metadata.get("nbgrader", {})
+        if nbgrader.get("solution"):
+            assert "block_until_ready" not in cell.source and "perf_counter" not in cell.source
+        if nbgrader.get("grade"):
+            assert "timing.check_" not in cell.source
+    [heading] = [c.source for c in cells if c.cell_type == "markdown" and "## The course's timer" in c.source]
+    assert "performance-01" in heading and "Nothing to write in this cell" in heading

@@ -2,7 +2,7 @@
 # numpy's comparisons, so that in one kernel every later failure would vanish. The grade cells
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
-# expect: test_residual_inspection=0 test_remat_layer=0 test_gradients_agree=0 test_timer_first_call_apart=0 test_timer_synchronized=0 test_reverse_recurrence=0 test_recurrence_by_hand=0
+# expect: test_residual_inspection=0 test_remat_layer=0 test_gradients_agree=0 test_timing_verdict=0 test_reverse_recurrence=0 test_recurrence_by_hand=0
 # tier: nightly
 # %% replace residual_inspection
 import numpy.testing

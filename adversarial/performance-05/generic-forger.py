@@ -15,7 +15,7 @@
 # the backward pass, handed other saved inputs, unlike the one-layer network's applied layer after
 # layer; it calls the recurrence itself on fresh inputs.
 # reason: code iterates sys.modules
-# expect: test_residual_inspection=0 test_remat_layer=0 test_gradients_agree=2 test_timer_first_call_apart=0 test_timer_synchronized=0 test_reverse_recurrence=0 test_recurrence_by_hand=1
+# expect: test_residual_inspection=0 test_remat_layer=0 test_gradients_agree=2 test_timing_verdict=0 test_reverse_recurrence=0 test_recurrence_by_hand=1
 # %% replace residual_inspection
 import contextlib
 import io

@@ -1,8 +1,8 @@
 # Correct in other idioms: the listing read from redirect_stdout's own StringIO through
 # jax.ad_checkpoint, a jitted checkpoint built with functools.partial and an explicit
-# nothing-saveable policy, a timer whose clock (time.monotonic) is a default argument and which
-# waits on every leaf of the result, and the backward pass as two lax.scan loops in jax.numpy.
-# expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=2 test_timer_first_call_apart=1 test_timer_synchronized=3 test_reverse_recurrence=3 test_recurrence_by_hand=1
+# nothing-saveable policy, the timings compared with a median and a range written out over sorted
+# samples (the verdict read from a sign), and the backward pass as two lax.scan loops in jax.numpy.
+# expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=2 test_timing_verdict=4 test_reverse_recurrence=3 test_recurrence_by_hand=1
 # tier: nightly
 # %% solutions
 # %% replace residual_inspection
@@ -20,23 +20,24 @@ def saved_residual_descriptions(fn, *args):
 import functools
 
 remat_layer = jax.jit(functools.partial(jax.checkpoint, policy=jax.checkpoint_policies.nothing_saveable)(layer))
-# %% replace timer
-import time
+# %% replace timing_verdict
+def compare_timings(ordinary_seconds, remat_seconds):
+    def median(samples):
+        ordered = sorted(samples)
+        middle = len(ordered) // 2
+        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
+    def value_range(samples):
+        low, *_, high = sorted(samples)
+        return high - low
 
-def time_gradient(fn, *args, warm_calls=5, clock=time.monotonic):
-    def wait(out):
-        return jax.tree_util.tree_map(lambda leaf: leaf.block_until_ready(), out)
-
-    start = clock()
-    wait(fn(*args))
-    first = clock() - start
-    samples = []
-    while len(samples) < warm_calls:
-        start = clock()
-        wait(fn(*args))
-        samples.append(clock() - start)
-    return first, samples
+    ordinary_median, remat_median = median(ordinary_seconds), median(remat_seconds)
+    difference = remat_median - ordinary_median
+    spread = max(map(value_range, (ordinary_seconds, remat_seconds)))
+    verdicts = {1: "remat slower", -1: "remat faster", 0: "within the spread"}
+    beyond = (difference > spread) - (-difference > spread)
+    return {"ordinary_median": ordinary_median, "remat_median": remat_median, "difference": difference,
+            "spread": spread, "verdict": verdicts[beyond]}
 # %% replace reverse_recurrence
 from jax import lax
 

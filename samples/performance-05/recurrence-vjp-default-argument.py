@@ -1,7 +1,7 @@
 # "By hand" through jax.vjp bound as a default argument when the function is defined: no name in
 # the notebook's namespace is jax.vjp when it runs, and the numbers agree, but the backward pass is
 # JAX's autodiff, so it loses the by-hand point and keeps the agreement points.
-# expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=2 test_timer_first_call_apart=1 test_timer_synchronized=3 test_reverse_recurrence=3 test_recurrence_by_hand=0
+# expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=2 test_timing_verdict=4 test_reverse_recurrence=3 test_recurrence_by_hand=0
 # tier: nightly
 # %% solutions
 # %% replace reverse_recurrence

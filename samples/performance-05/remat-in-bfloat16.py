@@ -3,7 +3,7 @@
 # gradient then miss float64 arithmetic by far more than the tolerance that precision allows
 # (2e-5 for four layers): the tolerance follows the precision in use, not the loosest one, so
 # it loses the gradient points only (the checkpoint and what it saves are right).
-# expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=0 test_timer_first_call_apart=1 test_timer_synchronized=3 test_reverse_recurrence=3 test_recurrence_by_hand=1
+# expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=0 test_timing_verdict=4 test_reverse_recurrence=3 test_recurrence_by_hand=1
 # tier: nightly
 # %% solutions
 # %% replace remat_layer

@@ -1,7 +1,7 @@
 # Lists the residuals of the function at the lesson's vector v instead of at the arguments it
 # was given: right for the lesson's network, wrong for any other call, so it loses the
 # residual-inspection points (the other cells count residuals their own way).
-# expect: test_residual_inspection=0 test_remat_layer=3 test_gradients_agree=2 test_timer_first_call_apart=1 test_timer_synchronized=3 test_reverse_recurrence=3 test_recurrence_by_hand=1
+# expect: test_residual_inspection=0 test_remat_layer=3 test_gradients_agree=2 test_timing_verdict=4 test_reverse_recurrence=3 test_recurrence_by_hand=1
 # tier: nightly
 # %% solutions
 # %% replace residual_inspection

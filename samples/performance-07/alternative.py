@@ -1,7 +1,8 @@
-# A different correct approach: the counts are read with next(iter(...)) and try/except, the timer
-# reads time.monotonic and waits with .block_until_ready() on every leaf, the roof is the lower of
-# the two roofs computed apart, and the hand count adds the three bytes terms one by one. Full marks.
-# expect: test_roofline_point=3 test_time_calls=2 test_classify=3 test_hand_intensity=2
+# A different correct approach: the counts are read with next(iter(...)) and try/except, the roof is
+# the lower of the two roofs computed apart, the verdict reads every sample's fraction of the roof
+# (sorted with NumPy) and the median with np.median, and the hand count adds the three bytes terms
+# one by one. Full marks.
+# expect: test_roofline_point=3 test_classify=3 test_roof_verdict=2 test_hand_intensity=2
 # %% replace roofline_point
 def roofline_point(costs, seconds):
     if isinstance(costs, list):
@@ -15,16 +16,6 @@ def roofline_point(costs, seconds):
     point = dict(flops=flops, bytes=moved, seconds=seconds)
     point.update(intensity=flops / moved, flop_per_second=flops / seconds, bytes_per_second=moved / seconds)
     return point
-# %% replace time_calls
-def time_calls(fn, *args, warm_calls=5):
-    def once():
-        start = time.monotonic()
-        for leaf in jax.tree.leaves(fn(*args)):
-            leaf.block_until_ready()
-        return time.monotonic() - start
-
-    first = once()
-    return first, [once() for _ in range(warm_calls)]
 # %% replace classify
 def classify(point, peak_flop_per_second, peak_bytes_per_second):
     memory_roof = point["intensity"] * peak_bytes_per_second
@@ -33,6 +24,19 @@ def classify(point, peak_flop_per_second, peak_bytes_per_second):
     return {"ridge": compute_roof / peak_bytes_per_second, "attainable": attainable,
             "fraction": point["flop_per_second"] / attainable,
             "bound": "memory" if memory_roof < compute_roof else "compute"}
+# %% replace roof_verdict
+def roof_verdict(point, peak_flop_per_second, peak_bytes_per_second):
+    roof = min(peak_flop_per_second, point["intensity"] * peak_bytes_per_second)
+    fractions = np.sort(point["flops"] / np.asarray(point["samples"], dtype=float) / roof)
+    lowest, highest = float(fractions[0]), float(fractions[-1])
+    if lowest > 1:
+        verdict = "above the roof"
+    elif highest < 1:
+        verdict = "below the roof"
+    else:
+        verdict = "at the roof"
+    return {"attainable": roof, "median_fraction": float(point["flops"] / np.median(point["samples"]) / roof),
+            "lowest_fraction": lowest, "highest_fraction": highest, "verdict": verdict}
 # %% replace hand_intensity
 def matmul_intensity(m, k, n, itemsize):
     moved = m * k * itemsize       # read the left operand

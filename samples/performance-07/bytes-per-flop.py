@@ -1,6 +1,6 @@
 # Computes the intensity upside down, bytes per FLOP: the point lands on the wrong side of the
 # ridge. Loses the roofline-point points only.
-# expect: test_roofline_point=0 test_time_calls=2 test_classify=3 test_hand_intensity=2
+# expect: test_roofline_point=0 test_classify=3 test_roof_verdict=2 test_hand_intensity=2
 # tier: nightly
 # %% solutions
 # %% replace roofline_point

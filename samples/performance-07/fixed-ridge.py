@@ -1,7 +1,7 @@
 # Classifies with a hard-coded threshold of 1 FLOP/byte instead of the ridge point of the ceilings
 # passed in: it agrees on the public checks' machine for their two points, not for other ceilings.
 # Loses the classification points only.
-# expect: test_roofline_point=3 test_time_calls=2 test_classify=0 test_hand_intensity=2
+# expect: test_roofline_point=3 test_classify=0 test_roof_verdict=2 test_hand_intensity=2
 # tier: nightly
 # %% solutions
 # %% replace classify

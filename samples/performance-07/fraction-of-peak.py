@@ -1,6 +1,6 @@
 # Measures every point against the flat compute peak, ignoring the memory roof: a memory-bound
 # workload running at its roof looks like it wastes the machine. Loses the classification points only.
-# expect: test_roofline_point=3 test_time_calls=2 test_classify=0 test_hand_intensity=2
+# expect: test_roofline_point=3 test_classify=0 test_roof_verdict=2 test_hand_intensity=2
 # tier: nightly
 # %% solutions
 # %% replace classify

@@ -1,6 +1,6 @@
 # Reports the rates in GFLOP/s and GB/s, as a dashboard would: readable, and a billion times off
 # the ceilings it will be compared with. Loses the roofline-point points only.
-# expect: test_roofline_point=0 test_time_calls=2 test_classify=3 test_hand_intensity=2
+# expect: test_roofline_point=0 test_classify=3 test_roof_verdict=2 test_hand_intensity=2
 # tier: nightly
 # %% solutions
 # %% replace roofline_point

@@ -1,6 +1,6 @@
 # Counts the bytes of the two operands and forgets the result the product writes. Loses the hand
 # count points only.
-# expect: test_roofline_point=3 test_time_calls=2 test_classify=3 test_hand_intensity=0
+# expect: test_roofline_point=3 test_classify=3 test_roof_verdict=2 test_hand_intensity=0
 # tier: nightly
 # %% solutions
 # %% replace hand_intensity

@@ -1,7 +1,7 @@
 # Refuses an absent count with ValueError, as the public check wants, but never looks at a count
 # that is present and None: float(None) raises TypeError on the way. The lesson asks for
 # ValueError when a count is absent or None: loses the roofline-point points only.
-# expect: test_roofline_point=0 test_time_calls=2 test_classify=3 test_hand_intensity=2
+# expect: test_roofline_point=0 test_classify=3 test_roof_verdict=2 test_hand_intensity=2
 # %% solutions
 # %% replace roofline_point
 def roofline_point(costs, seconds):

@@ -1,6 +1,6 @@
 # Reads an absent count as zero (costs.get(key, 0)): right whenever the compiler gives both counts,
 # as on this CPU, and a made-up point where it does not. Loses the roofline-point points only.
-# expect: test_roofline_point=0 test_time_calls=2 test_classify=3 test_hand_intensity=2
+# expect: test_roofline_point=0 test_classify=3 test_roof_verdict=2 test_hand_intensity=2
 # tier: nightly
 # %% solutions
 # %% replace roofline_point

@@ -59,6 +59,12 @@ notebook.
   hand-written recurrence keeps it. Limits, each deliberate evasion: a program whose recorded
   name stacks were edited, derivatives by a transformation that records none (Taylor series,
   `jax.experimental.jet`), or autodiff run in float64 (`enable_x64`) where nothing is traced.
+- `check_timing_verdict` (test_timing_verdict), *observed*: the student's `compare_timings` is
+  called from here on two lists of samples drawn here at a fresh scale (`timing_cases`: a clear
+  slowdown and speed-up, overlapping samples with one slow call, medians apart by less than the
+  wider range on either side, odd and even counts, shuffled); the medians, their difference, the
+  larger of the two ranges (to 1e-9 relative) and the verdict (exactly) must be the ones computed
+  here. No clock is read: the timer is given (performance-01's, graded there).
 
 Tolerances follow from the precision of float32 matrix products in use, measured in this kernel
 (`numerics.matmul_precision`: float32 operands on a CPU, TF32 on a recent NVIDIA GPU and bfloat16
@@ -608,3 +614,90 @@ def check_recurrence_by_hand(recurrence, rng=None) -> None:
     problems = by_hand_problems(recurrence, rng)
     if problems:
         raise CheckFailed(problems[0])
+
+
+# --- test_timing_verdict ----------------------------------------------------------------------
+TIMING_VERDICTS = ("remat slower", "remat faster", "within the spread")
+
+TIMING_HINTS = {
+    "ordinary_median": "the median of the ordinary gradient's samples: the middle one once sorted, or the mean "
+                       "of the two middle ones for an even count",
+    "remat_median": "the median of the remat gradient's samples: the middle one once sorted, or the mean of the "
+                    "two middle ones for an even count",
+    "difference": "the difference is the remat median minus the ordinary median, in seconds",
+    "spread": "the spread is the larger of the two ranges (slowest sample minus fastest sample, of each list)",
+    "verdict": "the verdict is 'remat slower' or 'remat faster' only where the difference of the medians "
+               "exceeds the spread, else 'within the spread'",
+}
+
+
+def expected_timing_verdict(ordinary: list[float], rematerialized: list[float]) -> dict:
+    """The lesson's Task 3, computed here: medians, their difference, the larger range, the verdict."""
+    ordinary_median, remat_median = float(np.median(ordinary)), float(np.median(rematerialized))
+    difference = remat_median - ordinary_median
+    spread = max(max(ordinary) - min(ordinary), max(rematerialized) - min(rematerialized))
+    verdict = ("remat slower" if difference > spread else "remat faster" if -difference > spread
+               else "within the spread")
+    return {"ordinary_median": ordinary_median, "remat_median": remat_median, "difference": difference,
+            "spread": spread, "verdict": verdict}
+
+
+def _samples(rng: np.random.Generator, centre: float, width: float, count: int, outlier: float = 0.0) -> list[float]:
+    """`count` samples in a shuffled order whose median is `centre` and whose range is `width`
+    (fresh values between), the slowest made `outlier` times the centre slower when asked: one
+    slow call, which moves the mean and the range, not the median."""
+    middle = [0.0] if count % 2 else [-0.05 * width, 0.05 * width]
+    between = (count - len(middle) - 2) // 2  # on each side of the middle, inside the range
+    low = np.sort(rng.uniform(-0.5, -0.05, between)) * width
+    high = np.sort(rng.uniform(0.05, 0.5, between)) * width
+    offsets = [-0.5 * width, *low, *middle, *high, 0.5 * width]
+    values = [centre + offset for offset in offsets]
+    if outlier:
+        values[-1] = centre * (1 + outlier)
+    rng.shuffle(values)
+    return [float(value) for value in values]
+
+
+def timing_cases(rng: np.random.Generator) -> list[tuple[str, list[float], list[float]]]:
+    """(what, ordinary samples, remat samples), at a fresh scale: each verdict, odd and even counts,
+    one slow call, the wider range on either side, and a difference between the two ranges."""
+    scale = float(10 ** rng.uniform(-5, -1))  # seconds: tens of microseconds to a tenth of a second
+    odd, even = 2 * int(rng.integers(2, 6)) + 1, 2 * int(rng.integers(2, 6))
+    tight, wide = 0.02 * scale, 0.3 * scale
+    gap = float(rng.uniform(0.4, 0.8)) * scale
+    between = float(rng.uniform(0.12, 0.25)) * scale  # more than the tight range, less than the wide one
+    return [
+        ("a clear slowdown, odd counts", _samples(rng, scale, tight, odd), _samples(rng, scale + gap, tight, odd)),
+        ("a clear speed-up, even counts", _samples(rng, scale, tight, even), _samples(rng, scale - gap / 2, tight, even)),
+        ("overlapping samples with one slow call", _samples(rng, scale, tight, odd, outlier=3.0),
+         _samples(rng, scale + between, tight, even)),
+        ("medians apart by less than the wider range", _samples(rng, scale, tight, even),
+         _samples(rng, scale + between, wide, odd)),
+        ("medians apart by less than the ordinary range", _samples(rng, scale + between, wide, odd),
+         _samples(rng, scale, tight, odd)),
+        ("a slowdown beyond both ranges, counts of both kinds", _samples(rng, scale, wide, even),
+         _samples(rng, scale + wide + gap, tight, odd)),
+    ]
+
+
+def timing_verdict_problems(compare_timings, rng: np.random.Generator | None = None) -> list[str]:
+    from .roofline import key_problems  # the same comparison: numbers to 1e-9 relative, strings exactly
+
+    rng = rng or np.random.default_rng()
+    for what, ordinary, rematerialized in timing_cases(rng):
+        try:
+            got = compare_timings(list(ordinary), list(rematerialized))
+        except Exception as exc:
+            return [f"compare_timings raised {type(exc).__name__} for {what}"]
+        if not isinstance(got, dict):
+            return [f"compare_timings should return a dict, got {type(got).__name__} ({what})"]
+        problems = key_problems(got, expected_timing_verdict(ordinary, rematerialized), TIMING_HINTS, what)
+        if problems:
+            return problems
+    return []
+
+
+def check_timing_verdict(compare_timings, rng=None) -> None:
+    problems = timing_verdict_problems(compare_timings, rng)
+    if problems:
+        raise CheckFailed("; ".join(problems))

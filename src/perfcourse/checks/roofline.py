@@ -1,10 +1,12 @@
 """Grade performance-07 (how far from the roofline): the arithmetic, judged on numbers picked here.
 
 Students write `roofline_point(costs, seconds)` (the compiler's FLOP and bytes and a time, turned
-into intensity and achieved rates), `time_calls(fn, *args, warm_calls)` (a synchronized timer,
-graded by `checks.timing` as in performance-01), `classify(point, peak_flop_per_second,
-peak_bytes_per_second)` (the roof above a point, the fraction of it reached, which ceiling binds)
-and `matmul_intensity(m, k, n, itemsize)` (a product's textbook intensity).
+into intensity and achieved rates), `classify(point, peak_flop_per_second, peak_bytes_per_second)`
+(the roof above a point, the fraction of it reached, which ceiling binds), `roof_verdict(point,
+peak_flop_per_second, peak_bytes_per_second)` (the fraction of the roof at the median, slowest and
+fastest warm sample, and whether the samples sit below the roof, above it or on both sides) and
+`matmul_intensity(m, k, n, itemsize)` (a product's textbook intensity). The timer is given: the
+lesson's locked copy of performance-01's `time_completed`, graded there (`checks.timing`).
 
 Every check here is values in, values out: the trusted kernel picks the inputs at grading time,
 the student's function runs in the student's kernel (reached through `checks.remote` stand-ins),
@@ -19,8 +21,6 @@ something only the student's process can build. No check reads a clock or compar
   (a KeyError or TypeError met on the way fails the cell), never turned into
   a number. A forger would have to return flops/bytes, flops/seconds and bytes/seconds of numbers
   it sees only at grading time: doing the arithmetic.
-- test_time_calls: `checks.timing.check_first_call_apart` and `check_synchronized`: see that
-  module for what a forger would need (running and waiting for calibrated work it cannot see).
 - test_classify (`check_classify`): fresh ceilings (ridge points from 0.5 to 500 FLOP/byte) and
   points at intensities on both sides of the ridge (never on it), and, where the notebook has
   measured its own ceilings before this cell (`ceilings`, read from the student's kernel as
@@ -30,6 +30,14 @@ something only the student's process can build. No check reads a clock or compar
   rate min(peak, intensity x bandwidth), the fraction reached and the bound must agree with the
   ones computed here. A hard-coded ridge, a max instead of a min, or a fraction of the flat peak
   fails. A forger would have to compute the roof for ceilings it sees only at grading time.
+- test_roof_verdict (`check_roof_verdict`): fresh ceilings and points as the lesson's `measure`
+  returns them (fresh counts, one warm sample per fraction of the roof drawn here, shuffled, odd and
+  even counts, the median time as the point's seconds), memory- and compute-bound, each verdict,
+  and samples on both sides of the roof with their median below it and above it (so a verdict read
+  from the median alone fails); no fraction within 3% of the roof. The attainable rate, the three
+  fractions (FLOP over the median, slowest and fastest sample, over the attainable rate) to 1e-9
+  relative and the verdict, exactly, must agree with the ones computed here. A forger would have
+  to compute them for samples it sees only at grading time.
 - test_hand_intensity (`check_matmul_intensity`): fresh (m, k, n) and item sizes 1, 2, 4 and 8;
   the value must be 2mkn / ((mk + kn + mn) x itemsize), to 1e-9 relative.
 """
@@ -226,3 +234,75 @@ def check_matmul_intensity(matmul_intensity, rng: np.random.Generator | None = N
             where = "a matrix-vector product" if n == 1 else f"itemsize {itemsize}"
             raise CheckFailed(f"matmul_intensity is not 2*m*k*n / ((m*k + k*n + m*n) * itemsize) for {where}: "
                               "count the FLOP of the product over the bytes of both operands and the result")
+
+
+# --- test_roof_verdict ------------------------------------------------------------------------
+def expected_roof_verdict(point: dict, peak: float, bandwidth: float) -> dict:
+    """The lesson's Task 3, computed here: the fraction of the roof at the median, slowest and
+    fastest sample, and whether the samples sit below the roof, above it, or on both sides."""
+    attainable = min(peak, point["intensity"] * bandwidth)
+    samples = point["samples"]
+    lowest = point["flops"] / max(samples) / attainable
+    highest = point["flops"] / min(samples) / attainable
+    verdict = "below the roof" if highest < 1 else "above the roof" if lowest > 1 else "at the roof"
+    return {"attainable": attainable, "median_fraction": point["flops"] / float(np.median(samples)) / attainable,
+            "lowest_fraction": lowest, "highest_fraction": highest, "verdict": verdict}
+
+
+ROOF_VERDICT_HINTS = {
+    "attainable": "the attainable rate is min(peak FLOP/s, intensity x bandwidth), as in classify",
+    "median_fraction": "the median fraction is the point's FLOP over the median sample, over the attainable rate "
+                       "(the median of an even count is the mean of the two middle samples)",
+    "lowest_fraction": "the lowest fraction is the point's FLOP over its slowest sample, over the attainable rate",
+    "highest_fraction": "the highest fraction is the point's FLOP over its fastest sample, over the attainable rate",
+    "verdict": "'below the roof' when even the fastest sample is below it, 'above the roof' when even the slowest "
+               "is above it, else 'at the roof'",
+}
+
+
+def measured_point(rng: np.random.Generator, intensity: float, attainable: float, fractions) -> dict:
+    """A point as the lesson's `measure` returns it: fresh counts at `intensity`, one warm sample per
+    fraction of `attainable` reached (shuffled), and the median time as its seconds."""
+    flops = float(10 ** rng.uniform(6, 11))
+    samples = [flops / (fraction * attainable) for fraction in fractions]
+    rng.shuffle(samples)
+    return {**expected_point(flops, flops / intensity, float(np.median(samples))), "samples": samples}
+
+
+def roof_verdict_cases(rng: np.random.Generator) -> list[tuple[str, dict, float, float]]:
+    """(what, point, peak, bandwidth): memory- and compute-bound, odd and even sample counts, every
+    verdict, and samples on both sides of the roof whose median is below it or above it."""
+    bandwidth = float(10 ** rng.uniform(9, 12))
+    peak = float(10 ** rng.uniform(math.log10(0.5), math.log10(500))) * bandwidth
+    ridge = peak / bandwidth
+
+    def fractions(count, low, high):
+        return [float(f) for f in rng.uniform(low, high, count)]
+
+    memory, compute = ridge * float(rng.uniform(0.05, 0.5)), ridge * float(rng.uniform(2.0, 20.0))
+    odd, even = 2 * int(rng.integers(2, 5)) + 1, 2 * int(rng.integers(2, 5))
+    sets = [
+        ("a memory-bound point below its roof", memory, fractions(odd, 0.3, 0.95)),
+        ("a compute-bound point above its roof", compute, fractions(even, 1.05, 1.6)),
+        ("a memory-bound point whose median is below the roof and fastest sample above it", memory,
+         fractions(odd - 2, 0.6, 0.95) + [float(rng.uniform(1.05, 1.3))]),
+        ("a compute-bound point whose median is above the roof and slowest sample below it", compute,
+         fractions(even - 1, 1.05, 1.4) + [float(rng.uniform(0.6, 0.95))]),
+        ("a compute-bound point below its roof", compute, fractions(even, 0.2, 0.9)),
+    ]
+    return [(what, measured_point(rng, intensity, min(peak, intensity * bandwidth), f), peak, bandwidth)
+            for what, intensity, f in sets]
+
+
+def check_roof_verdict(roof_verdict, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    for what, point, peak, bandwidth in roof_verdict_cases(rng):
+        try:
+            got = roof_verdict(dict(point, samples=list(point["samples"])), peak, bandwidth)
+        except Exception as exc:
+            raise CheckFailed(f"roof_verdict raised {type(exc).__name__} for {what}") from None
+        if not isinstance(got, dict):
+            raise CheckFailed(f"roof_verdict should return a dict, got {type(got).__name__} ({what})")
+        problems = key_problems(got, expected_roof_verdict(point, peak, bandwidth), ROOF_VERDICT_HINTS, what)
+        if problems:
+            raise CheckFailed("; ".join(problems))
