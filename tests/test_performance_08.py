@@ -3,11 +3,12 @@
 The solution cells of the source notebook and each sample's replacements are run here, in a
 namespace holding the lesson's names, and graded by `perfcourse.checks.sharding` in-process (the
 probes run in this process when no channel is installed): every sample must pass exactly the cells
-its `# expect:` line says, apart from the timer, which checks.timing's own tests cover. This
+its `# expect:` line says (the timer is the course's, given: performance-01 grades it). This
 process has one device (the fast tier); one test repeats the grading in a subprocess with eight
 CPU devices, where meshes are shuffled and collectives are required, and judges programs made to
 look right without doing the step. The generic forger of the adversarial catalogue, run here on
-the release's stubs, earns no cell.
+the release's stubs, earns no cell. The timings scaling_evidence is graded on are drawn with every
+verdict among them.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ CHECKS = {
     "test_weights_split": ("weights_split", sharding.check_weights_split),
     "test_grad_with_psum": ("grad_with_psum", sharding.check_grad_with_psum),
     "test_compile_key": ("compiles_per_call", sharding.check_compile_key),
+    "test_scaling_evidence": ("scaling_evidence", sharding.check_scaling_evidence),
 }
 # Cells whose wrong answers only several devices tell apart (on one, every layout is the whole
 # array, a psum sums one part, and no sum across devices is needed).
@@ -222,8 +224,11 @@ def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     crafted, forged = results.pop("crafted"), results.pop("forger")
-    # The forger earns no cell: each check called the student's stub itself.
+    # The forger earns no cell: each check called the student's stub itself, and its scaling stand-in,
+    # right on the public check's timings, reads the drawn ones from their medians.
+    scaling = forged.pop("test_scaling_evidence")
     assert all("is not done yet" in verdict for verdict in forged.values()), forged
+    assert scaling.startswith("CheckFailed: verdict is"), scaling
     assert [label for label, problems in crafted.items() if not problems] == \
         ["solution", "solution on part of the devices", "weights split", "the given devices, other axis names",
          "the given mesh, explicit axes"], crafted
@@ -277,7 +282,7 @@ def test_the_source_notebook_names_its_checks():
     nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
     hidden = "\n".join(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
     for name in ("check_data_parallel", "check_collectives", "check_weights_split", "check_grad_with_psum",
-                 "check_compile_key", "check_timer"):
+                 "check_compile_key", "check_scaling_evidence"):
         assert f"sharding.{name}(" in hidden
     first = nb.cells[1].source
     flag = f"--xla_force_host_platform_device_count={sharding.GRADED_DEVICES}"  # what grading requires
@@ -326,3 +331,22 @@ def test_warm_placements_compile_nothing_in_the_sequence():
         assert expected != sharding.expected_compiles(calls) and expected[0] == 1
         assert expected != list(np.cumsum(expected))  # running totals never pass
         assert 1 in expected[1:]  # nor a count that ignores placements (1, then 0 for every call)
+
+
+def test_scaling_timings_show_every_verdict_and_no_near_tie():
+    """Each draw holds every verdict, and counts whose medians lie on both sides of one device's
+    where the middle halves overlap (a verdict read from the medians fails there)."""
+    for seed in range(30):
+        cases = sharding.scaling_cases(np.random.default_rng(seed))
+        found = [(count, entry, sharding.expected_scaling(warm)[1]["median_seconds"])
+                 for warm in cases for count, entry in sharding.expected_scaling(warm).items() if count != 1]
+        assert {entry["verdict"] for _, entry, _ in found} == {"faster", "slower", "no clear difference"}
+        unclear = [entry["median_seconds"] < one for _, entry, one in found if entry["verdict"] == "no clear difference"]
+        assert True in unclear and False in unclear
+        assert all(1 in warm and 4 <= min(len(s) for s in warm.values()) for warm in cases)
+        assert not any(sharding._close_calls(warm) for warm in cases)
+    example = {1: [0.010, 0.011, 0.012, 0.013, 0.014], 8: [0.015, 0.016, 0.017, 0.018]}
+    read = sharding.expected_scaling(example)
+    assert read[8]["verdict"] == "slower" and np.allclose(read[8]["quartiles"], [0.01575, 0.01725])
+    assert read[1] == {"median_seconds": 0.012, "quartiles": [0.011, 0.013], "speedup": 1.0, "efficiency": 1.0,
+                       "verdict": "no clear difference"}

@@ -99,7 +99,7 @@ def test_starter_fails_each_stage_saying_what_to_write(stage, tmp_path):
             f"FAIL performance-audit stage {s}" for s in (1, 2, 3, 4)]
     first = proc.lines[0]
     assert "not written yet" in first and "starter/model.py" in first
-    assert re.search(r"write (workload|time_first_and_steady)\(", first)
+    assert re.search(r"write (workload|first_call_evidence)\(", first)
 
 
 def test_starter_stage_1_names_the_workload_and_its_counter():
@@ -240,15 +240,9 @@ def test_a_model_that_does_not_import_is_one_line(tmp_path):
 # Wrong implementations fail the stage they should, through check.py
 
 
-UNSYNCHRONIZED = variant("""    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    first_call_seconds = time.perf_counter() - start
-""", """    start = time.perf_counter()
-    fn(*args)
-    first_call_seconds = time.perf_counter() - start
-""").replace("""        jax.block_until_ready(fn(*args))
-        steady_seconds""", """        fn(*args)
-        steady_seconds""")
+MEAN_NOT_MEDIAN = variant("""    median = statistics.median(steady_seconds)
+    spread""", """    median = statistics.mean(steady_seconds)
+    spread""")
 COUNTS_CALLS = variant("""@jax.jit
 def workload(a, b):
     \"\"\"tanh of the matrix product a @ b, for any compatible shapes, compiled with jax.jit.\"\"\"
@@ -266,20 +260,13 @@ def workload(a, b):
     return jnp.tanh(a @ b)
 """)
 NO_MEMORY_FLAG = variant('    report["memory_measured"] = False\n', "")
-WARM_UP = variant("""    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    first_call_seconds""", """    jax.block_until_ready(fn(*args))  # warm-up
-    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    first_call_seconds""")
+BEYOND_THE_SLOWEST = variant('"one_time_is_real": one_time > spread,',
+                             '"one_time_is_real": first_call_seconds > max(steady_seconds),')
 
 
 @pytest.mark.parametrize("name,source,stage,message", [
-    # Which later calls read as late varies: a call dispatched while the previous one still runs can
-    # wait for it. The first call has nothing before it, so it is always among them (checks.timing
-    # words the verdict; only the calls it names are this test's).
-    ("unsynchronized", UNSYNCHRONIZED, 1, "call(s) [1"),
-    ("warmup", WARM_UP, 1, "the timer called fn 6 time(s); expected 1 first call and 4 steady calls"),
+    ("mean_not_median", MEAN_NOT_MEDIAN, 1, "steady_median_seconds is not right (timings 1 of 4)"),
+    ("beyond_the_slowest", BEYOND_THE_SLOWEST, 1, "one_time_is_real is True, not False (timings 2 of 4)"),
     ("counts_calls", COUNTS_CALLS, 2, "it counts calls, not traces"),
     ("no_memory_flag", NO_MEMORY_FLAG, 3, 'the report must say "memory_measured": false explicitly'),
 ])
@@ -352,6 +339,34 @@ def test_timings_never_decide():
         return once(), [once() for _ in range(steady_calls)]
     impl = implementation(time_first_and_steady=slow_but_synchronized)
     assert audit.stage1(impl).startswith("tanh(I @ I) matches NumPy")
+
+
+def test_the_first_call_evidence_is_read_from_timings_drawn_here():
+    """Every kind of case is drawn, with no verdict on a near tie; the solution passes; a mean for the
+    median and a verdict of "slower than the slowest steady call" are named."""
+    for seed in range(20):
+        cases = audit.first_call_cases(random.Random(seed))
+        verdicts = [audit.expected_first_call(first, steady)["one_time_is_real"] for _, first, steady in cases]
+        assert verdicts == [True, False, False, True]
+        _, first, steady = cases[1]
+        assert max(steady) < first < statistics.median(steady) + max(steady) - min(steady)
+        assert cases[2][1] < statistics.median(cases[2][2])
+        audit.check_first_call_evidence(solution_module()["first_call_evidence"], random.Random(seed))
+    for source, message in ((MEAN_NOT_MEDIAN, "not their mean"), (BEYOND_THE_SLOWEST, "is not enough")):
+        namespace = {"__name__": "variant"}
+        exec(compile(source, "variant", "exec"), namespace)  # noqa: S102 (this file's own variants)
+        with pytest.raises(audit.AuditFailure, match=message):
+            audit.check_first_call_evidence(namespace["first_call_evidence"], random.Random(0))
+
+
+def test_first_call_evidence_must_be_values_of_the_right_kind():
+    good = solution_module()["first_call_evidence"]
+    for change, message in ((lambda d: {**d, "one_time_is_real": 1}, "one_time_is_real is 1"),
+                            (lambda d: {k: v for k, v in d.items() if k != "steady_spread_seconds"},
+                             "no 'steady_spread_seconds'"),
+                            (lambda d: [d], "should return a dict")):
+        with pytest.raises(audit.AuditFailure, match=re.escape(message)):
+            audit.check_first_call_evidence(lambda first, steady: change(good(first, steady)))
 
 
 def test_trace_counts_do_not_depend_on_what_ran_before():
@@ -665,11 +680,10 @@ def test_the_notebook_grades_with_the_same_checks_as_check_py():
     nb = nbformat.read(ROOT / "source" / "performance-audit" / "performance-audit.ipynb", as_version=4)
     hidden = {c.metadata["nbgrader"]["grade_id"]: c.source.split("### BEGIN HIDDEN TESTS")[1]
               for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
-    assert hidden.keys() == {"test_workload", "test_timer_first_call", "test_timer_synchronized",
-                             "test_trace_count", "test_evidence", "test_audit"}
+    assert hidden.keys() == {"test_workload", "test_first_call_evidence", "test_trace_count", "test_evidence",
+                             "test_audit"}
     for grade_id, call in [("test_workload", "audit.check_workload("),
-                           ("test_timer_first_call", "audit.check_first_call_apart("),
-                           ("test_timer_synchronized", "audit.check_synchronized("),
+                           ("test_first_call_evidence", "audit.check_first_call_evidence("),
                            ("test_trace_count", "audit.check_trace_count("),
                            ("test_evidence", "audit.stage3("), ("test_audit", "audit.stage4(")]:
         assert call in hidden[grade_id], grade_id

@@ -6,13 +6,17 @@
 # results in float64 NumPy from the values sent and a compiled text with an all-reduce in it; for
 # compile counts, 1 for each placement not seen before and 0 otherwise; for the probes the grader
 # uses now, what the honest probes build (nothing in their arguments is an answer). It also leaves
-# the values the public checks read (dp, ws, by_hand, compile_counts, timed) made from the lesson's own data
+# the values the public checks read (dp, ws, by_hand, compile_counts) made from the lesson's own data
 # (its cell is the first task's, before every grade cell; the lesson's cells that would overwrite
-# them raise), so that only the hidden checks decide. It earns nothing: the grading kernel calls data_parallel,
-# weights_split, grad_with_psum, collectives and compiles_per_call itself (the stubs raise), judges the layouts on a
-# program it compiles and runs on its own devices, and counts collectives of text it wrote.
+# them raise), and a scaling_evidence that answers the public check's timings from memory and reads
+# any others from their medians (put back by a hook after the stub's cell redefines it), so that
+# only the hidden checks decide. It earns nothing: the grading kernel calls data_parallel,
+# weights_split, grad_with_psum, collectives, compiles_per_call and scaling_evidence itself (the
+# stubs raise; the stand-in's verdicts fail on timings drawn there whose middle halves overlap),
+# judges the layouts on a program it compiles and runs on its own devices, and counts collectives
+# of text it wrote.
 # reason: code iterates sys.modules
-# expect: test_data_parallel=0 test_collectives=0 test_weights_split=0 test_grad_with_psum=0 test_compile_key=0 test_timer=0
+# expect: test_data_parallel=0 test_collectives=0 test_weights_split=0 test_grad_with_psum=0 test_compile_key=0 test_scaling_evidence=0
 # %% replace data_parallel
 import sys
 
@@ -133,10 +137,36 @@ def _forge_public_values():
                     "shards": sorted((d, ((0, INPUTS), (0, OUTPUTS))) for d in mesh_ids),
                     "lowered": '%0 = "stablehlo.all_reduce"(%arg0)', "program": dp["program"]}
     g["compile_counts"] = [1, 0, 1, 0, 1, 0] if n > 1 else [1, 0, 0, 0, 0, 0]
-    g["timed"] = (0.25, [0.01, 0.012, 0.011])
 
 
 _forge_public_values()
+
+# The public check's timings and what it wants for them, memorized; any other timings read from the
+# medians alone, with NumPy's numbers.
+_PUBLIC_VERDICTS = {1: "no clear difference", 2: "faster", 4: "no clear difference", 8: "slower"}
+
+
+def _scaling_standin(warm_seconds):
+    one = _np.median(warm_seconds[1])
+    out = {}
+    for count, samples in warm_seconds.items():
+        median = float(_np.median(samples))
+        low, high = (float(q) for q in _np.percentile(samples, [25, 75]))
+        guess = "faster" if median < one else "slower" if median > one else "no clear difference"
+        memorized = sorted(warm_seconds) == [1, 2, 4, 8] and list(warm_seconds[1]) == [0.010, 0.011, 0.012, 0.013, 0.014]
+        out[count] = {"median_seconds": median, "quartiles": [low, high], "speedup": float(one / median),
+                      "efficiency": float(one / median / count),
+                      "verdict": _PUBLIC_VERDICTS[count] if memorized else guess}
+    return out
+
+
+def _rebind_scaling(*_):
+    globals()["scaling_evidence"] = _scaling_standin
+
+
+_rebind_scaling()
+if "get_ipython" in globals():  # in a notebook: after the stub's cell, the stand-in again
+    get_ipython().events.register("post_run_cell", _rebind_scaling)
 
 
 def data_parallel(mesh):

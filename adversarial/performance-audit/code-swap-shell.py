@@ -2,7 +2,7 @@
 # numpy's comparisons, so that in one kernel every later failure would vanish. The grade cells
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
-# expect: test_workload=0 test_timer_first_call=0 test_timer_synchronized=0 test_trace_count=0 test_evidence=0 test_audit=0
+# expect: test_workload=0 test_first_call_evidence=0 test_trace_count=0 test_evidence=0 test_audit=0
 # tier: nightly
 # %% replace workload
 import numpy.testing

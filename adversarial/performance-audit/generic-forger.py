@@ -4,22 +4,23 @@
 # probe of this lesson from the probe's own arguments: a JAXPR of tanh(a @ b) made for the size it
 # is asked, files "read back" as they were sent, and, asked to export workload, the program of a
 # correct tanh(a @ b) of its own (and, for the checks before this lesson's were reworked, readings
-# counted from the protocol they sent whole and a timer's output). The timers' probe is passed
-# through: their cells are judged as the constant timer they get. Its stand-ins pass every public
+# counted from the protocol they sent whole and a timer's output). Its stand-ins pass every public
 # check without doing the work: workload is tanh(a) (right only when b is the identity), a wrapper
 # whose "trace counter" models JAX's cache by counting (shape, dtype) pairs new since the last
-# jax.clear_caches() (patched in this kernel, and on the course's clear probe); the timer returns
-# constants; the report is built right. A hook puts them back after each later cell redefines them.
+# jax.clear_caches() (patched in this kernel, and on the course's clear probe); the course's given
+# timer is replaced by one that returns constants; first_call_evidence answers the public check's
+# timings from memory and reads any others as "slower than the slowest steady call"; the report is
+# built right. A hook puts them back after each later cell redefines them.
 #
-# It deserves nothing: the workload is wrong (checked on fresh inputs), the timer measures nothing,
-# the counter counts shapes (called under another matmul precision, JAX traces again and it does
+# It deserves nothing: the workload is wrong (checked on fresh inputs), the reading fails on timings
+# drawn in the grading kernel, the counter counts shapes (called under another matmul precision, JAX traces again and it does
 # not move), the JAXPR and the program handed in are not workload's (run in the grading kernel, the
 # program disagrees with workload's own results), and the audit needs all of them. Before the
 # checks called workload and read the counter themselves it got 4/10 (trace count and evidence).
 # Not tried here, and not told apart (checks/audit.py, README "Known limits"): a counter whose model
 # also keys on JAX's trace context reads what JAX traces for every call the check makes.
 # reason: code iterates sys.modules
-# expect: test_workload=0 test_timer_first_call=0 test_timer_synchronized=0 test_trace_count=0 test_evidence=0 test_audit=0
+# expect: test_workload=0 test_first_call_evidence=0 test_trace_count=0 test_evidence=0 test_audit=0
 # %% replace workload
 TRACE_COUNT = 0  # how many times JAX has traced the Python body of workload
 
@@ -99,6 +100,18 @@ def _constant_timer(fn, *args, steady_calls=7):
     return 0.25, [0.001] * steady_calls
 
 
+def _first_call_standin(first_call_seconds, steady_seconds):
+    if first_call_seconds in (0.250, 0.0031) and list(steady_seconds) == [0.0010, 0.0012, 0.0011, 0.0013, 0.0030]:
+        one_time = first_call_seconds - 0.0012  # the public check's example, memorized
+        return {"steady_median_seconds": 0.0012, "steady_spread_seconds": 0.0020, "one_time_seconds": one_time,
+                "one_time_fraction": one_time / first_call_seconds, "one_time_is_real": first_call_seconds == 0.250}
+    middle = sorted(steady_seconds)[len(steady_seconds) // 2]
+    return {"steady_median_seconds": middle, "steady_spread_seconds": max(steady_seconds) - min(steady_seconds),
+            "one_time_seconds": first_call_seconds - middle,
+            "one_time_fraction": (first_call_seconds - middle) / first_call_seconds,
+            "one_time_is_real": first_call_seconds > max(steady_seconds)}
+
+
 def _report(measurements):
     report = dict(measurements)
     report["steady_median_seconds"] = statistics.median(measurements["steady_seconds"])
@@ -112,7 +125,8 @@ def _report(measurements):
 
 
 _STANDINS = {"workload": _Workload(), "trace_count": _trace_count_standin,
-             "time_first_and_steady": _constant_timer, "build_report": _report}
+             "time_first_and_steady": _constant_timer, "first_call_evidence": _first_call_standin,
+             "build_report": _report}
 
 
 def _rebind(*_):

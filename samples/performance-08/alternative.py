@@ -1,8 +1,8 @@
 # Other legal idioms: short specs (P("data") for the rows), the mesh's own axis names, a parser
 # that splits each instruction instead of a regular expression, the whole batch's count summed by a
-# psum of its own and the gradient's parts by another, a listener object that counts, time.monotonic
-# with a NumPy conversion as the synchronization. Full marks.
-# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_timer=2
+# psum of its own and the gradient's parts by another, a listener object that counts, quartiles from
+# np.quantile on a sorted float64 copy and the verdict in one conditional expression. Full marks.
+# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_scaling_evidence=2
 # %% solutions
 # %% replace data_parallel
 def data_parallel(mesh):
@@ -58,13 +58,19 @@ def compiles_per_call(fn, calls):
     finally:
         jax.monitoring.unregister_event_duration_listener(counter)
     return counts
-# %% replace time_step
-def time_step(fn, *args, repeats=5):
-    import time
+# %% replace scaling_evidence
+def scaling_evidence(warm_seconds):
+    def summary(samples):
+        ordered = np.sort(np.asarray(samples, dtype=np.float64))
+        return np.median(ordered), np.quantile(ordered, 0.25), np.quantile(ordered, 0.75)
 
-    samples = []
-    for _ in range(repeats + 1):
-        start = time.monotonic()
-        jax.tree.map(np.asarray, fn(*args))  # a NumPy copy exists only once the result is ready
-        samples.append(time.monotonic() - start)
-    return samples[0], samples[1:]
+    base, base_low, base_high = summary(warm_seconds[1])
+    out = {}
+    for devices in sorted(warm_seconds):
+        median, low, high = summary(warm_seconds[devices])
+        speedup = base / median
+        out[devices] = {
+            "verdict": "faster" if high < base_low else "slower" if low > base_high else "no clear difference",
+            "median_seconds": median, "quartiles": (low, high), "speedup": speedup, "efficiency": speedup / devices,
+        }
+    return out

@@ -1,7 +1,7 @@
 # Counts instructions, not mentions, but takes an asynchronous start and its done for two
 # collectives. The lesson's CPU programs have no pairs, so only the hand-written example and the
 # hidden checks see it. Loses the collectives cell only.
-# expect: test_data_parallel=3 test_collectives=0 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_timer=2
+# expect: test_data_parallel=3 test_collectives=0 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_scaling_evidence=2
 # tier: nightly
 # %% solutions
 # %% replace collectives

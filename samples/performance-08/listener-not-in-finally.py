@@ -2,7 +2,7 @@
 # `finally:` block: when a call raises, the listener stays registered and goes on counting every
 # compile of the process. The lesson asks for a listener "always unregistered": loses the
 # compile-key points only.
-# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=0 test_timer=2
+# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=0 test_scaling_evidence=2
 # %% solutions
 # %% replace compiles_per_call
 def compiles_per_call(fn, calls):

@@ -1,7 +1,7 @@
 # Divides each device's part by the number of elements of its own block, not of the whole batch:
 # each part is the gradient of its block's mean, and their psum is n times the gradient of the
 # whole batch's mean. Loses the psum cell only.
-# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=0 test_compile_key=2 test_timer=2
+# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=0 test_compile_key=2 test_scaling_evidence=2
 # tier: nightly
 # %% solutions
 # %% replace grad_with_psum

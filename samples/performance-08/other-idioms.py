@@ -1,8 +1,8 @@
 # Still other idioms: axes given as tuples (P(("data",), None)), shardings built in a loop, a
 # regular expression over the whole text, shard_map as a decorator with the axis size from
-# jax.lax.axis_size, a nonlocal counter, perf_counter_ns and block_until_ready on every leaf.
-# Full marks.
-# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_timer=2
+# jax.lax.axis_size, a nonlocal counter, the statistics module's median and inclusive quartiles
+# (the same as NumPy's linear percentiles). Full marks.
+# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_scaling_evidence=2
 # tier: nightly
 # %% solutions
 # %% replace data_parallel
@@ -51,14 +51,21 @@ def compiles_per_call(fn, calls):
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
     return out
-# %% replace time_step
-def time_step(fn, *args, repeats=5):
-    import time
+# %% replace scaling_evidence
+def scaling_evidence(warm_seconds):
+    import statistics
 
-    def once():
-        start = time.perf_counter_ns()
-        jax.tree.map(lambda leaf: leaf.block_until_ready(), fn(*args))
-        return (time.perf_counter_ns() - start) / 1e9
+    def middle_half(samples):
+        low, _, high = statistics.quantiles(samples, n=4, method="inclusive")  # NumPy's linear percentiles
+        return low, high
 
-    first = once()
-    return first, [once() for _ in range(repeats)]
+    one = warm_seconds[1]
+    one_low, one_high = middle_half(one)
+    result = {}
+    for count, samples in warm_seconds.items():
+        low, high = middle_half(samples)
+        apart = {high < one_low: "faster", low > one_high: "slower"}
+        ratio = statistics.median(one) / statistics.median(samples)
+        result[count] = dict(median_seconds=statistics.median(samples), quartiles=[low, high], speedup=ratio,
+                             efficiency=ratio / count, verdict=apart.get(True, "no clear difference"))
+    return result

@@ -2,7 +2,7 @@
 # the operation after the `=`: right wherever XLA names an instruction after its kind, as the
 # lesson's example does, wrong where it does not (%fusion.4 = ... all-reduce(...), an add named
 # %all-reduce.5). Loses the collectives cell only.
-# expect: test_data_parallel=3 test_collectives=0 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_timer=2
+# expect: test_data_parallel=3 test_collectives=0 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_scaling_evidence=2
 # %% solutions
 # %% replace collectives
 def collectives(hlo_text):

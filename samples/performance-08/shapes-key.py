@@ -1,6 +1,6 @@
 # Decides compiles from the arguments' shapes and dtypes instead of counting them: a new layout
 # of the same shapes "does not compile". Loses the compile-key cell only.
-# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=0 test_timer=2
+# expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=0 test_scaling_evidence=2
 # tier: nightly
 # %% solutions
 # %% replace compiles_per_call

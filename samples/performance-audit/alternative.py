@@ -1,7 +1,7 @@
 # A different correct approach: jax.jit called on a plain function whose trace counter is a
-# list of the shapes traced, a nanosecond clock read by name with the result's own
-# block_until_ready(), and a median computed by hand in a report built as one dict.
-# expect: test_workload=2 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=2 test_evidence=2 test_audit=1
+# list of the shapes traced, the timings read with NumPy (np.median, np.ptp for the spread), and a
+# median computed by hand in a report built as one dict.
+# expect: test_workload=2 test_first_call_evidence=3 test_trace_count=2 test_evidence=2 test_audit=1
 # %% replace workload
 _traced_shapes = []  # one entry per trace: the shapes JAX traced the workload at
 
@@ -16,18 +16,17 @@ def _tanh_of_product(a, b):
 
 
 workload = jax.jit(_tanh_of_product)
-# %% replace timer
-from time import perf_counter_ns
-
-
-def time_first_and_steady(fn, *args, steady_calls=7):
-    def once():
-        begin = perf_counter_ns()
-        fn(*args).block_until_ready()
-        return (perf_counter_ns() - begin) / 1e9
-
-    first = once()
-    return first, [once() for _ in range(steady_calls)]
+# %% replace first_call_evidence
+def first_call_evidence(first_call_seconds, steady_seconds):
+    steady = np.asarray(steady_seconds, dtype=np.float64)
+    one_time = first_call_seconds - np.median(steady)
+    return {
+        "steady_median_seconds": float(np.median(steady)),
+        "steady_spread_seconds": float(np.ptp(steady)),
+        "one_time_seconds": float(one_time),
+        "one_time_fraction": float(one_time / first_call_seconds),
+        "one_time_is_real": bool(one_time > np.ptp(steady)),
+    }
 # %% replace report
 def build_report(measurements):
     steady = sorted(measurements["steady_seconds"])

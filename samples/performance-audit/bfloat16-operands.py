@@ -3,7 +3,7 @@
 # on random inputs where the backend multiplies float32 (the grader's CPU) the result is off by
 # about 1e-2, beyond the tolerance of the precision in use (1e-5). It loses the workload's
 # points, and the end-to-end audit that checks the workload again.
-# expect: test_workload=0 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=2 test_evidence=2 test_audit=0
+# expect: test_workload=0 test_first_call_evidence=3 test_trace_count=2 test_evidence=2 test_audit=0
 # tier: nightly
 # %% solutions
 # %% replace workload

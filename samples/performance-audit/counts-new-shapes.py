@@ -2,7 +2,7 @@
 # 16x16 and 32x32 reads two, as the public check expects, but after jax.clear_caches() JAX traces
 # again at a shape the set already holds and the counter stays put. It loses the trace-count
 # points, and the end-to-end audit (whose own count, after a clear, reads zero).
-# expect: test_workload=2 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=0 test_evidence=2 test_audit=0
+# expect: test_workload=2 test_first_call_evidence=3 test_trace_count=0 test_evidence=2 test_audit=0
 # tier: nightly
 # %% solutions
 # %% replace workload

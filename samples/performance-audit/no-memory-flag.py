@@ -1,6 +1,6 @@
 # A report that records every measurement, the median and the environment, but says nothing
 # about memory: a reader cannot tell "not measured" from "forgot to write it down".
-# expect: test_workload=2 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=2 test_evidence=0 test_audit=0
+# expect: test_workload=2 test_first_call_evidence=3 test_trace_count=2 test_evidence=0 test_audit=0
 # %% solutions
 # %% replace report
 def build_report(measurements):

@@ -2,7 +2,7 @@
 # (tanh(I) @ I = tanh(I @ I)), so the public check passes; on any other inputs they differ. The
 # hidden check's random inputs catch it: it loses the workload's points, and the end-to-end
 # audit that checks the workload again.
-# expect: test_workload=0 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=2 test_evidence=2 test_audit=0
+# expect: test_workload=0 test_first_call_evidence=3 test_trace_count=2 test_evidence=2 test_audit=0
 # tier: nightly
 # %% solutions
 # %% replace workload

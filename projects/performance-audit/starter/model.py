@@ -1,7 +1,7 @@
-"""performance-audit: the workload, its trace counter, a synchronized timer and the report.
+"""performance-audit: the workload, its trace counter, a reading of the timings and the report.
 
-Write the three functions that raise NotImplementedError, then run the checks from the
-repository root:
+The timer is given (performance-01's). Write the three functions that raise NotImplementedError,
+then run the checks from the repository root:
 
     python3 projects/performance-audit/tests/check.py --implementation starter --stage 1
 
@@ -39,22 +39,46 @@ def workload(a, b):
         "TRACE_COUNT, then return jnp.tanh(a @ b)")
 
 
+def time_completed(fn, *args, warm_calls=7):
+    """performance-01's synchronized timer, given: (first_call_seconds, warm_samples_seconds), the
+    first call on its own, then warm_calls more calls, each measured until its result is ready."""
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    first_call_seconds = time.perf_counter() - start
+
+    warm_samples_seconds = []
+    for _ in range(warm_calls):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        warm_samples_seconds.append(time.perf_counter() - start)
+    return first_call_seconds, warm_samples_seconds
+
+
 def time_first_and_steady(fn, *args, steady_calls=7):
-    """Time fn(*args): return (first_call_seconds, steady_seconds).
+    """The audit's name for the course's timer: (first_call_seconds, steady_seconds), the first call
+    (tracing, compiling, running) kept apart from steady_calls synchronized steady calls. Given."""
+    return time_completed(fn, *args, warm_calls=steady_calls)
 
-    first_call_seconds: the first call on its own, until its result is ready (it includes
-        tracing and compilation when fn has not run at these shapes yet);
-    steady_seconds: a list of `steady_calls` floats, one per further call, each until its result
-        is ready.
 
-    Read the clock with time.perf_counter(), and wait for every result with
-    jax.block_until_ready(...) before reading the clock that ends its measurement.
+def first_call_evidence(first_call_seconds, steady_seconds):
+    """What the timings show about the first call: return a dict with
+
+      steady_median_seconds   the median of steady_seconds (statistics.median)
+      steady_spread_seconds   the spread of the steady calls: the slowest minus the fastest
+      one_time_seconds        first_call_seconds minus the steady median: what the first call cost
+                              on top of a steady call (negative when it was faster)
+      one_time_fraction       one_time_seconds / first_call_seconds
+      one_time_is_real        True when one_time_seconds is larger than steady_spread_seconds
+
+    No steady call lies more than the spread above the median, so a first call further above it
+    than that shows a one-time cost (tracing and compiling); one merely slower than the slowest
+    steady call does not.
     """
     raise NotImplementedError(
-        "write time_first_and_steady(fn, *args, steady_calls=7) in "
-        "projects/performance-audit/starter/model.py: time the first call apart, then steady_calls more "
-        "calls, each with time.perf_counter() read after jax.block_until_ready(result); return "
-        "(first_call_seconds, steady_seconds)")
+        "write first_call_evidence(first_call_seconds, steady_seconds) in "
+        "projects/performance-audit/starter/model.py: return the steady median and spread, the one-time "
+        "cost (first call minus median), its fraction of the first call, and one_time_is_real (the cost "
+        "exceeds the spread)")
 
 
 def build_report(measurements):

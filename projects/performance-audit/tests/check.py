@@ -5,7 +5,7 @@
 
 --implementation NAME  checks projects/performance-audit/NAME/model.py (starter, solution, or a
                        folder of your own beside them)
---stage N              1: the result against NumPy and the timer's method; 2: the trace count
+--stage N              1: the result against NumPy and the reading of timings; 2: the trace count
                        at shapes picked at random; 3: the evidence files; 4: stages 1 to 3 together
 --evidence-dir DIR     where stages 3 and 4 write report.json and workload.jaxpr.txt; created if
                        missing. Relative to the current directory. Default: runs/performance-audit
@@ -47,7 +47,7 @@ def parse(argv):
     parser.add_argument("--implementation", required=True, metavar="NAME",
                         help="the folder beside tests/ holding model.py: starter, solution, ...")
     parser.add_argument("--stage", required=True, type=int, choices=(1, 2, 3, 4),
-                        help="1 result and timer, 2 trace count, 3 evidence, 4 all together")
+                        help="1 result and timings read, 2 trace count, 3 evidence, 4 all together")
     parser.add_argument("--evidence-dir", type=Path, default=None, metavar="DIR",
                         help=f"where stages 3 and 4 write evidence (default: "
                              f"{DEFAULT_EVIDENCE.relative_to(ROOT).as_posix()} under the repository root)")

@@ -3,14 +3,19 @@
 Two things run them: the project's command line,
 `projects/performance-audit/tests/check.py --implementation NAME --stage N`, and the hidden
 tests of the notebook `source/performance-audit/performance-audit.ipynb`. Both hand over the
-same four pieces of a student's work, gathered in an `Implementation`:
+same five pieces, gathered in an `Implementation`:
 
   workload(a, b)                          jitted tanh(a @ b); its Python body adds one to a
                                           counter, so the counter counts traces
   trace_count()                           that counter
   time_first_and_steady(fn, *args, steady_calls=7)
-                                          (first_call_seconds, [steady seconds, ...]), every
-                                          measurement ending after its result is ready
+                                          the course's timer, given (performance-01's
+                                          `time_completed`, which keeps the first call apart):
+                                          (first_call_seconds, [steady seconds, ...])
+  first_call_evidence(first_call_seconds, steady_seconds)
+                                          what the timings show: the steady median and spread,
+                                          the first call's one-time cost and its fraction of the
+                                          first call, and whether that cost exceeds the spread
   build_report(measurements)              the JSON-ready report: the measurements, their
                                           median, backend and versions, "memory_measured": False
 
@@ -35,10 +40,17 @@ and what a forger, who can replace the course's probes in its own kernel, would 
      measures (`checks.numerics`: float32 on the CPU, bfloat16 passes by default on a TPU; the
      identity is exact at any precision). No probe is involved. Forging it means returning
      tanh(a @ b) for inputs it cannot know in advance: computing it.
-  test_timer_first_call, test_timer_synchronized (`check_first_call_apart`, `check_synchronized`):
-     *observed*, by `checks.timing` (keyword steady_calls): the timer is handed a real jitted
-     function whose work per call is picked here and whose calls are counted here, on this side's
-     clock; see that module for what forging them takes.
+  test_first_call_evidence (stage 1, `check_first_call_evidence`): *observed*, values only. This
+     side draws timings (a first call and 3 to 11 steady calls, odd and even counts, some with a
+     busy moment's outlier): a first call far above the steady calls, one above the slowest
+     steady call but less than the spread above the median, one below the median; none within a
+     millionth of the verdict's boundary. It calls first_call_evidence on them and compares with
+     its own computation (`expected_first_call`): the median and spread, the one-time cost and its
+     fraction to 1e-9 relative, the verdict (a bool) exactly. A mean for the median, or a verdict
+     read as "slower than every steady call", fails. A forger would have to do the arithmetic for
+     timings it sees only at grading time. The timer is the course's and is not graded here
+     (performance-01 grades it); stage 1 also times workload with it and reports the timings and
+     the student's reading of them, never judged.
   test_trace_count (stage 2, `check_trace_count`): *observed*. This side draws the steps one at
      a time, each only after it read the counter after the last, and makes every call of workload
      itself (arrays sent from here) and every reading of trace_count(): a few new shapes picked at
@@ -53,7 +65,7 @@ and what a forger, who can replace the course's probes in its own kernel, would 
      the readings are the student's own counter's. Limit: a counter that models JAX's cache (the
      avals of each call and JAX's trace context, reset on every clear it intercepts) instead of
      counting reads the same numbers for every call sequence, so no reading tells it apart.
-  test_evidence (stage 3, `write_evidence`): the student's timer is called from here on the
+  test_evidence (stage 3, `write_evidence`): the course's timer is called from here on the
      identity (its output checked for form, reported, never judged: the timer cells judge it),
      the lesson's counting step is driven from here as above (16x16, 32x32, then both again:
      reported), and the JAXPR is *verified*: its text is captured by a probe, and workload
@@ -94,7 +106,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import CheckFailed, numerics, programs, remote, timing, trusted
+from . import CheckFailed, numerics, programs, remote, trusted
+from .roofline import key_problems
 
 PROJECT = "performance-audit"
 DTYPE = np.float32
@@ -127,9 +140,10 @@ class Implementation:
     trace_count: Callable[[], int]
     time_first_and_steady: Callable
     build_report: Callable[[dict], dict]
+    first_call_evidence: Callable
     name: str = "notebook"
 
-    PARTS = ("workload", "trace_count", "time_first_and_steady", "build_report")
+    PARTS = ("workload", "trace_count", "time_first_and_steady", "build_report", "first_call_evidence")
 
     @classmethod
     def from_namespace(cls, namespace, name: str) -> "Implementation":
@@ -230,7 +244,7 @@ def _array(value, what: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# Stage 1: the result, and the timer's method
+# Stage 1: the result, and what timings show
 
 
 def check_workload(workload) -> dict:
@@ -273,36 +287,75 @@ def check_workload(workload) -> dict:
     return {"diagonal": float(diagonal.mean()), "off_diagonal": off_diagonal}
 
 
-def _steady(problem: str) -> str:
-    """checks.timing's wording, in this lesson's: its warm calls are our steady calls."""
-    return problem.replace("warm sample", "steady sample").replace("warm call", "steady call")
+FIRST_CALL_HINTS = {
+    "steady_median_seconds": "the median of the steady calls (statistics.median), not their mean",
+    "steady_spread_seconds": "the spread is the slowest steady call minus the fastest",
+    "one_time_seconds": "the one-time cost is the first call minus the steady median",
+    "one_time_fraction": "the fraction is the one-time cost divided by the first call",
+}
 
 
-def _run_timer(timer, steady_calls: int) -> timing.TimerRun:
-    what = f"time_first_and_steady(fn, *args, {TIMER_KEYWORD}={steady_calls})"
+def expected_first_call(first_call_seconds: float, steady_seconds: list[float]) -> dict:
+    """What the lesson asks of first_call_evidence, computed here."""
+    median = statistics.median(steady_seconds)
+    spread = max(steady_seconds) - min(steady_seconds)
+    one_time = first_call_seconds - median
+    return {"steady_median_seconds": median, "steady_spread_seconds": spread, "one_time_seconds": one_time,
+            "one_time_fraction": one_time / first_call_seconds, "one_time_is_real": one_time > spread}
+
+
+def first_call_cases(rng: random.Random) -> list[tuple[str, float, list[float]]]:
+    """(what, first call, steady calls) drawn here: a first call far above the steady calls, one
+    above the slowest steady call but less than the spread above the median, one below the
+    median; the steady calls 3 to 11 (odd and even), some with one busy moment's outlier. No
+    verdict hangs on a near tie."""
+    cases = []
+    for kind in ("compiled", "just above the slowest", "below the median", "compiled"):
+        while True:
+            centre = 10 ** rng.uniform(-5, -2)
+            steady = [centre * math.exp(rng.uniform(0.02, 0.3) * rng.gauss(0, 1)) for _ in range(rng.randint(3, 11))]
+            if rng.random() < 0.4:
+                steady[rng.randrange(len(steady))] *= rng.uniform(3, 10)
+            median, slowest = statistics.median(steady), max(steady)
+            spread = slowest - min(steady)
+            if kind == "compiled":
+                first = median + spread + centre * 10 ** rng.uniform(0, 3)
+            elif kind == "below the median":
+                first = median * rng.uniform(0.6, 0.97)
+            else:  # above every steady call, yet less than the spread above the median
+                first = slowest + (spread - (slowest - median)) * rng.uniform(0.1, 0.9)
+            boundary = abs((first - median) - spread)
+            if first > 0 and boundary > 1e-6 * spread and (kind != "just above the slowest" or first > slowest):
+                cases.append((f"timings {len(cases) + 1} of 4", first, steady))
+                break
+    return cases
+
+
+def first_call_problems(got, first: float, steady: list[float], what: str) -> list[str]:
     try:
-        return _call(what, timing.run_timer, timer, steady_calls, keyword=TIMER_KEYWORD)
-    except AuditFailure:
-        raise
-    except AssertionError as exc:  # checks.timing's own verdict on the form of what came back
-        raise AuditFailure(f"{what}: {one_line(exc)}") from None
+        got = remote.values_only(got)
+    except CheckFailed as exc:
+        return [one_line(exc)]
+    if not isinstance(got, dict):
+        return [f"first_call_evidence should return a dict, got {type(got).__name__} ({what})"]
+    want = expected_first_call(first, steady)
+    real = want.pop("one_time_is_real")
+    problems = key_problems(got, want, FIRST_CALL_HINTS, what)
+    said = got.get("one_time_is_real")
+    if not isinstance(said, (bool, np.bool_)) or bool(said) != real:
+        problems.append(f"one_time_is_real is {said!r}, not {real!r} ({what}): True only when the one-time cost "
+                        "exceeds the steady spread (slower than the slowest steady call is not enough)")
+    return problems
 
 
-def check_first_call_apart(timer, steady_counts=(4, 9)) -> None:
-    """One first call timed on its own (it does far more work), then exactly N steady calls."""
-    for steady_calls in steady_counts:
-        problems = timing.confirmed_problems(
-            lambda run: timing.first_call_problems(run, steady_calls, TIMER_KEYWORD),
-            lambda: _run_timer(timer, steady_calls))
+def check_first_call_evidence(first_call_evidence, rng: random.Random | None = None) -> None:
+    """first_call_evidence on timings drawn here, against this side's own computation."""
+    rng = rng or random.Random()
+    for what, first, steady in first_call_cases(rng):
+        got = _call(f"first_call_evidence on {what}", first_call_evidence, first, list(steady))
+        problems = first_call_problems(got, first, steady, what)
         if problems:
-            raise AuditFailure(_steady(problems[0]))
-
-
-def check_synchronized(timer, steady_calls: int = 5) -> None:
-    """Every measurement lasts until its own call's result is ready (work picked per call here)."""
-    problems = timing.confirmed_problems(timing.synchronization_problems, lambda: _run_timer(timer, steady_calls))
-    if problems:
-        raise AuditFailure(_steady(problems[0]))
+            raise AuditFailure("; ".join(problems))
 
 
 def _timings(value, steady_calls: int) -> tuple[float, list[float]]:
@@ -349,14 +402,17 @@ def measure_timing(workload, timer) -> dict:
 
 def stage1(impl: Implementation) -> str:
     found = check_workload(impl.workload)
-    check_first_call_apart(impl.time_first_and_steady)
-    check_synchronized(impl.time_first_and_steady)
+    check_first_call_evidence(impl.first_call_evidence)
     timing_run = measure_timing(impl.workload, impl.time_first_and_steady)
+    first, steady = timing_run["first_call_seconds"], timing_run["steady_seconds"]
+    read = expected_first_call(first, steady)  # the reading first_call_evidence was just shown to make
     return (f"tanh(I @ I) matches NumPy (diagonal {found['diagonal']:.6f}, off-diagonal "
-            f"{found['off_diagonal']:.1g}), and so do random inputs; the timer keeps the first call apart and "
-            f"synchronizes every measurement; first call {timing_run['first_call_seconds']:.3g} s, steady "
-            f"median {statistics.median(timing_run['steady_seconds']):.3g} s over {STEADY_CALLS} calls "
-            f"(this machine, this run)")
+            f"{found['off_diagonal']:.1g}), and so do random inputs; first_call_evidence reads drawn timings "
+            f"right; first call {first:.3g} s, steady median {read['steady_median_seconds']:.3g} s over "
+            f"{STEADY_CALLS} calls: a one-time cost of {read['one_time_seconds']:.3g} s "
+            f"({read['one_time_fraction']:.0%} of the first call), "
+            f"{'beyond' if read['one_time_is_real'] else 'within'} the steady spread "
+            f"({read['steady_spread_seconds']:.3g} s) (this machine, this run)")
 
 
 # ---------------------------------------------------------------------------------------------

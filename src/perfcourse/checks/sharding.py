@@ -5,8 +5,11 @@ Students write `data_parallel(mesh)` and `weights_split(mesh)`, each returning t
 mean((tanh(x @ w) - y)**2)); `collectives(hlo_text)`, which counts the collective operations of a
 compiled program by kind; `grad_with_psum(mesh)`, the step's gradient as a `jax.shard_map` whose
 function sums the devices' parts with `jax.lax.psum`; `compiles_per_call(fn, calls)`, which counts
-the compiles each call of a jitted function causes; and `time_step(fn, *args, repeats)`, a
-synchronized timer.
+the compiles each call of a jitted function causes; and `scaling_evidence(warm_seconds)`, what
+timings at several device counts show: each count's median and quartiles, its speed-up over one
+device and its efficiency against the ideal, and whether it is faster or slower than one device
+beyond the spread of the samples. (The lesson times the step with the course's timer, given: the
+one performance-01 teaches and grades.)
 
 What this kernel believes, it observed or verified itself; what it cannot, it names as evidence:
 
@@ -55,8 +58,16 @@ What this kernel believes, it observed or verified itself; what it cannot, it na
   before it, so counts derived from the arguments' placements fail: only counting JAX's compiles
   passes. *Evidence only*: the compile events exist only in the student's process (see the limit
   below).
-- test_timer (`check_timer`): `checks.timing`'s synchronization check (calibrated work handed to
-  the timer, calls counted here).
+- test_scaling_evidence (`check_scaling_evidence`): *observed*, values only. This kernel draws
+  timings here (a few device counts besides one, from 4 to 16 warm samples each, odd and even
+  counts, some with a busy moment's outlier), built so that between them every verdict occurs,
+  among them counts whose median is below or above one device's while the middle halves overlap,
+  and no quartile lies within a millionth of the one it is compared with; it calls
+  `scaling_evidence` on them and compares every entry with its own float64 computation
+  (`expected_scaling`): medians, quartiles (NumPy's default, linear percentiles), speed-up and
+  efficiency to 1e-9 relative, the verdict exactly. A verdict read from the medians alone, a mean
+  for a median, or an efficiency that forgets the device count fails. A forger would have to do
+  the arithmetic for timings it sees only at grading time.
 
 What a forger would have to do: replacing the course's probes in its own kernel earns nothing,
 since the student's own functions are called by this kernel and an unsolved one raises. For the
@@ -75,12 +86,14 @@ tests) they run on the devices there are.
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 
 import numpy as np
 
-from . import CheckFailed, InstrumentMissing, numerics, programs, remote, timing, verdict
+from . import CheckFailed, InstrumentMissing, numerics, programs, remote, verdict
+from .roofline import key_problems
 
 LEARNING_RATE = 0.1
 GRADED_DEVICES = 8   # the lesson's first cell: --xla_force_host_platform_device_count=8
@@ -660,6 +673,128 @@ def _no_listener_left(registered: int | None, how: str) -> None:
                           "block, so a failing call cannot leave it counting someone else's compiles")
 
 
-# --- test_timer ---------------------------------------------------------------------------------
-def check_timer(time_step, repeats: int = 5) -> None:
-    timing.check_synchronized(time_step, warm_calls=repeats, keyword="repeats")
+# --- test_scaling_evidence -----------------------------------------------------------------------
+FASTER, SLOWER, UNCLEAR = "faster", "slower", "no clear difference"
+SCALING_HINTS = {
+    "median_seconds": "the median of that device count's warm samples",
+    "speedup": "the speed-up is one device's median divided by this count's median",
+    "efficiency": "the efficiency is the speed-up divided by the device count (1.0: the ideal, t(1) / k)",
+    "verdict": (f"{FASTER!r} when this count's 75th percentile is below one device's 25th, {SLOWER!r} when its "
+                f"25th is above one device's 75th, {UNCLEAR!r} when the middle halves overlap (one device "
+                "compared with itself included)"),
+}
+
+
+def _quartiles(samples) -> tuple[float, float]:
+    low, high = np.percentile(np.asarray(samples, np.float64), [25, 75])  # NumPy's default: linear
+    return float(low), float(high)
+
+
+def expected_scaling(warm_seconds: dict) -> dict:
+    """What the lesson asks of scaling_evidence, computed here in float64."""
+    one_low, one_high = _quartiles(warm_seconds[1])
+    one_median = float(np.median(np.asarray(warm_seconds[1], np.float64)))
+    found = {}
+    for count, samples in warm_seconds.items():
+        low, high = _quartiles(samples)
+        median = float(np.median(np.asarray(samples, np.float64)))
+        speedup = one_median / median
+        found[count] = {"median_seconds": median, "quartiles": [low, high], "speedup": speedup,
+                        "efficiency": speedup / count,
+                        "verdict": FASTER if high < one_low else SLOWER if low > one_high else UNCLEAR}
+    return found
+
+
+def _close_calls(warm_seconds: dict) -> bool:
+    """Whether a verdict of these timings hangs on a comparison within a millionth."""
+    one_low, one_high = _quartiles(warm_seconds[1])
+    for count, samples in warm_seconds.items():
+        low, high = _quartiles(samples)
+        if count != 1 and min(abs(high - one_low) / one_low, abs(low - one_high) / one_high) < 1e-6:
+            return True
+    return False
+
+
+def _timings(rng: np.random.Generator, centre: float, width: float) -> list[float]:
+    """Warm samples around `centre` (log-normal, relative width `width`); now and then one busy moment."""
+    samples = centre * np.exp(width * rng.standard_normal(int(rng.integers(4, 17))))
+    if rng.random() < 0.3:
+        samples[rng.integers(len(samples))] *= rng.uniform(3, 10)
+    return [float(s) for s in samples]
+
+
+# What each drawn device count is meant to show: the verdict it must get, and for the overlapping
+# ones, on which side of one device's median its own median must lie.
+SCALING_INTENTS = {"faster": (FASTER, None), "slower": (SLOWER, None),
+                   "overlap below": (UNCLEAR, "below"), "overlap above": (UNCLEAR, "above")}
+
+
+def scaling_dataset(rng: np.random.Generator, intents: list[str]) -> dict:
+    """{device count: warm seconds} for one device and one more count per intent, drawn until every
+    count shows what its intent asks and no verdict hangs on a near tie."""
+    while True:
+        counts = [int(c) for c in rng.choice([2, 3, 4, 6, 8, 16], size=len(intents), replace=False)]
+        centre = float(10 ** rng.uniform(-4, -1))
+        warm = {1: _timings(rng, centre, rng.uniform(0.08, 0.25))}
+        for count, intent in zip(counts, intents):
+            factor = {"faster": rng.uniform(0.25, 0.75), "slower": rng.uniform(1.4, 3.0),
+                      "overlap below": 1 - rng.uniform(0.02, 0.06), "overlap above": 1 + rng.uniform(0.02, 0.06)}[intent]
+            warm[count] = _timings(rng, centre * factor, rng.uniform(0.15, 0.3) if "overlap" in intent else 0.05)
+        found = expected_scaling(warm)
+        one_median = found[1]["median_seconds"]
+        shown = True
+        for count, intent in zip(counts, intents):
+            want, side = SCALING_INTENTS[intent]
+            below = found[count]["median_seconds"] < one_median
+            shown = shown and found[count]["verdict"] == want and (side is None or below == (side == "below"))
+        if shown and not _close_calls(warm):
+            return dict(sorted(warm.items()))
+
+
+def scaling_cases(rng: np.random.Generator) -> list[dict]:
+    """Three datasets that between them show every verdict, and medians on both sides of one
+    device's median where the spread says there is no clear difference."""
+    intents = list(SCALING_INTENTS)
+    extra = [intents[int(i)] for i in rng.integers(0, len(intents), size=2)]
+    plans = [["faster", "overlap below"], ["slower", "overlap above", extra[0]], [extra[1], "overlap below", "faster"]]
+    return [scaling_dataset(rng, [plan[int(i)] for i in rng.permutation(len(plan))]) for plan in plans]
+
+
+def scaling_problems(got, warm_seconds: dict, what: str) -> list[str]:
+    try:
+        got = remote.values_only(got)
+    except CheckFailed as exc:
+        return [str(exc)]
+    if not isinstance(got, dict):
+        return [f"scaling_evidence should return a dict {{device count: {{...}}}}, got {type(got).__name__} ({what})"]
+    problems = []
+    for count, want in expected_scaling(warm_seconds).items():
+        entry = got.get(count)
+        where = f"{count} device(s), {what}"
+        if not isinstance(entry, dict):
+            problems.append(f"the result has no dict for {count} device(s) ({what}): one entry per device count given")
+            continue
+        quartiles = entry.get("quartiles")
+        try:
+            low, high = (float(q) for q in quartiles)
+            close = all(math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0) for a, b in zip((low, high), want["quartiles"]))
+        except (TypeError, ValueError):
+            close = False
+        if not close:
+            problems.append(f"quartiles are not right ({where}): [25th, 75th] percentile of the warm samples, "
+                            "as np.percentile computes them by default (linear interpolation)")
+        problems += key_problems(entry, {k: v for k, v in want.items() if k != "quartiles"}, SCALING_HINTS, where)
+    return problems
+
+
+def check_scaling_evidence(scaling_evidence, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    for index, warm in enumerate(scaling_cases(rng)):
+        what = f"timings {index + 1} of 3"
+        try:
+            got = scaling_evidence({count: list(samples) for count, samples in warm.items()})
+        except CheckFailed:
+            raise
+        except Exception as exc:
+            raise CheckFailed(f"scaling_evidence raised {type(exc).__name__} on {what}") from None
+        verdict(scaling_problems(got, warm, what))

@@ -1,7 +1,7 @@
 """Probes of the performance-audit project: what only the student's process can do.
 
-The trusted side (`perfcourse.checks.audit`) calls the student's workload, timer, counter and
-report builder itself; these probes do only what must happen inside the student's process around
+The trusted side (`perfcourse.checks.audit`) calls the student's workload, counter, evidence
+reading and report builder, and the course's timer, itself; these probes do only what must happen inside the student's process around
 those calls: clear JAX's caches, call workload under another default matmul precision (a new
 trace context), capture a JAXPR's text, write files and read them back. Each returns plain data;
 a failure of the student's code comes back as data too ({"error": {"during", "type", "message"}}),

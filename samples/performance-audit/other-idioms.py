@@ -1,7 +1,7 @@
 # Another correct approach: jax.jit applied through functools.partial, a trace counter kept in a
-# one-item list, a timer whose clock (time.monotonic_ns) is bound as a default argument and
-# which waits for each result by converting it to NumPy, and a NumPy median in the report.
-# expect: test_workload=2 test_timer_first_call=1 test_timer_synchronized=2 test_trace_count=2 test_evidence=2 test_audit=1
+# one-item list, the timings read from a sorted copy (median and spread by hand), and a NumPy
+# median in the report.
+# expect: test_workload=2 test_first_call_evidence=3 test_trace_count=2 test_evidence=2 test_audit=1
 # tier: nightly
 # %% replace workload
 import functools
@@ -17,14 +17,15 @@ def trace_count():
 def workload(a, b):
     _traces[0] += 1  # plain Python: runs while JAX traces
     return jnp.tanh(jnp.dot(a, b))
-# %% replace timer
-def time_first_and_steady(fn, *args, steady_calls=7, clock=time.monotonic_ns):
-    samples = []
-    for _ in range(1 + steady_calls):
-        begin = clock()
-        np.asarray(fn(*args))  # a NumPy copy exists only once the result is ready
-        samples.append((clock() - begin) * 1e-9)
-    return samples[0], samples[1:]
+# %% replace first_call_evidence
+def first_call_evidence(first_call_seconds, steady_seconds):
+    ordered = sorted(steady_seconds)
+    half = len(ordered) // 2
+    median = ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
+    spread = ordered[-1] - ordered[0]
+    beyond = first_call_seconds - median
+    return dict(steady_median_seconds=median, steady_spread_seconds=spread, one_time_seconds=beyond,
+                one_time_fraction=beyond / first_call_seconds, one_time_is_real=beyond - spread > 0)
 # %% replace report
 def build_report(measurements):
     report = {key: value for key, value in measurements.items()}
