@@ -5,6 +5,7 @@
 #   make release    source/ -> release/ (nbgrader generate_assignment)
 #   make grade      autograde everything in submitted/
 #   make report     what the class got wrong: report/index.html from the gradebook and autograded/
+#   make site       the course as a static website (Jupyter Book 2, offline): _site/html/
 #   make artifacts  re-execute every lesson on the jax-cpu kernel and rewrite artifacts/cpu/
 #   make lab        JupyterLab (with nbgrader's extensions) on the course
 #   make hub        the course's JupyterHub on this machine, for a trial (root; demo users)
@@ -17,9 +18,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NEWEST := .venv-newest-jax
 COLAB := .venv-colab
+SITE_STAMP := $(VENV)/.site-installed
 HUB := deploy/jupyterhub
 
-.PHONY: demo test check test-newest-jax test-nightly release grade report artifacts artifacts-check lab hub hub-proxy clean
+.PHONY: site demo test check test-newest-jax test-nightly release grade report artifacts artifacts-check lab hub hub-proxy clean
 
 $(STAMP): requirements-cpu.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,8 +52,18 @@ $(COLAB)/.installed: requirements-cpu.txt
 	$(COLAB)/bin/python -m pip install --quiet -c requirements-cpu.txt jax jaxlib numpy matplotlib ipykernel
 	touch $@
 
+# Jupyter Book 2 for the course site, into .venv at requirements-site.txt's pins (constrained by
+# requirements-cpu.txt's, so nothing else changes). It runs on Node.js.
+$(SITE_STAMP): $(STAMP) requirements-site.txt
+	@command -v node >/dev/null || { echo "make site: node is missing: apt-get install nodejs" >&2; exit 1; }
+	$(BIN)/python -m pip install --quiet -c requirements-cpu.txt -r requirements-site.txt
+	touch $@
+
 demo: $(STAMP)
 	$(BIN)/perfcourse demo
+
+site: $(SITE_STAMP)
+	$(BIN)/perfcourse site
 
 # The suite starts hundreds of Python processes (pytest's workers, perfcourse commands, kernels):
 # they compile the course's modules and the tests once and reuse the bytecode (__pycache__/,
@@ -64,8 +76,9 @@ NEWEST_PYTEST := env -u PYTHONDONTWRITEBYTECODE $(NEWEST)/bin/python -m pytest
 # cores busy), the other runs the rest, most of which waits on one kernel or server at a time.
 FAST := -m "not e2e and not nightly" -n logical --dist worksteal
 E2E := -m "e2e and not nightly" -n 2 --dist loadgroup --durations=15
-# The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it).
-test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modules/.installed)
+# The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it); the
+# site test's Jupyter Book (requirements-site.txt) when node is there.
+test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modules/.installed) $(if $(shell command -v node),$(SITE_STAMP))
 	$(PYTEST) $(FAST)
 	$(PYTEST) $(E2E)
 
@@ -120,5 +133,5 @@ hub: $(STAMP) $(HUB)/node_modules/.installed
 	$(BIN)/python $(HUB)/trial.py --port $(HUB_PORT)
 
 clean:
-	rm -rf $(VENV) $(NEWEST) $(COLAB) $(HUB)/node_modules submitted autograded/*/ feedback exchange gradebook.db grades.csv report \
+	rm -rf $(VENV) $(NEWEST) $(COLAB) $(HUB)/node_modules _site submitted autograded/*/ feedback exchange gradebook.db grades.csv report \
 	  $(patsubst source/%,%,$(wildcard source/*))

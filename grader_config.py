@@ -13,7 +13,7 @@ c.CourseDirectory.course_id = "jax-performance"
 # One machine, one user: exchange/ in the course (`make lab` makes it; Formgrader offers Release
 # and Collect only once it exists; a student's Fetch lands in the course root). For many users,
 # PERFCOURSE_EXCHANGE names a folder every user can write, the same for all of them: JupyterHub's
-# configuration (deploy/jupyterhub/) sets it in every server (README: "The exchange").
+# configuration (deploy/jupyterhub/) sets it in every server (docs/instructors/configuration.md: "The exchange").
 c.Exchange.root = os.environ.get("PERFCOURSE_EXCHANGE") or os.path.join(  # noqa: F821
     os.path.dirname(os.path.abspath(__file__)), "exchange")
 

@@ -257,17 +257,21 @@ def test_the_tls_and_timeout_options_go_with_cluster_and_together(tmp_path):
     assert scheduler("--cluster", "tcp://127.0.0.1:8786").gone_seconds == cluster.GONE_SECONDS
 
 
+CLUSTER_PAGE = "docs/instructors/cluster.md"
+
+
 def _readme_call(function: str) -> dict:
-    """The keyword arguments of the README's call of `function` (in its deployment snippets)."""
+    """The keyword arguments of the call of `function` in the cluster page's deployment snippets
+    (docs/instructors/cluster.md, "Deploying workers")."""
     import ast
     import re
 
-    for block in re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S):
+    for block in re.findall(r"```python\n(.*?)```", (ROOT / CLUSTER_PAGE).read_text(encoding="utf-8"), re.S):
         tree = ast.parse("\n".join(line[2:] if line.startswith("  ") else line for line in block.splitlines()))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == function:
                 return {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-    raise AssertionError(f"the README has no {function}(...) call")
+    raise AssertionError(f"{CLUSTER_PAGE} has no {function}(...) call")
 
 
 def test_the_readme_slurm_deployment_starts_one_thread_workers_with_room_for_a_kernel():

@@ -5,6 +5,7 @@
                                    (--cluster tcp://HOST:PORT: on a Dask cluster's workers)
   perfcourse demo                  release, build the sample class, grade it, check the scores
   perfcourse report [...]          what the class got wrong: an HTML page, figures and a CSV in report/
+  perfcourse site [--output DIR]    the course as a static website (Jupyter Book 2), built offline into _site/html/
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse figures [--check]     copy artifacts/figure.py into every source notebook's figure cell
   perfcourse kernel                install the jax-cpu kernelspec into this environment
@@ -125,6 +126,12 @@ def cmd_report(root: Path, args) -> int:
     return class_report_page.main(root, args.lesson, args.output)
 
 
+def cmd_site(root: Path, args) -> int:
+    from . import site
+
+    return site.main(root, args.output, args.verbose)
+
+
 def cmd_artifacts(root: Path, args) -> int:
     from .artifacts import execute, record  # papermill and matplotlib load only when needed
 
@@ -230,6 +237,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="DIR", type=Path,
                    help="the report's folder (default: report/ in the course; replaced whole)")
     p.set_defaults(run=cmd_report)
+
+    p = verbs.add_parser("site", help="the course as a static website: lessons, reference recordings and docs/ "
+                                      "(Jupyter Book 2, built offline)")
+    p.add_argument("--output", metavar="DIR", type=Path,
+                   help="the build folder: the book's sources in DIR/book, the site in DIR/html (default: _site/)")
+    p.add_argument("--verbose", action="store_true", help="log every step of the build (the engine's --debug)")
+    p.set_defaults(run=cmd_site)
 
     p = verbs.add_parser("artifacts", help="execute lessons and record their artifacts")
     p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")

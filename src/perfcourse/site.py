@@ -1,0 +1,350 @@
+"""`perfcourse site`: the course as a static website, built with Jupyter Book 2 (MyST), offline.
+
+The book's sources are written into a build folder (`_site/` by default, git-ignored):
+
+  book/myst.yml                          the table of contents: home, lessons, then docs/ by reader
+  book/README.md                         the home page (its links to docs/ and release/ hold in the book)
+  book/docs/                             docs/, as it is (and projects/performance-audit/README.md)
+  book/release/<lesson>/<lesson>.ipynb   the release notebook students get, never executed here,
+                                         opened with launch links (Colab, the course's JupyterHub
+                                         through nbgitpuller) and closed with the reference
+                                         recording of artifacts/<backend>/ (figure, alt text,
+                                         key numbers), marked as one machine's recording
+  book/theme/template.yml                the site template: a MyST site template that renders
+                                         itself (`build.render`) with site_theme.py
+
+then `jupyter-book build --html --strict` turns them into `html/`. MyST's own web themes
+(book-theme) are downloaded at build time from outside the package registries; this template is
+local and its renderer is the course's own Python, so the build needs no host but this one. The
+engine's update check (it asks the npm registry for mystmd's latest version) is pointed at a
+closed loopback port.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+from .course import CourseError, lessons, read_notebook, settings, write_atomic
+from .release import COLAB_CELL_ID, colab_link, released
+
+TITLE = "JAX performance course"
+DEFAULT_OUTPUT = "_site"
+DOCS = "docs"
+# The readers of docs/, one folder each, in the order the site lists them; within a folder, the
+# pages in this order, then any other page alphabetically.
+SECTIONS = (
+    ("For students", "students", ("start", "colab", "audit-project")),
+    ("For instructors", "instructors", ("commands", "grading", "configuration", "report", "cluster", "hub", "trust")),
+    ("For course authors", "authors", ("lesson", "checks", "samples", "artifacts", "tolerances", "tests", "site")),
+)
+# Files of the repository that are pages too, at their own path (so links to them hold in both),
+# after the section's docs/ pages.
+SECTION_FILES = {"students": ("projects/performance-audit/README.md",)}
+# Where the engine's update check goes (nothing listens on port 9 of the loopback).
+CLOSED_REGISTRY = "http://127.0.0.1:9/"
+BUILD_SECONDS = 600
+
+
+def hub_link(root: Path, lesson: str) -> str | None:
+    """The nbgitpuller address that opens a release notebook on the course's JupyterHub: needs
+    course.toml's [hub] url and the repository of [colab]; None when either is empty."""
+    url = settings(root).get("hub", {}).get("url", "")
+    colab = settings(root).get("colab", {})
+    if not url or not colab.get("repository"):
+        return None
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")) or any(c.isspace() for c in url):
+        raise CourseError(f"{root / 'course.toml'}: [hub] url must be the hub's http(s) address, got {url!r}")
+    colab_link(root, lesson)  # validates [colab] repository and branch
+    repository, branch = colab["repository"], colab.get("branch", "main")
+    name = repository.split("/")[1]
+    query = urlencode({"repo": f"https://github.com/{repository}", "branch": branch,
+                       "urlpath": f"lab/tree/{name}/release/{lesson}/{lesson}.ipynb"}, quote_via=quote)
+    return f"{url.rstrip('/')}/hub/user-redirect/git-pull?{query}"
+
+
+def _launch_markdown(root: Path, lesson: str) -> str:
+    links = [(label, link) for label, link in (("Open in Colab", colab_link(root, lesson)),
+                                               ("Open on the course's JupyterHub", hub_link(root, lesson)))
+             if link]
+    lines = ["```{note}",
+             "This page is the notebook students get (`release/" + lesson + "/" + lesson + ".ipynb`), "
+             "shown as it is, not executed. Its numbers and figure, at the end of the page, are "
+             f"[one machine's recording](#{lesson}-recording)."]
+    if links:
+        lines += ["", " · ".join(f"[{label}]({link})" for label, link in links)]
+    else:
+        lines += ["", "No launch link is configured: course.toml's `[colab] repository` gives an "
+                      "\"Open in Colab\" link, and with `[hub] url` a JupyterHub link (nbgitpuller)."]
+    return "\n".join(lines + ["```"])
+
+
+def _number(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return json.dumps(value) if not isinstance(value, str) else value
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.4g}"
+
+
+def _key_numbers(stdout: str, limit: int = 24) -> list[tuple[str, str]]:
+    """The recorded report's values that read as one line (numbers, words, short lists), nested
+    objects one level down named `outer.inner`; at most `limit` of them."""
+    try:
+        report = json.loads(stdout)
+    except json.JSONDecodeError:
+        return []
+    if not isinstance(report, dict):
+        return []
+
+    def scalar(value) -> bool:
+        return isinstance(value, (int, float, str, bool)) or value is None
+
+    rows = []
+    for key, value in report.items():
+        items = value.items() if isinstance(value, dict) else [(None, value)]
+        for inner, v in items:
+            name = key if inner is None else f"{key}.{inner}"
+            if isinstance(v, list) and len(v) <= 8 and all(scalar(x) for x in v):
+                rows.append((name, "[" + ", ".join(_number(x) for x in v) + "]"))
+            elif scalar(v):
+                rows.append((name, _number(v)))
+    return rows[:limit]
+
+
+def _cell_text(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def recording_markdown(root: Path, lesson: str, folder: Path) -> str:
+    """The lesson's reference recordings (artifacts/<backend>/), their figures copied into `folder`."""
+    parts = [f"({lesson}-recording)=", "## Reference recording", ""]
+    found = False
+    for backend_dir in sorted((root / "artifacts").glob("*/"), key=lambda p: (p.name != "cpu", p.name)):
+        path = backend_dir / f"{lesson}.json"
+        if not path.is_file():
+            continue
+        found = True
+        artifact = json.loads(path.read_text(encoding="utf-8"))
+        env = artifact.get("environment", {})
+        backend = backend_dir.name
+        parts += [f"### Recorded on {backend}", "",
+                  "```{important}",
+                  f"One machine's recording, made once: `perfcourse artifacts` executed the lesson with its "
+                  f"solutions on {env.get('backend', backend)} ({env.get('deviceCount', '?')} device(s); "
+                  f"jax {env.get('jax', '?')}, numpy {env.get('numpy', '?')}) at {artifact.get('generatedAt', '?')}. "
+                  "Timings are that run's observations: they show the method, not how fast your machine "
+                  "or any other is.",
+                  "```", ""]
+        image = backend_dir / f"{lesson}.png"
+        if image.is_file():
+            name = f"{lesson}-{backend}.png"
+            shutil.copy2(image, folder / name)
+            alt_file = backend_dir / f"{lesson}.alt.txt"
+            alt = alt_file.read_text(encoding="utf-8").strip() if alt_file.is_file() else f"{lesson} on {backend}"
+            parts += [f"```{{figure}} {name}", f":alt: {_cell_text(alt)}", "",
+                      f"{lesson} as recorded on {backend} (`artifacts/{backend}/{lesson}.png`).", "```", ""]
+        diagram = artifact.get("diagram") or {}
+        if diagram.get("prediction"):
+            parts += [f"**Predict first.** {diagram['prediction']}", ""]
+        if diagram.get("reading"):
+            parts += [f"**Reading the diagram.** {diagram['reading']}", ""]
+        rows = _key_numbers(artifact.get("stdout", ""))
+        if rows:
+            parts += ["Key numbers of the recorded report (its one-line values):", "",
+                      "| value | recorded |", "|---|---|"]
+            parts += [f"| `{key}` | {_cell_text(value)} |" for key, value in rows]
+            parts += [""]
+        parts += ["````{dropdown} The whole recorded report (what the report cells printed)",
+                  "```text", artifact.get("stdout", "").rstrip(), "```", "````", ""]
+    if not found:
+        parts += ["No reference recording yet (`perfcourse artifacts --lesson " + lesson + "`)."]
+    return "\n".join(parts)
+
+
+def lesson_notebook(root: Path, lesson: str, folder: Path):
+    """The release notebook as the site shows it: its own Colab badge cell (an image from
+    elsewhere) left out, launch links after the title, the reference recording at the end."""
+    import nbformat
+
+    nb = read_notebook(released(root, lesson))
+    nb.cells = [c for c in nb.cells if c.get("id") != COLAB_CELL_ID]
+    at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+               and c.source.lstrip().startswith("# ")), 0)
+    launch = nbformat.v4.new_markdown_cell(_launch_markdown(root, lesson))
+    launch.id = "site-launch"
+    nb.cells.insert(at, launch)
+    recording = nbformat.v4.new_markdown_cell(recording_markdown(root, lesson, folder))
+    recording.id = "site-recording"
+    nb.cells.append(recording)
+    for cell in nb.cells:
+        cell.id = f"{lesson}-{cell.id}"[:64]  # the book's identifiers are project-wide: cell-3 is in every lesson
+        if cell.cell_type == "code":  # a page, not a run: no outputs or counts from anywhere
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def doc_pages(root: Path) -> list[tuple[str, list[str]]]:
+    """(section title, [docs/<folder>/<page>.md, ...]) in the site's order."""
+    found = []
+    for title, folder, order in SECTIONS:
+        here = root / DOCS / folder
+        names = sorted(p.stem for p in here.glob("*.md")) if here.is_dir() else []
+        ordered = [n for n in order if n in names] + [n for n in names if n not in order]
+        files = [f"{DOCS}/{folder}/{name}.md" for name in ordered]
+        files += [f for f in SECTION_FILES.get(folder, ()) if (root / f).is_file()]
+        if files:
+            found.append((title, files))
+    return found
+
+
+def _yaml_str(text: str) -> str:
+    return json.dumps(text)  # a JSON string is a YAML string
+
+
+def write_sources(root: Path, book: Path) -> dict:
+    """Write the book's sources into `book` (emptied first); the pages the site must have."""
+    import nbformat
+
+    if book.exists():
+        shutil.rmtree(book)
+    book.mkdir(parents=True)
+    shutil.copy2(root / "README.md", book / "README.md")  # the home page, at its own path: docs/ links to it
+    if (root / DOCS).is_dir():
+        shutil.copytree(root / DOCS, book / DOCS)
+    lesson_ids = [l for l in lessons(root) if released(root, l).is_file()]
+    if not lesson_ids:
+        raise CourseError("release/ holds no lesson notebook: run 'make release' first")
+    for lesson in lesson_ids:
+        folder = book / "release" / lesson
+        folder.mkdir(parents=True)
+        write_atomic(folder / f"{lesson}.ipynb", nbformat.writes(lesson_notebook(root, lesson, folder)))
+    sections = doc_pages(root)
+    for _, pages in sections:
+        for page in pages:
+            if not (book / page).exists():
+                (book / page).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(root / page, book / page)
+    toc = ["    - file: README.md", "    - title: Lessons", "      children:"]
+    toc += [f"        - file: release/{l}/{l}.ipynb" for l in lesson_ids]
+    for title, pages in sections:
+        toc += [f"    - title: {_yaml_str(title)}", "      children:"] + [f"        - file: {p}" for p in pages]
+    write_atomic(book / "myst.yml", "\n".join([
+        "# Written by perfcourse site (src/perfcourse/site.py); edit that, not this.",
+        "version: 1",
+        "project:",
+        f"  title: {_yaml_str(TITLE)}",
+        "  toc:", *toc,
+        "site:",
+        "  template: theme",
+        ""]))
+    theme = book / "theme"
+    theme.mkdir()
+    render = " ".join(json.dumps(part) for part in (sys.executable, "-m", "perfcourse.site_theme"))
+    write_atomic(theme / "template.yml", "\n".join([
+        "myst: v1",
+        "kind: site",
+        f"title: {_yaml_str(TITLE + ' (perfcourse site theme)')}",
+        "description: Static pages rendered by perfcourse.site_theme from the engine's content, offline",
+        "build:",
+        f"  render: {_yaml_str(render)}",
+        ""]))
+    return {"index": "README.md", "lessons": lesson_ids,
+            "docs": [p for _, pages in sections for p in pages]}
+
+
+def broken_links(html_dir: Path) -> list[str]:
+    """Every link or image of the site's pages that points at no file or anchor of the site."""
+    from html.parser import HTMLParser
+    from urllib.parse import unquote, urlsplit
+
+    class Page(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.ids, self.refs = set(), []
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if attrs.get("id"):
+                self.ids.add(attrs["id"])
+            for name in ("href", "src"):
+                if attrs.get(name) is not None:
+                    self.refs.append(attrs[name])
+
+    pages = {}
+    for path in sorted(html_dir.glob("*.html")):
+        page = Page()
+        page.feed(path.read_text(encoding="utf-8"))
+        pages[path.name] = page
+    broken = []
+    for name, page in pages.items():
+        for ref in page.refs:
+            parts = urlsplit(ref)
+            if parts.scheme or parts.netloc:
+                continue
+            target = unquote(parts.path) or name
+            if not (html_dir / target).is_file():
+                broken.append(f"{name}: {ref}")
+            elif parts.fragment and target in pages and parts.fragment not in pages[target].ids:
+                broken.append(f"{name}: {ref} (no such anchor)")
+    return broken
+
+
+def build(root: Path, output: Path, verbose: bool = False) -> dict:
+    """Write the sources into output/book, build them, and put the site in output/html."""
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    if not jupyter_book.is_file():
+        raise CourseError(f"{jupyter_book}: Jupyter Book is not installed here "
+                          "(make site installs requirements-site.txt)")
+    if not shutil.which("node"):
+        raise CourseError("node is missing: Jupyter Book runs on Node.js (apt-get install nodejs)")
+    output = output.resolve()
+    if output == root or root.is_relative_to(output) or (output.exists() and not output.is_dir()):
+        raise CourseError(f"{output}: not a folder the site can be written into")
+    book = output / "book"
+    expected = write_sources(root, book)
+    env = {**os.environ, "npm_config_registry": CLOSED_REGISTRY, "PERFCOURSE_ROOT": str(root)}
+    env.pop("BASE_URL", None)
+    command = [str(jupyter_book), "build", "--html", "--strict", *(["--debug"] if verbose else [])]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, cwd=book, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=BUILD_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise CourseError(f"jupyter-book build ran past {BUILD_SECONDS} s in {book}") from None
+    log = done.stdout + done.stderr
+    write_atomic(output / "build.log", log)
+    warnings = sorted({line.strip() for line in log.splitlines() if line.lstrip().startswith(("⚠️", "🚨", "⛔️"))})
+    if done.returncode or warnings:
+        tail = "\n".join(log.strip().splitlines()[-15:])
+        raise CourseError(f"jupyter-book build failed (exit {done.returncode}, {len(warnings)} warning(s); "
+                          f"{output / 'build.log'}):\n" + "\n".join(warnings[:15] or [tail]))
+    html = output / "html"
+    if html.exists():
+        shutil.rmtree(html)
+    shutil.move(book / "_build" / "html", html)
+    for lesson in expected["lessons"]:  # the download is the notebook students get, without the page's cells
+        download = html / "build" / f"{lesson}.ipynb"
+        if download.is_file():
+            shutil.copy2(released(root, lesson), download)
+    manifest = json.loads((html / "pages.json").read_text(encoding="utf-8"))
+    built = {page["source"] for page in manifest["pages"]}
+    wanted = {"README.md", *expected["docs"], *(f"release/{l}/{l}.ipynb" for l in expected["lessons"])}
+    if wanted - built:
+        raise CourseError(f"the site lacks pages for: {', '.join(sorted(wanted - built))}")
+    broken = broken_links(html)
+    if broken:
+        raise CourseError(f"{len(broken)} broken link(s) in {html}: " + "; ".join(broken[:10]))
+    return {**expected, "html": html, "seconds": time.monotonic() - started, "pages": len(manifest["pages"])}
+
+
+def main(root: Path, output: Path | None, verbose: bool = False) -> int:
+    result = build(root, output or root / DEFAULT_OUTPUT, verbose)
+    print(f"built {result['pages']} pages ({len(result['lessons'])} lessons, {len(result['docs'])} docs pages) "
+          f"in {result['seconds']:.1f} s: {result['html'] / 'index.html'}")
+    return 0
