@@ -2,6 +2,7 @@
 # the middle call, not the median time, unless the samples happen to be sorted. The fastest and
 # slowest samples and the verdict are right. Loses the verdict's points only.
 # expect: test_roofline_point=3 test_classify=3 test_roof_verdict=0 test_hand_intensity=2
+# tier: nightly
 # %% solutions
 # %% replace roof_verdict
 def roof_verdict(point, peak_flop_per_second, peak_bytes_per_second):
