@@ -29,23 +29,24 @@ def begin(settings: str = "settings") -> trusted_kernel.TrustedKernel:
     trusted = trusted_kernel.take(settings)
     if trusted.km is None:
         trusted.km = StandIn()
-    trusted.channel_folder()
+    trusted.begin()
     return trusted
 
 
 def test_outside_kept_every_notebook_gets_a_fresh_kernel_and_nothing_is_left():
     trusted = begin()
-    trusted_kernel.give_back(trusted, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
-    assert trusted.km.stopped and not trusted.base.exists()
+    channel = trusted_kernel.channel_folder(trusted.channels)
+    assert trusted.owns_channels and channel.parent == trusted.channels
+    assert not trusted_kernel.give_back(trusted, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
+    assert trusted.km.stopped and not trusted.base.exists() and not trusted.channels.exists()
     assert begin() is not trusted
 
 
 def test_kept_after_clean_notebooks_up_to_the_limit_then_stopped():
     with trusted_kernel.kept():
         first = begin()
-        assert first.runtime.is_dir() and (first.channels / "1").is_dir()
-        trusted_kernel.give_back(first, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
-        assert not (first.channels / "1").exists()  # each notebook's channel folder goes with it
+        assert first.runtime.is_dir() and first.channels == trusted_kernel.worker_channels()
+        assert trusted_kernel.give_back(first, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
         for number in (2, 3):
             again = begin()
             assert again is first and again.notebooks == number and not again.km.stopped
@@ -80,7 +81,21 @@ def test_the_kept_kernel_is_stopped_when_the_worker_is_done():
         trusted = begin()
         trusted_kernel.give_back(trusted, clean=True, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
         assert not trusted.km.stopped
+        channels = trusted_kernel.worker_channels()
+        trusted_kernel.channel_folder(channels)
     assert trusted.km.stopped and not Path(trusted.base).exists()
+    assert not channels.exists() and trusted_kernel.worker_channels() is None
+
+
+def test_inside_kept_every_trusted_kernel_shares_the_workers_channels():
+    """A student's kernel started for the next notebook listens in the worker's channels folder,
+    which whichever trusted kernel grades that notebook has bound (grading/ready_kernel.py)."""
+    with trusted_kernel.kept():
+        first = begin()
+        trusted_kernel.give_back(first, clean=False, notebooks=NOTEBOOKS, cpu_seconds=CPU_SECONDS)
+        successor = begin()
+        assert successor is not first and successor.channels == first.channels
+        assert not successor.owns_channels and successor.channels.is_dir()  # outlives the first kernel
 
 
 def test_a_temporary_folder_too_deep_for_the_channel_socket_is_one_clear_error(monkeypatch, tmp_path):

@@ -173,10 +173,17 @@ def grade_student(task: dict) -> dict:
                 options += ["--generate", lesson]
             slot = WorkerSlot(root, options)
             limit = notebook_limit(root)
-            results = {}
+            results, sent = {}, False
             try:
-                for lesson in lessons:
-                    outcome = slot.grade(student, [lesson], limit, _Quiet())[0]
+                for index, lesson in enumerate(lessons):
+                    if not sent:
+                        slot.send(student, [lesson])
+                    # The next lesson is queued now, so the worker starts its kernel ahead.
+                    sent = index + 1 < len(lessons)
+                    if sent:
+                        slot.send(student, [lessons[index + 1]])
+                    outcome = slot.collect(student, [lesson], limit, _Quiet())[0]
+                    sent = sent and slot.running  # else lost with a worker that died: sent again
                     results[lesson] = {"seconds": outcome.seconds, "error": outcome.error,
                                        "notebooks": {} if outcome.error else _executed(root, student, lesson)}
             finally:

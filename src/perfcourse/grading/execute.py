@@ -57,7 +57,7 @@ from ..course import FIGURE_TAG
 from ..kernel.output_cap import OUTPUT_CUT_MIME
 from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
-from . import sandbox, trusted_kernel
+from . import ready_kernel, sandbox, trusted_kernel
 from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
@@ -199,7 +199,7 @@ class GuardedExecute(Execute):
 
     def check_socket_room(self) -> None:
         """Refuse a TMPDIR so deep that a notebook's channel socket would not fit in a socket address."""
-        longest = trusted_kernel.longest_socket(self.trusted_kernel_notebooks)
+        longest = trusted_kernel.longest_socket()
         size = len(os.fsencode(longest))
         if size > trusted_kernel.MAX_SOCKET_BYTES:
             raise RuntimeError(f"the temporary folder {tempfile.gettempdir()} is too deep for the grader's sockets "
@@ -235,13 +235,26 @@ class GuardedExecute(Execute):
             _keep_only_notebooks(self._autograded_folder(resources))
         self.trusted_km = self.trusted_kc = None
         self._end = self._pin = None
-        self._grade_cells, self._grade_seconds = 0, 0.0
-        self._base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
-        self._student_runtime = self._base / "student"
-        self._student_runtime.mkdir()
-        self._evidence = self._base / "evidence.log"
-        # The trusted kernel may be the one that graded this worker's last notebook (trusted_kernel.py).
+        self._grade_cells, self._grade_seconds, self._cell_seconds = 0, 0.0, 0.0
+        # The trusted kernel may be the one that graded this worker's last notebook, or one started
+        # for this notebook while the last was graded (trusted_kernel.py); likewise the student's
+        # kernel, started for this submission while the last notebook ran (ready_kernel.py).
         self._trusted = trusted_kernel.take(self._trusted_settings())
+        self._ready_km = None
+        ready = (ready_kernel.take(self._launch_key(self._submission), self._digest)
+                 if self._submission is not None else None)
+        if ready is not None and not ready.alive():
+            ready.stop()
+            ready = None
+        if ready is not None:
+            self._base, self._channel_dir, self._ready_km = ready.base, ready.channel, ready.km
+        else:
+            self._base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
+            (self._base / "student").mkdir()
+            self._channel_dir = trusted_kernel.channel_folder(self._trusted.channels)
+        self._student_runtime = self._base / "student"
+        self._evidence = self._base / "evidence.log"
+        self._trusted.begin()
         self._trusted_clean = True  # nothing has happened to it in this notebook (kept only then)
         self.student_kc = self._watch = None
         self._cells_run = 0         # cells run in the student's kernel: each left a heartbeat on the evidence channel
@@ -249,16 +262,8 @@ class GuardedExecute(Execute):
         self._refused_here, self._cell_number = False, 0
         self._tainted = False       # it parsed a program the student's kernel made (checks/programs.py)
         self._cut_cells: list[str] = []  # cells whose output was cut, for the grade report
-        self._channel_dir = self._trusted.channel_folder()
         self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
-        self.extra_arguments = [
-            "--HistoryManager.hist_file=:memory:",
-            _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",
-                        f"__import__('perfcourse.kernel.agent').kernel.agent.install({self._socket!r})",
-                        "__import__('perfcourse.kernel.evidence').kernel.evidence.beat_each_cell()",
-                        "__import__('perfcourse.kernel.output_cap').kernel.output_cap"
-                        f".install({self.max_output_messages}, {self.max_output_bytes})"),
-        ]
+        self.extra_arguments = self._student_arguments(self._socket)
         try:
             nb, resources = super().preprocess(nb, resources, km)
         except BaseException as exc:
@@ -270,7 +275,9 @@ class GuardedExecute(Execute):
             teardown = run_teardown((("closing the channel", self._close_end),
                                      ("stopping the grading kernel", self._stop_trusted),
                                      ("cleaning up the student's kernel",
-                                      lambda: sandbox.cleanup(self._student_runtime))))
+                                      lambda: sandbox.cleanup(self._student_runtime)),
+                                     ("removing the channel folder",
+                                      lambda: shutil.rmtree(self._channel_dir, ignore_errors=True))))
             try:
                 flags = read_evidence(self._evidence, cells=self._cells_run) if self._evidence.exists() else []
             except Exception as exc:  # noqa: BLE001
@@ -283,6 +290,8 @@ class GuardedExecute(Execute):
         nb.metadata[EVIDENCE_KEY] = flags + scan(nb)
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
                                    "grade_cell_seconds": round(self._grade_seconds, 3),
+                                   "cell_seconds": round(self._cell_seconds, 3),
+                                   "kernel_started_ahead": ready is not None,
                                    "submission": self._digest,
                                    "trusted_kernel_notebook": self._trusted.notebooks,
                                    "trusted_kernel_tainted": self._tainted,
@@ -294,20 +303,38 @@ class GuardedExecute(Execute):
         if self._end is not None:
             self._end.close()
 
-    def _sandbox_settings(self, role: str, runtime: Path) -> str:
+    def _student_arguments(self, socket_path: str) -> list[str]:
+        """The student's kernel's start-up: the evidence hook, the channel, the output budgets."""
+        return [
+            "--HistoryManager.hist_file=:memory:",
+            _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",
+                        f"__import__('perfcourse.kernel.agent').kernel.agent.install({socket_path!r})",
+                        "__import__('perfcourse.kernel.evidence').kernel.evidence.beat_each_cell()",
+                        "__import__('perfcourse.kernel.output_cap').kernel.output_cap"
+                        f".install({self.max_output_messages}, {self.max_output_bytes})"),
+        ]
+
+    def _sandbox_settings(self, role: str, runtime: Path, submission: Path | None = None,
+                          channel: Path | None = None, evidence: Path | None = None) -> str:
         student = role == "student"
         return json.dumps({
             "mode": self.sandbox,
             "role": role,
             "runtime": str(runtime),
-            "scratch_source": str(self._submission) if student and self._submission else None,
+            "scratch_source": str(submission) if student and submission else None,
             # The student's kernel sees its own notebook's channel folder; the trusted kernel, kept
             # between notebooks, the folder that holds each notebook's in turn.
-            "binds": [str(self._channel_dir if student else self._trusted.channels)],
-            "channel": self._socket if student else None,
-            "evidence": str(self._evidence) if student else None,
+            "binds": [str(channel if student else self._trusted.channels)],
+            "channel": str(channel / trusted_kernel.SOCKET) if student else None,
+            "evidence": str(evidence) if student else None,
             "limits": self._sandbox_limits(),
         })
+
+    def _launch_key(self, submission: Path) -> str:
+        """What a student's kernel for `submission` is started with: one started ahead is taken
+        only when this matches (ready_kernel.py)."""
+        return json.dumps([str(submission), self.kernel_name, self.sandbox, self._sandbox_limits(), sys.executable,
+                           self.xla_flags, self.max_output_messages, self.max_output_bytes, self.max_message_bytes])
 
     def _sandbox_limits(self) -> dict:
         return {"memory_bytes": self.memory_bytes, "pids": self.pids, "disk_bytes": self.disk_bytes,
@@ -328,41 +355,86 @@ class GuardedExecute(Execute):
         spec.interrupt_mode = "message"
 
     def create_kernel_manager(self):
+        if self._ready_km is not None:  # started for this submission while the last notebook ran
+            self.km = self._ready_km
+            return self.km
         km = super().create_kernel_manager()
-        self._prepare(km, self._student_runtime)
+        self._prepare_student(km, self._student_runtime)
+        return km
+
+    def _prepare_student(self, km, runtime: Path) -> None:
+        self._prepare(km, runtime)
         if not isinstance(km, BoundedKernelManager):
             raise RuntimeError(f"GuardedExecute.kernel_manager_class must be a BoundedKernelManager, not "
                                f"{type(km).__name__}: the grader's memory is bounded through it")
         km.max_message_bytes = self.max_message_bytes
-        return km
 
-    def _kernel_env(self, role: str, runtime: Path) -> dict:
+    def _kernel_env(self, role: str, runtime: Path, **student) -> dict:
         env = dict(os.environ)
         # Both kernels alike: the checks calibrate their timings in the trusted kernel for work
         # that runs in the student's.
         if self.xla_flags:
             env["XLA_FLAGS"] = xla_flags_after(env.get("XLA_FLAGS"), self.xla_flags)
-        env[sandbox.ENV_SETTINGS] = self._sandbox_settings(role, runtime)
+        env[sandbox.ENV_SETTINGS] = self._sandbox_settings(role, runtime, **student)
         return env
 
     async def async_start_new_kernel(self, **kwargs):
-        env = self._kernel_env("student", self._student_runtime)
-        kwargs["env"] = env
+        kwargs["env"] = self._kernel_env("student", self._student_runtime, submission=self._submission,
+                                         channel=self._channel_dir, evidence=self._evidence)
         # Both kernels start at once: the trusted one costs no wall-clock time of its own.
         await asyncio.gather(super().async_start_new_kernel(**kwargs), self._start_trusted())
 
     async def _start_trusted(self):
-        if self._trusted.km is None:  # else kept from this worker's last notebook
-            km = AsyncKernelManager(kernel_name=self.kernel_name)
-            self._prepare(km, self._trusted.runtime)
-            env = self._kernel_env("trusted", self._trusted.runtime)
-            await km.start_kernel(
-                extra_arguments=["--HistoryManager.hist_file=:memory:", "--IPKernelApp.capture_fd_output=False"],
-                env=env, cwd=str(self._trusted.runtime))
-            self._trusted.km = km
+        if self._trusted.km is None:  # else kept from this worker's last notebook, or started for this one
+            await self._launch_trusted(self._trusted)
         self.trusted_km = self._trusted.km
 
+    async def _launch_trusted(self, trusted: trusted_kernel.TrustedKernel) -> None:
+        km = AsyncKernelManager(kernel_name=self.kernel_name)
+        self._prepare(km, trusted.runtime)
+        env = self._kernel_env("trusted", trusted.runtime)
+        await km.start_kernel(
+            extra_arguments=["--HistoryManager.hist_file=:memory:", "--IPKernelApp.capture_fd_output=False"],
+            env=env, cwd=str(trusted.runtime))
+        trusted.km = km
+
+    async def _start_next(self) -> None:
+        """Inside a worker: start the student's kernel of the worker's next notebook now, while
+        this one runs (ready_kernel.py). Anything that goes wrong leaves that notebook to start
+        its own, as it would have."""
+        wanted = ready_kernel.next_up() if ready_kernel.next_up is not None else None
+        if wanted is None or trusted_kernel.worker_channels() is None:
+            return
+        submission, source = wanted
+        key = self._launch_key(submission)
+        if ready_kernel.holding(key):
+            return
+        from .scratch import check_submission, digest
+
+        base = channel = None
+        try:
+            check_submission(submission)
+            stamp = digest(submission, source) if source.is_file() else None
+            base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
+            runtime = base / "student"
+            runtime.mkdir()
+            channel = trusted_kernel.channel_folder(trusted_kernel.worker_channels())
+            km = self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config)
+            self._prepare_student(km, runtime)
+            env = self._kernel_env("student", runtime, submission=submission, channel=channel,
+                                   evidence=base / "evidence.log")
+            await km.start_kernel(extra_arguments=self._student_arguments(str(channel / trusted_kernel.SOCKET)),
+                                  env=env, cwd=str(runtime))
+        except Exception as exc:  # noqa: BLE001 (that notebook starts its own kernel)
+            self.log.warning("could not start the next notebook's kernel ahead (%s: %s)", type(exc).__name__, exc)
+            for folder in (base, channel):
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
+            return
+        ready_kernel.hold(ready_kernel.ReadyKernel(key, stamp, base, channel, km))
+
     async def async_start_new_kernel_client(self):
+        await self._start_trusted()  # a student's kernel started ahead skipped async_start_new_kernel
         result = await super().async_start_new_kernel_client()
         self.student_kc, self.student_km = self.kc, self.km
         self._watch = MessageWatch(self.student_kc)
@@ -382,6 +454,7 @@ class GuardedExecute(Execute):
         setup = f"__import__('perfcourse.checks.remote').checks.remote.start_notebook({self._socket!r}, {self._imports!r})"
         self._pin = self.trusted_kc.execute(setup, silent=True, store_history=False,
                                             user_expressions={"cpu": "__import__('time').process_time()"})
+        await self._start_next()
         return result
 
     def _pinned(self) -> None:
@@ -425,7 +498,18 @@ class GuardedExecute(Execute):
             clean = self._measure_trusted_cpu()
         if self.trusted_kc is not None:
             self.trusted_kc.stop_channels()
-        trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds)
+        if not trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds) \
+                and trusted_kernel.keeping():
+            # Its successor starts now, while nbgrader records this notebook and the next begins
+            # (if it cannot, the next notebook starts one itself: nothing to note for this one).
+            successor = trusted_kernel.take(self._trusted_settings())
+            try:
+                run_sync(self._launch_trusted)(successor)
+            except Exception as exc:  # noqa: BLE001
+                self.log.warning("could not start the next grading kernel ahead (%s: %s)", type(exc).__name__, exc)
+                successor.stop()
+                return
+            trusted_kernel.keep(successor)
 
     def _folder(self, resources, kind: str, student: str = ".") -> Path | None:
         """A folder of the notebook being graded in nbgrader's layout (CourseDirectory.format_path)."""
@@ -461,9 +545,11 @@ class GuardedExecute(Execute):
     def preprocess_cell(self, cell, resources, index):
         self._refused_here, self._cell_number = False, index + 1
         run_anyway(cell, self.skip_cells_with_tag)
+        started = time.perf_counter()
         try:
             return self._preprocess_one(cell, resources, index)
         finally:
+            self._cell_seconds += time.perf_counter() - started  # the cells' own time, grade cells included
             if index == len(self.nb.cells) - 1:
                 self._last_heartbeat()
 

@@ -2,10 +2,13 @@
 
 `grade_class` checks every submission folder first (a missing, renamed or corrupt notebook, a
 link, a pipe or a device where only regular files and folders belong, or too many files: each is
-reported, never handed to nbgrader), then keeps `workers` worker processes busy, one notebook
-each at a time, lesson by lesson, never two notebooks of one student at once. A worker that
-crashes or outlives its time limit is killed; that notebook is reported as not graded, with the
-reason, and a fresh worker carries on with the next, so no other grade is lost.
+reported, never handed to nbgrader), then keeps a pool of worker processes busy, lesson by
+lesson, never two notebooks of one student on two workers at once. The pool starts with one
+worker per core and grows while the cores idle (grading/demand.py; `workers` fixes its size).
+Each worker grades one notebook at a time and is sent its next one while it grades, so it starts
+that notebook's kernel ahead (grading/ready_kernel.py). A worker that crashes or outlives its time
+limit is killed; that notebook is reported as not graded, with the reason, the one queued behind
+it is given out again, and a fresh worker carries on, so no other grade is lost.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ import nbformat
 from .. import nbgrader_bridge as nbgrader
 from ..course import CourseError, read_notebook
 from ..kernel.evidence import EVIDENCE_KEY
-from . import scratch
+from . import demand, scratch
 
 if TYPE_CHECKING:  # cluster.py imports this module
     from .cluster import Scheduler
@@ -46,10 +49,6 @@ class Outcome:
     export: dict | None = None  # nbgrader export's row: raw_score, late_submission_penalty, score, ...
     up_to_date: bool = False  # graded before, submission unchanged since: not graded again
     worker: str | None = None  # the Dask worker that graded it (perfcourse grade --cluster)
-
-
-def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 def survey(root: Path, lessons: list[str], only: list[str] | None = None
@@ -136,6 +135,14 @@ class Progress:
         self.format = tqdm.format_meter
         self.bar = tqdm(total=total, unit="notebook", file=stream) if stream.isatty() and total else None
 
+    def note(self, line: str) -> None:
+        """A line about the run itself, between the progress lines (or above the bar)."""
+        with self.lock:
+            if self.bar is not None:
+                self.bar.write(line, file=self.stream)
+            else:
+                print(line, file=self.stream, flush=True)
+
     def advance(self, label: str) -> None:
         with self.lock:
             self.done += 1
@@ -195,11 +202,18 @@ class WorkerSlot:
                 pass
         self.kill()
 
-    def grade(self, student: str, lessons: list[str], limit: float, progress: Progress) -> list[Outcome]:
+    def send(self, student: str, lessons: list[str]) -> None:
+        """Queue a task on the worker (starting it if need be); it is graded after those before it."""
         if self.process is None or self.process.poll() is not None:
             self.start()
         self.process.stdin.write(json.dumps({"student": student, "lessons": lessons}) + "\n")
         self.process.stdin.flush()
+
+    def collect(self, student: str, lessons: list[str], limit: float, progress: Progress) -> list[Outcome]:
+        """The outcomes of the task sent for `student`, the first one still queued; each lesson
+        within `limit` seconds of the last. A worker that crashes or runs past the limit is killed:
+        the lessons not reported are not graded, with the reason, and the tasks queued after this
+        one are lost with it (the caller gives them out again)."""
         outcomes, deadline = {}, time.monotonic() + limit
         while True:
             message = self._next(deadline - time.monotonic())
@@ -209,6 +223,7 @@ class WorkerSlot:
                 outcomes[message["lesson"]] = Outcome(student, message["lesson"], message["seconds"],
                                                       message["error"])
                 progress.advance(f"{student}/{message['lesson']}")
+                deadline = time.monotonic() + limit
                 continue
             why = ("its worker ran past the time limit of the student's notebooks"
                    if message == "timeout" else "its grading worker crashed")
@@ -219,6 +234,21 @@ class WorkerSlot:
                     progress.advance(f"{student}/{lesson}")
             break
         return [outcomes[lesson] for lesson in lessons]
+
+    def grade(self, student: str, lessons: list[str], limit: float, progress: Progress) -> list[Outcome]:
+        self.send(student, lessons)
+        return self.collect(student, lessons, limit, progress)
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+def student_memory(root: Path) -> int:
+    """The memory bound of one student's kernel (GuardedExecute.memory_bytes in grader_config.py)."""
+    from .execute import GuardedExecute
+
+    return GuardedExecute(config=nbgrader.config(root)).memory_bytes
 
 
 def notebook_limit(root: Path) -> float:
@@ -302,49 +332,89 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
             results.extend(dask_cluster.grade(root, by_student, cluster, sandbox, cell_timeout, progress).outcomes)
         _read_back(root, lessons, results)
         return sorted(results, key=lambda o: (o.student, o.lesson))
-    busy: set[str] = set()
+    busy: dict[str, int] = {}  # students given to a worker: their notebooks given out and not yet done
     lock, changed = threading.Lock(), threading.Condition()
+    threads: list[threading.Thread] = []
 
-    def take():
+    def take(wait: bool = True, holding: str | None = None):
+        """A pending task whose student no worker has, or one of the student this worker is
+        `holding` (its own notebooks run one after another); with `wait`, waits for one (None:
+        none left). The task's student is held until `done`."""
         with changed:
             while True:
                 if not pending:
                     return None
                 for index, (student, lesson) in enumerate(pending):
                     if student not in busy:
-                        busy.add(student)
+                        busy[student] = 1
                         return pending.pop(index)
+                for index, (student, lesson) in enumerate(pending):
+                    if student == holding:
+                        busy[student] += 1
+                        return pending.pop(index)
+                if not wait:
+                    return None
                 changed.wait()
 
-    def done(student):
+    def done(student, again=None):
         with changed:
-            busy.discard(student)
+            busy[student] -= 1
+            if not busy[student]:
+                del busy[student]
+            if again is not None:  # queued on a worker that died before it began: given out again
+                pending.insert(0, again)
             changed.notify_all()
 
     def serve():
         slot = WorkerSlot(root, options)
+        task, sent = take(), False
         try:
-            while (task := take()) is not None:
+            while task is not None:
                 student, lesson = task
+                queued = None  # sent to the worker after `task`: it starts that notebook's kernel ahead
                 try:
-                    outcomes = slot.grade(student, [lesson], limit, progress)
+                    if not sent:
+                        slot.send(student, [lesson])
+                    # Not when the class is nearly done: then a worker with nothing to do should have it.
+                    if len(pending) > len(threads):
+                        queued = take(wait=False, holding=student)
+                        if queued is not None:
+                            slot.send(queued[0], [queued[1]])
+                    outcomes = slot.collect(student, [lesson], limit, progress)
                 except Exception as exc:  # a worker that cannot start: this student is reported, not lost
                     slot.kill()
                     outcomes = [Outcome(student, lesson, error=f"not graded: {exc}")]
                     progress.advance(f"{student}/{lesson}")
-                finally:
-                    done(student)
+                done(student)
                 with lock:
                     results.extend(outcomes)
+                if queued is not None and slot.running:
+                    task, sent = queued, True
+                else:
+                    if queued is not None:  # lost with a worker that died before it began
+                        done(queued[0], again=queued)
+                    task, sent = take(), False
         finally:
             slot.close()
 
-    busy_students = {student for student, _ in pending}
-    threads = [threading.Thread(target=serve) for _ in range(min(workers or default_workers(), len(busy_students)))]
-    for thread in threads:
+    students_pending = len({student for student, _ in pending})
+    size = demand.PoolSize(workers, student_memory(root))
+
+    def start_worker():
+        thread = threading.Thread(target=serve)
         thread.start()
-    for thread in threads:
-        thread.join()
+        threads.append(thread)
+
+    for _ in range(min(size.initial, students_pending)):
+        start_worker()
+    # The pool grows while the cores idle and a task waits for a worker (grading/demand.py).
+    while alive := [thread for thread in threads if thread.is_alive()]:
+        alive[0].join(demand.WINDOW)
+        with changed:
+            waiting = any(student not in busy for student, _ in pending)
+        if size.grow(len(alive), waiting) and len(threads) < students_pending:
+            start_worker()
+            progress.note(f"the cores were idle while notebooks waited: {len(threads)} workers now")
     _read_back(root, lessons, results)
     return sorted(results, key=lambda o: (o.student, o.lesson))
 

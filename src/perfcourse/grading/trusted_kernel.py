@@ -12,7 +12,9 @@ is kept for the next notebook:
 - it is kept only after a notebook in which nothing happened to it: no interrupt (a cell limit,
   a student's kernel that stopped serving), no death, no error of the grader's;
 - for at most `GuardedExecute.trusted_kernel_notebooks` notebooks, and while it has used less
-  than a quarter of its CPU seconds (`GuardedExecute.cpu_seconds` ends a kernel that uses them).
+  than a quarter of its CPU seconds (`GuardedExecute.cpu_seconds` ends a kernel that uses them);
+- one that is not kept is replaced at once: its successor starts while the worker finishes this
+  notebook and begins the next (`keep`), so no notebook waits for a trusted kernel to start.
 
 Outside `kept()` (a plain `nbgrader autograde`, Formgrader) every notebook starts its own, as
 before, and nothing is left running once the notebook is graded.
@@ -30,23 +32,42 @@ from jupyter_client.utils import run_sync
 
 from . import sandbox
 
-PREFIX = "perfcourse-trusted-"  # its folder in TMPDIR: this and 8 characters (tempfile.mkdtemp)
-SOCKET = "student.sock"         # in a notebook's channel folder, channels/<its number>
-MAX_SOCKET_BYTES = 107          # a Unix socket's address (sun_path), without its final NUL
+PREFIX = "perfcourse-trusted-"     # a trusted kernel's folder in TMPDIR: this and 8 characters (tempfile.mkdtemp)
+CHANNELS = "perfcourse-channels-"  # the folder of the notebooks' channel folders: likewise
+SOCKET = "student.sock"            # in a notebook's channel folder, <channels>/<8 characters>
+MAX_SOCKET_BYTES = 107             # a Unix socket's address (sun_path), without its final NUL
 
 
-def longest_socket(notebooks: int) -> str:
+def longest_socket() -> str:
     """The longest path a notebook's channel socket can have, under this process's TMPDIR."""
-    return os.path.join(tempfile.gettempdir(), PREFIX + "x" * 8, "channels", str(notebooks), SOCKET)
+    return os.path.join(tempfile.gettempdir(), CHANNELS + "x" * 8, "x" * 8, SOCKET)
+
+
+def new_channels() -> Path:
+    """A folder for notebooks' channel folders: bound whole into a trusted kernel's sandbox."""
+    folder = Path(tempfile.mkdtemp(prefix=CHANNELS))
+    folder.chmod(0o755)  # both kernels' user reaches the sockets below it
+    return folder
+
+
+def channel_folder(channels: Path) -> Path:
+    """A fresh folder in `channels` for one notebook's channel socket (only it is bound into that
+    notebook's student kernel)."""
+    folder = Path(tempfile.mkdtemp(dir=channels, prefix=""))
+    folder.chmod(0o755)
+    return folder
 
 
 @dataclass
 class TrustedKernel:
-    """A trusted kernel and its folder: runtime/ (its sockets) and channels/ (one folder per
-    notebook, where that notebook's student kernel listens; the whole of channels/ is bound into
-    the trusted kernel's sandbox, only its own notebook's folder into a student's)."""
+    """A trusted kernel and its folders: runtime/ (its sockets) and the channels folder, where each
+    notebook's student kernel listens in a folder of its own. Inside `kept()` every trusted kernel
+    of the worker shares the worker's channels folder, so a student's kernel started for the next
+    notebook (grading/ready_kernel.py) finds its channel whichever trusted kernel grades it."""
     base: Path
     settings: str           # what it was started with: a kernel is reused only with the same
+    channels: Path
+    owns_channels: bool = False  # made for this kernel alone (outside kept()): removed with it
     km: object = None       # its AsyncKernelManager, once started
     notebooks: int = 0      # notebooks it has begun
     cpu_seconds: float = 0.0  # CPU time it had used when its last notebook began, then ended
@@ -55,23 +76,17 @@ class TrustedKernel:
     def new(cls, settings: str) -> "TrustedKernel":
         base = Path(tempfile.mkdtemp(prefix=PREFIX))
         (base / "runtime").mkdir()
-        (base / "channels").mkdir()
-        return cls(base, settings)
+        if _channels is not None:
+            return cls(base, settings, _channels)
+        return cls(base, settings, new_channels(), owns_channels=True)
 
     @property
     def runtime(self) -> Path:
         return self.base / "runtime"
 
-    @property
-    def channels(self) -> Path:
-        return self.base / "channels"
-
-    def channel_folder(self) -> Path:
-        """A fresh folder for the next notebook's channel socket (the last one's is gone)."""
+    def begin(self) -> None:
+        """It grades one more notebook."""
         self.notebooks += 1
-        folder = self.channels / str(self.notebooks)
-        folder.mkdir()
-        return folder
 
     def alive(self) -> bool:
         try:
@@ -85,18 +100,22 @@ class TrustedKernel:
                 run_sync(self.km.shutdown_kernel)(now=True)
         sandbox.cleanup(self.runtime)
         shutil.rmtree(self.base, ignore_errors=True)
+        if self.owns_channels:
+            shutil.rmtree(self.channels, ignore_errors=True)
 
 
 _keeping = False
 _kept: TrustedKernel | None = None
+_channels: Path | None = None  # the worker's channels folder, inside kept()
 
 
 @contextlib.contextmanager
 def kept():
-    """Within this block, a trusted kernel that graded a notebook cleanly grades the next one too;
-    whatever is kept is stopped when the block ends."""
-    global _keeping, _kept
-    _keeping = True
+    """Within this block, a trusted kernel that graded a notebook cleanly grades the next one too,
+    and every notebook's channel lies in one folder; whatever is kept is stopped, and the folder
+    removed, when the block ends."""
+    global _keeping, _kept, _channels
+    _keeping, _channels = True, new_channels()
     try:
         yield
     finally:
@@ -104,6 +123,17 @@ def kept():
         held, _kept = _kept, None
         if held is not None:
             held.stop()
+        channels, _channels = _channels, None
+        shutil.rmtree(channels, ignore_errors=True)
+
+
+def keeping() -> bool:
+    return _keeping
+
+
+def worker_channels() -> Path | None:
+    """The worker's channels folder inside kept(), else None."""
+    return _channels
 
 
 def take(settings: str) -> TrustedKernel:
@@ -118,13 +148,19 @@ def take(settings: str) -> TrustedKernel:
     return TrustedKernel.new(settings)
 
 
-def give_back(trusted: TrustedKernel, clean: bool, notebooks: int, cpu_seconds: int) -> None:
-    """After a notebook: keep the kernel for the next one, or stop it."""
-    global _kept
-    with contextlib.suppress(FileNotFoundError):
-        shutil.rmtree(trusted.channels / str(trusted.notebooks))  # never follows a link
+def give_back(trusted: TrustedKernel, clean: bool, notebooks: int, cpu_seconds: int) -> bool:
+    """After a notebook: keep the kernel for the next one (True), or stop it."""
     if (_keeping and clean and trusted.km is not None and trusted.notebooks < notebooks
             and trusted.cpu_seconds < cpu_seconds / 4):
-        _kept = trusted
-    else:
-        trusted.stop()
+        keep(trusted)
+        return True
+    trusted.stop()
+    return False
+
+
+def keep(trusted: TrustedKernel) -> None:
+    """Hold this kernel for the worker's next notebook (one started ahead of it, or one kept)."""
+    global _kept
+    if _kept is not None and _kept is not trusted:
+        _kept.stop()
+    _kept = trusted

@@ -3,13 +3,15 @@
     python -m perfcourse.grading.worker [--sandbox bwrap|none] [--cell-timeout S]
                                         [--generate LESSON ...] [--die-with-parent PID]
 
-Started from the course root by `grading.run`, which keeps one worker per core busy. It reads
-tasks from stdin, one JSON line each: {"student": ID, "lessons": [...]}; a student is only ever
-given to one worker at a time (nbgrader breaks when one student is graded twice at once). For
-each lesson it prints {"student", "lesson", "seconds", "error"}, then {"done": ID} for the task.
-The scores themselves go to the gradebook. Importing nbgrader once per worker, not once per
-notebook, is most of what makes this faster than `nbgrader autograde` run per notebook; the
-worker's trusted kernel, too, grades one notebook after another (grading/trusted_kernel.py).
+Started from the course root by `grading.run`, which keeps its workers busy. It reads tasks from
+stdin, one JSON line each: {"student": ID, "lessons": [...]}, in order; the pool sends a worker
+its next task while the current one runs, so the worker starts the next notebook's student kernel
+ahead (grading/ready_kernel.py). A student is only ever given to one worker at a time (nbgrader
+breaks when one student is graded twice at once). For each lesson it prints {"student", "lesson",
+"seconds", "error"}, then {"done": ID} for the task. The scores themselves go to the gradebook.
+Importing nbgrader once per worker, not once per notebook, is most of what makes this faster than
+`nbgrader autograde` run per notebook; the worker's trusted kernel, too, grades one notebook
+after another (grading/trusted_kernel.py).
 
 On a Dask worker (`perfcourse grade --cluster`, grading/cluster.py) it runs in a private scratch
 course: `--generate` first records those lessons in that course's own gradebook (nbgrader
@@ -21,20 +23,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
 from .. import startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
 from .. import nbgrader_bridge as nbgrader
-from . import trusted_kernel
+from . import ready_kernel, trusted_kernel
 
 
-def grade(root: Path, student: str, lessons: list[str], sandbox: str, cell_timeout: int | None):
+def grade(root: Path, task: dict, sandbox: str, cell_timeout: int | None, tasks: Tasks | None = None):
     config = nbgrader.config(root)
     config.GuardedExecute.sandbox = sandbox
     if cell_timeout:
         config.Execute.timeout = cell_timeout
-    for lesson in lessons:
+    student = task["student"]
+    for index, lesson in enumerate(task["lessons"]):
+        if tasks is not None:
+            ready_kernel.next_up = lambda index=index: upcoming(root, task, index, tasks)
         started = time.perf_counter()
         try:
             error = nbgrader.autograde(root, lesson, student, config)
@@ -42,6 +48,48 @@ def grade(root: Path, student: str, lessons: list[str], sandbox: str, cell_timeo
             error = f"{type(exc).__name__}: {exc}"
         yield {"student": student, "lesson": lesson,
                "seconds": round(time.perf_counter() - started, 3), "error": error}
+
+
+class Tasks:
+    """The tasks on stdin, read as they come (a thread), so the worker sees its next notebook while
+    it grades the current one: the pool sends a worker its next task ahead (grading/run.py)."""
+
+    def __init__(self, stream):
+        self._lines: list[dict | None] = []
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            with self._changed:
+                self._lines.append(json.loads(line))
+                self._changed.notify_all()
+        with self._changed:
+            self._lines.append(None)
+            self._changed.notify_all()
+
+    def get(self) -> dict | None:
+        """The next task, waiting for it; None once stdin is closed."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._lines)
+            return self._lines[0] if self._lines[0] is None else self._lines.pop(0)
+
+    def peek(self) -> dict | None:
+        """The task after the current one, if it has arrived."""
+        with self._changed:
+            return self._lines[0] if self._lines else None
+
+
+def upcoming(root: Path, task: dict, index: int, tasks: Tasks) -> tuple[Path, Path] | None:
+    """The submission folder and source notebook of the notebook after task["lessons"][index]."""
+    if index + 1 < len(task["lessons"]):
+        student, lesson = task["student"], task["lessons"][index + 1]
+    elif (following := tasks.peek()) is not None and following["lessons"]:
+        student, lesson = following["student"], following["lessons"][0]
+    else:
+        return None
+    return (nbgrader.folder(root, "submitted", student, lesson),
+            nbgrader.folder(root, "source", ".", lesson) / f"{lesson}.ipynb")
 
 
 def main(argv=None) -> int:
@@ -59,15 +107,22 @@ def main(argv=None) -> int:
         die_with_parent(args.die_with_parent)
     # nbgrader logs to stderr; stdout carries only this protocol's JSON lines.
     protocol, sys.stdout = sys.stdout, sys.stderr
+    root = Path.cwd()
     for lesson in args.generate:
-        nbgrader.generate_assignment(Path.cwd(), lesson)
+        nbgrader.generate_assignment(root, lesson)
+    tasks = Tasks(sys.stdin)
     print(json.dumps({"ready": True}), file=protocol, flush=True)
-    with trusted_kernel.kept():  # one trusted kernel for this worker's notebooks, in turn
-        for line in sys.stdin:
-            task = json.loads(line)
-            for outcome in grade(Path.cwd(), task["student"], task["lessons"], args.sandbox, args.cell_timeout):
-                print(json.dumps(outcome), file=protocol, flush=True)
-            print(json.dumps({"done": task["student"]}), file=protocol, flush=True)
+    # One trusted kernel for this worker's notebooks, in turn; each notebook's student kernel
+    # started while the one before it runs (grading/ready_kernel.py).
+    with trusted_kernel.kept():
+        try:
+            while (task := tasks.get()) is not None:
+                for outcome in grade(root, task, args.sandbox, args.cell_timeout, tasks):
+                    print(json.dumps(outcome), file=protocol, flush=True)
+                print(json.dumps({"done": task["student"]}), file=protocol, flush=True)
+        finally:
+            ready_kernel.next_up = None
+            ready_kernel.discard()
     return 0
 
 
