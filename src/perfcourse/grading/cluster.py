@@ -2,10 +2,14 @@
 
 One Dask task per student carries plain data: that student's submitted files for every lesson to
 grade, and the course files grading needs (the configuration and the lessons' source folders).
-On a worker, `grade_student` lays them out as a private scratch course in a temporary folder,
-records the lessons in that course's own SQLite gradebook (nbgrader generate_assignment) and runs
+On a worker, `grade_student` lays them out in a private scratch course in a temporary folder,
+whose lessons are recorded in its own SQLite gradebook (nbgrader generate_assignment), and runs
 the course's grading worker there (grading/worker.py: nbgrader autograde with GuardedExecute,
-the same two sandboxed kernels and limits as a local run). It sends back each lesson's executed
+the same two sandboxed kernels and limits as a local run). The scratch course and its grading
+workers (with their trusted kernels) are kept on the Dask worker for the run's next tasks
+(`KeptCourse`), as the local pool keeps its workers; each task's student is removed from it once
+graded, and the worker's next lesson is queued while it grades, so it starts that kernel ahead.
+It sends back each lesson's executed
 notebook as JSON text, its error and its time: no shared filesystem, nothing pickled but dicts,
 lists, strings and bytes.
 
@@ -23,13 +27,16 @@ time, each only once its task has returned).
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
 import re
+import shutil
 import socket
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -140,12 +147,100 @@ def scratch_course(base: Path, task: dict) -> Path:
                      f"c.CourseDirectory.db_url = {('sqlite:///' + str(root / 'gradebook.db'))!r}\n"
                      f"c.Exchange.root = {str(root / 'exchange')!r}\n"
                      f"c.Autograde.autograde_preprocessors = [{GUARD!r}]\n")
-    student = task["student"]
+    lay_out_student(root, task)
+    return root
+
+
+def lay_out_student(root: Path, task: dict) -> None:
+    """The task's student's submissions in the scratch course, in place of any earlier ones."""
+    student = safe_relative(task["student"])
+    remove_student(root, student)
     for lesson, submission in task["submissions"].items():
-        folder = nbgrader.folder(root, "submitted", safe_relative(student), safe_relative(lesson))
+        folder = nbgrader.folder(root, "submitted", student, safe_relative(lesson))
         folder.mkdir(parents=True)
         write_tree(folder, submission["folders"], submission["files"])
-    return root
+
+
+def remove_student(root: Path, student: str) -> None:
+    for step in ("submitted", "autograded"):
+        shutil.rmtree(nbgrader.step(root, step) / student, ignore_errors=True)
+
+
+@dataclass
+class KeptCourse:
+    """A scratch course kept on this Dask worker for the tasks of one run of one course (same
+    files, sandbox, limits and version): its lessons recorded once, and its grading workers, with
+    their trusted kernels, kept from one task to the next as the local pool keeps them. Each
+    task's student is laid out in it and removed once that task's results are read."""
+    base: Path
+    root: Path
+    options: list[str]           # a grading worker's options, without --generate
+    generate: list[str]          # lessons the first worker records in the gradebook
+    idle: list[WorkerSlot] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def slot(self) -> WorkerSlot:
+        """An idle grading worker, or a new one (the first records the lessons first)."""
+        with self.lock:
+            if self.idle:
+                return self.idle.pop()
+            if self.generate:  # under the lock: recorded once, before any other worker grades
+                slot = WorkerSlot(self.root, self.options + [f"--generate={lesson}" for lesson in self.generate])
+                slot.start()
+                self.generate = []
+                slot.options = self.options  # started again after a crash: the lessons are recorded
+                return slot
+        slot = WorkerSlot(self.root, self.options)
+        slot.start()
+        return slot
+
+    def give_back(self, slot: WorkerSlot) -> None:
+        if not slot.running:
+            slot.close()
+            return
+        with self.lock:
+            self.idle.append(slot)
+
+    def close(self) -> None:
+        with self.lock:
+            slots, self.idle = self.idle, []
+        for slot in slots:
+            slot.close()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+_kept: dict[str, KeptCourse] = {}
+_kept_lock = threading.Lock()
+
+
+def kept_course(task: dict) -> KeptCourse:
+    """This worker's scratch course for the task's course files and settings, made on first use."""
+    key = hashlib.sha256()
+    for part in (task["course_id"], task["sandbox"], str(task.get("cell_timeout")), task.get("version", "")):
+        key.update(part.encode() + b"\0")
+    for name in sorted(task["course"]):
+        key.update(name.encode() + b"\0" + hashlib.sha256(task["course"][name]).digest())
+    key = key.hexdigest()
+    with _kept_lock:
+        course = _kept.get(key)
+        if course is None:
+            if not _kept:
+                atexit.register(_close_kept)
+            base = Path(tempfile.mkdtemp(prefix="perfcourse-cluster-"))
+            root = scratch_course(base, {**task, "submissions": {}})
+            options = ["--sandbox", task["sandbox"], "--die-with-parent", str(os.getpid())]
+            options += ["--cell-timeout", str(task["cell_timeout"])] if task.get("cell_timeout") else []
+            lessons = sorted(p.name for p in nbgrader.step(root, "source").iterdir() if p.is_dir())
+            course = _kept[key] = KeptCourse(base, root, options, lessons)
+        return course
+
+
+def _close_kept() -> None:
+    with _kept_lock:
+        courses = list(_kept.values())
+        _kept.clear()
+    for course in courses:
+        course.close()
 
 
 def grade_student(task: dict) -> dict:
@@ -165,29 +260,27 @@ def grade_student(task: dict) -> dict:
     if lock is not None:
         lock.acquire()
     try:
-        with tempfile.TemporaryDirectory(prefix="perfcourse-cluster-") as base:
-            root = scratch_course(Path(base), task)
-            options = ["--sandbox", task["sandbox"], "--die-with-parent", str(os.getpid())]
-            options += ["--cell-timeout", str(task["cell_timeout"])] if task.get("cell_timeout") else []
-            for lesson in lessons:
-                options += ["--generate", lesson]
-            slot = WorkerSlot(root, options)
-            limit = notebook_limit(root)
-            results, sent = {}, False
-            try:
-                for index, lesson in enumerate(lessons):
-                    if not sent:
-                        slot.send(student, [lesson])
-                    # The next lesson is queued now, so the worker starts its kernel ahead.
-                    sent = index + 1 < len(lessons)
-                    if sent:
-                        slot.send(student, [lessons[index + 1]])
-                    outcome = slot.collect(student, [lesson], limit, _Quiet())[0]
-                    sent = sent and slot.running  # else lost with a worker that died: sent again
-                    results[lesson] = {"seconds": outcome.seconds, "error": outcome.error,
-                                       "notebooks": {} if outcome.error else _executed(root, student, lesson)}
-            finally:
-                slot.close()
+        course = kept_course(task)
+        root = course.root
+        lay_out_student(root, task)
+        limit = notebook_limit(root)
+        slot = course.slot()
+        results, sent = {}, False
+        try:
+            for index, lesson in enumerate(lessons):
+                if not sent:
+                    slot.send(student, [lesson])
+                # The next lesson is queued now, so the worker starts its kernel ahead.
+                sent = index + 1 < len(lessons)
+                if sent:
+                    slot.send(student, [lessons[index + 1]])
+                outcome = slot.collect(student, [lesson], limit, _Quiet())[0]
+                sent = sent and slot.running  # else lost with a worker that died: sent again
+                results[lesson] = {"seconds": outcome.seconds, "error": outcome.error,
+                                   "notebooks": {} if outcome.error else _executed(root, student, lesson)}
+        finally:
+            course.give_back(slot)
+            remove_student(root, safe_relative(student))
     finally:
         if lock is not None:
             lock.release()
