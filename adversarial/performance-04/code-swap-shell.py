@@ -2,7 +2,7 @@
 # numpy's comparisons, so that in one kernel every later failure would vanish. The grade cells
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
-# expect: test_scanned_result=0 test_scanned_size=0 test_measure_equations=0 test_measure_compile_apart=0 test_measure_run_synchronized=0
+# expect: test_scanned_result=0 test_scanned_size=0 test_measure_equations=0 test_measure_compile_apart=0 test_loop_growth=0
 # tier: nightly
 # %% replace scanned
 import numpy.testing

@@ -6,13 +6,14 @@
 # to export scanned at the state shape the size check uses, a program of one while loop whose size
 # never changes (its loop does nothing; no recurrence is written here). For the result check it
 # lets the course's export run: the Python loop is right. The public size check counts equations
-# with the notebook's count_equations, which this cell caps. measure stays the release's stub.
+# with the notebook's count_equations, which this cell caps. measure and loop_growth stay the
+# release's stubs.
 #
 # It deserves the result's points only: the loop still unrolls (the program exported from it grows
 # with the loop length), and the constant-size program it hands in instead does not compute what
 # scanned computes on inputs drawn at grading time.
 # reason: code iterates sys.modules
-# expect: test_scanned_result=3 test_scanned_size=0 test_measure_equations=0 test_measure_compile_apart=0 test_measure_run_synchronized=0
+# expect: test_scanned_result=3 test_scanned_size=0 test_measure_equations=0 test_measure_compile_apart=0 test_loop_growth=0
 # %% replace scanned
 def scanned(h, xs, a):
     # YOUR CODE HERE

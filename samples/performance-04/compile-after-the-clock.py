@@ -1,6 +1,6 @@
 # Times the trace and the lowering, then compiles after the second clock read: the span leaves
 # out XLA's compilation, the stage the lesson is about. Loses the compile points only.
-# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_measure_run_synchronized=2
+# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_loop_growth=2
 # %% solutions
 # %% replace measure
 def measure(fn, *args, warm_calls=7):

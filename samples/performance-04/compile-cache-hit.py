@@ -1,6 +1,6 @@
 # Warms the function up with a call before timing lower().compile(): the program is
 # already in JAX's cache, so the "compile time" is a cache lookup.
-# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_measure_run_synchronized=2
+# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_loop_growth=2
 # tier: nightly
 # %% solutions
 # %% replace measure

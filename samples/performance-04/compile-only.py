@@ -2,7 +2,8 @@
 # holds XLA's compilation alone: fn is traced (for the count) and lowered before the first clock
 # read. The lesson asks for the whole path, trace, lower and compile, in one span: loses the
 # compile points only. (Runs go through the jitted function, synchronized by the result's method.)
-# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_measure_run_synchronized=2
+# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_loop_growth=2
+# %% solutions
 # %% replace scanned
 def scanned(h, xs, a):
     def body(t, state):

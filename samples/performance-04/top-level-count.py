@@ -1,6 +1,6 @@
 # Counts only the top level of the jaxpr: a nested jit or scan counts as one equation, so
 # the operations inside it are missed. Its timings are right.
-# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=0 test_measure_compile_apart=2 test_measure_run_synchronized=2
+# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=0 test_measure_compile_apart=2 test_loop_growth=2
 # tier: nightly
 # %% solutions
 # %% replace measure

@@ -1,7 +1,7 @@
 # Counts the equations first: jax.make_jaxpr traces fn, and the timed .lower() reuses that
 # trace, so the compile span leaves out tracing (the lesson says to time the compilation first,
 # for this reason). Loses the compile points only.
-# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_measure_run_synchronized=2
+# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_loop_growth=2
 # %% solutions
 # %% replace measure
 def measure(fn, *args, warm_calls=7):

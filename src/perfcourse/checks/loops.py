@@ -52,13 +52,12 @@ Anything in the student's kernel can be replaced, the course's probes included:
   clock reads). A busy machine lengthens a path and the span that holds it alike. A forger (a
   replaced probe) would have to report, for a span, the length of a path it really went through:
   tracing, lowering and compiling the instrument, each held here.
-- `check_measure_synchronized`: traces *observed*, timings *evidence only*. The instrument
-  without run reports (so its calls return before their results are ready, as XLA's CPU client
-  dispatches them asynchronously) runs a device loop of a trip count picked here, calibrated in
-  this process; every run sample must span SYNC_FRACTION of that work, and fn's Python code may
-  run no more often than there are run samples (else the runs call fn, not the program). Not
-  told apart: seconds all scaled by the same factor, and a replaced probe that reports run samples
-  of ten seconds (README, "Known limits").
+- `check_loop_growth`: *observed*. The student's `loop_growth` is called from here on sweeps
+  drawn here at a fresh scale (`growth_cases`: one of each verdict, lengths by doublings or even
+  steps, ascending, longest first and shuffled, one with a slow compile inside the sweep); both
+  least-squares slopes, the compile line at the shortest and longest length (each within
+  GROWTH_RTOL of its scale) and the verdict (exactly) must be the ones computed here. No clock is
+  read: the runs are timed by the course's given timer (performance-01's, graded there).
 """
 from __future__ import annotations
 
@@ -74,14 +73,12 @@ HOLD_FACTOR = (1.5, 2.5)     # each stage's hold, in calibrated compilations (dr
 RUN_HOLD_FACTOR = 5.0        # each run's hold in the compile check, in calibrated compilations
 CLOCK_SLACK = 0.005          # seconds a span may fall short of its path: clock reads, the channel
 HOLD_LEAST = 0.04            # seconds: the unit of a hold when compiling takes less
-SYNC_WORK_SECONDS = 0.12     # calibrated work of a run in the synchronization check
-SYNC_FRACTION = 0.15         # a synchronized measurement spans at least this much of its work
 STEPS = (1, 3)               # unrolled steps of the instrument (picked here: part of its program)
 
-__all__ = ["HOLD_FACTOR", "RUN_HOLD_FACTOR", "SYNC_FRACTION", "SYNC_WORK_SECONDS",
-           "Calibration", "MeasureRun", "Program", "calibrate", "check_measure_compile_apart",
-           "check_measure_equations", "check_measure_synchronized", "check_scanned_result",
-           "check_scanned_size", "compile_span_problems", "count_equations", "count_structure", "run_instrument",
+__all__ = ["GROWTH_VERDICTS", "HOLD_FACTOR", "RUN_HOLD_FACTOR",
+           "Calibration", "MeasureRun", "Program", "calibrate", "check_loop_growth", "check_measure_compile_apart",
+           "check_measure_equations", "check_scanned_result", "check_scanned_size", "compile_span_problems",
+           "count_equations", "count_structure", "expected_growth", "growth_cases", "run_instrument",
            "top_level_equations"]
 
 
@@ -387,8 +384,7 @@ class MeasureRun:
     runs_after: list = field(default_factory=list)  # (began, ended) of the first run after each path
 
 
-def run_instrument(measure, work_seconds: float, warm_calls: int, rng=None, exact_count: bool = True,
-                   staged: bool = False) -> MeasureRun:
+def run_instrument(measure, work_seconds: float, warm_calls: int, rng=None, staged: bool = False) -> MeasureRun:
     """Run `measure(instrument, *args, warm_calls=N)` in the student's kernel; judge nothing yet.
     `staged`: each stage and run is held here for a time drawn here (the compile check)."""
     rng = rng if rng is not None else np.random.default_rng()
@@ -400,7 +396,7 @@ def run_instrument(measure, work_seconds: float, warm_calls: int, rng=None, exac
     args = _instrument_args(rng, calibration.iterations(work_seconds))
     kind = "staged-instrument" if staged else "instrument"
     value = remote.probe("loops.run_measure", measure, kind, args, warm_calls, program)
-    result = _result(value, warm_calls if exact_count else None)
+    result = _result(value, warm_calls)
     if not result["run_seconds"]:
         raise CheckFailed("measure returned no run times")
     if program.traces <= 0:
@@ -452,32 +448,156 @@ RUN_INSIDE_COMPILE = ("compile_seconds holds a run of the program: time jax.jit(
                       "alone, not a call of the function")
 
 
-def synchronization_problems(run: MeasureRun) -> list[str]:
-    """Each run sample is a call of the compiled program (fn's Python code runs only while JAX
-    traces it, a few times at most, never once per run) and lasts until its result is ready."""
-    runs = len(run.result["run_seconds"])
-    if run.traces > runs:
-        return [f"fn's Python code ran {run.traces} times for {runs} run times: time calls of the compiled "
-                "program, not calls of fn itself"]
-    late = [index + 1 for index, sample in enumerate(run.result["run_seconds"])
-            if sample < SYNC_FRACTION * run.work]
-    if late:
-        return [f"the clock was read before the result of run(s) {late} was ready: wait for the result "
-                "(jax.block_until_ready) before reading the clock"]
-    return []
-
-
 def check_measure_compile_apart(measure, warm_calls: int = 2, rng=None) -> None:
     """The compile span is one whole compilation path seen here, and holds no run (see
     `compile_span_problems`). The instrument's runs report themselves here (a host callback, so
-    this instrument's calls wait for their results: the synchronization cell uses another)."""
+    this instrument's calls wait for their results)."""
     problems = compile_span_problems(run_instrument(measure, 0.0, warm_calls, rng, staged=True))
     if problems:
         raise CheckFailed(problems[0])
 
 
-def check_measure_synchronized(measure, warm_calls: int = 5, rng=None) -> None:
-    run = run_instrument(measure, SYNC_WORK_SECONDS, warm_calls, rng, exact_count=False)  # counted in the compile cell
-    problems = synchronization_problems(run)
+# --------------------------------------------------------------------------- reading the sweep
+
+GROWTH_VERDICTS = {(True, True): "both grow", (False, False): "neither grows",
+                   (False, True): "only compile time grows", (True, False): "only the equations grow"}
+GROWTH_RTOL = 1e-6   # of the quantity's own scale: any least-squares method in float64 agrees far closer
+GROWS, FLAT = 2.6, 1.5  # drawn sweeps grow at least this much, or at most that much (the rule's line is 2)
+
+GROWTH_HINTS = {
+    "equations_per_step": "equations_per_step is the slope of the least-squares line of the equation counts "
+                          "against the lengths (every sample, not the two ends)",
+    "seconds_per_step": "seconds_per_step is the slope of the least-squares line of the compile times against "
+                        "the lengths (every sample, not the two ends)",
+    "shortest_seconds": "shortest_seconds is the compile times' line at the shortest length (the smallest "
+                        "length, wherever it stands in the lists)",
+    "longest_seconds": "longest_seconds is the compile times' line at the longest length (the largest length, "
+                       "wherever it stands in the lists)",
+    "verdict": "a quantity grows when its line at the longest length is at least twice its line at the shortest; "
+               "the verdict is 'both grow', 'neither grows', 'only compile time grows' or 'only the equations grow'",
+}
+
+
+def least_squares(lengths, values) -> tuple[float, float]:
+    """(slope, intercept) of the least-squares line of `values` against `lengths`, in float64."""
+    x, y = np.asarray(lengths, np.float64), np.asarray(values, np.float64)
+    dx = x - x.mean()
+    slope = float(np.dot(dx, y - y.mean()) / np.dot(dx, dx))
+    return slope, float(y.mean() - slope * x.mean())
+
+
+def expected_growth(lengths, equations, compile_seconds) -> dict:
+    """The lesson's Task 3, computed here: both lines' slopes, the compile line at the ends of the
+    sweep, and the verdict (a quantity grows when its line at the longest length is at least twice
+    its line at the shortest)."""
+    shortest, longest = min(lengths), max(lengths)
+    grows = {}
+    for name, values in (("equations", equations), ("seconds", compile_seconds)):
+        slope, intercept = least_squares(lengths, values)
+        grows[name] = intercept + slope * longest >= 2 * (intercept + slope * shortest)
+        if name == "seconds":
+            seconds_per_step, ends = slope, (intercept + slope * shortest, intercept + slope * longest)
+        else:
+            equations_per_step = slope
+    return {"equations_per_step": equations_per_step, "seconds_per_step": seconds_per_step,
+            "shortest_seconds": ends[0], "longest_seconds": ends[1],
+            "verdict": GROWTH_VERDICTS[grows["equations"], grows["seconds"]]}
+
+
+def _sweep_lengths(rng: np.random.Generator) -> list[int]:
+    """A sweep's loop lengths, the longest at least four times the shortest: doublings, or even steps."""
+    if rng.random() < 0.5:
+        start = int(rng.integers(2, 17))
+        return [start * 2 ** i for i in range(int(rng.integers(3, 8)))]
+    step = int(rng.integers(4, 41))
+    return [step * i for i in range(1, int(rng.integers(4, 9)) + 1)]
+
+
+def _ratio(expected: dict) -> float:
+    shortest, longest = expected["shortest_seconds"], expected["longest_seconds"]
+    return longest / shortest if shortest > 0 else math.inf
+
+
+def _growth_case(rng: np.random.Generator, program_grows: bool, compile_grows: bool, order: str,
+                 slow_compile: bool = False):
+    """(lengths, equations, compile_seconds) of one sweep, drawn until its compile line's growth is
+    clearly on one side of the rule's line (GROWS or FLAT) with a positive slope, in the order asked:
+    'ascending' (as the lesson sweeps), 'descending' (longest first) or 'shuffled'."""
+    for _ in range(200):
+        lengths = _sweep_lengths(rng)
+        low, high = min(lengths), max(lengths)
+        if program_grows:
+            fixed_count, per_step_count = int(rng.integers(0, 9)), int(rng.integers(2, 10))
+            equations = [fixed_count + per_step_count * n for n in lengths]
+        else:
+            equations = [int(rng.integers(3, 21))] * len(lengths)
+        fixed = float(10 ** rng.uniform(-2.5, 0))  # seconds: a few milliseconds to a second
+        target = (float(rng.uniform(3.0, 0.8 * high / low)) if compile_grows
+                  else float(rng.uniform(1.05, 1.3)))
+        per_step = fixed * (target - 1) / (high - target * low)
+        seconds = [(fixed + per_step * n) * float(1 + rng.normal(0, 0.04)) for n in lengths]
+        if slow_compile:  # one slow compile (another process, say) at a length inside the sweep
+            seconds[int(rng.integers(1, len(lengths) - 1))] *= float(rng.uniform(1.4, 1.8))
+        expected = expected_growth(lengths, equations, seconds)
+        ratio = _ratio(expected)
+        if expected["seconds_per_step"] > 0 and (ratio >= GROWS if compile_grows else ratio <= FLAT):
+            break
+    else:
+        raise RuntimeError("no sweep drawn with a clear growth")
+    order_of = {"ascending": list(range(len(lengths))), "descending": list(range(len(lengths)))[::-1],
+                "shuffled": [int(i) for i in rng.permutation(len(lengths))]}[order]
+    if order == "shuffled" and order_of[0] == 0 and order_of[-1] == len(lengths) - 1:
+        order_of = order_of[::-1]  # neither end where a sorted sweep would have it
+    return ([lengths[i] for i in order_of], [equations[i] for i in order_of], [seconds[i] for i in order_of])
+
+
+def growth_cases(rng: np.random.Generator) -> list[tuple[str, list, list, list]]:
+    """(what, lengths, equations, compile_seconds): one sweep of each verdict, at a fresh scale,
+    in ascending, descending and shuffled order, one with a slow compile inside the sweep."""
+    return [
+        ("an unrolled loop swept in ascending order", *_growth_case(rng, True, True, "ascending")),
+        ("a scanned loop swept longest first, one compile slow", *_growth_case(rng, False, False, "descending",
+                                                                               slow_compile=True)),
+        ("a scan unrolled while lowering, swept in a shuffled order", *_growth_case(rng, False, True, "shuffled")),
+        ("an unrolled loop whose fixed compile cost hides its growth, shuffled",
+         *_growth_case(rng, True, False, "shuffled")),
+    ]
+
+
+def growth_problems(got, lengths, equations, compile_seconds, what: str) -> list[str]:
+    """`got` against this side's reading, key by key: each number within GROWTH_RTOL of its own
+    scale (a slope that is zero here may be a rounding error away from it there), the verdict exactly."""
+    from .roofline import _number, key_problems
+
+    if not isinstance(got, dict):
+        return [f"loop_growth should return a dict, got {type(got).__name__} ({what})"]
+    span, largest = max(lengths) - min(lengths), max(map(abs, compile_seconds))
+    scales = {"equations_per_step": max(map(abs, equations)) / span, "seconds_per_step": largest / span,
+              "shortest_seconds": largest, "longest_seconds": largest}
+
+    def close(key, value, expected):
+        value = _number(value)
+        return value is not None and abs(value - expected) <= GROWTH_RTOL * max(abs(expected), scales[key])
+
+    return key_problems(got, expected_growth(lengths, equations, compile_seconds), GROWTH_HINTS, what, close)
+
+
+def loop_growth_problems(loop_growth, rng: np.random.Generator | None = None) -> list[str]:
+    rng = rng or np.random.default_rng()
+    for what, lengths, equations, compile_seconds in growth_cases(rng):
+        try:
+            got = loop_growth(list(lengths), list(equations), list(compile_seconds))
+        except Exception as exc:
+            return [f"loop_growth raised {type(exc).__name__} for {what}"]
+        problems = growth_problems(got, lengths, equations, compile_seconds, what)
+        if problems:
+            return problems
+    return []
+
+
+def check_loop_growth(loop_growth, rng=None) -> None:
+    """Sweeps drawn here, one of each verdict (`growth_cases`); every number within GROWTH_RTOL of
+    its scale, the verdict exactly."""
+    problems = loop_growth_problems(loop_growth, rng)
     if problems:
-        raise CheckFailed(problems[0])
+        raise CheckFailed("; ".join(problems))

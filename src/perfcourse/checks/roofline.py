@@ -81,9 +81,10 @@ UNIT_HINTS = {
 }
 
 
-def key_problems(got, want: dict, hints: dict, what: str) -> list[str]:
+def key_problems(got, want: dict, hints: dict, what: str, close=None) -> list[str]:
     """`got` against `want`, key by key: a missing key, or a number not within RTOL of the one
-    computed here (or a string not equal to it), each named with its hint."""
+    computed here (or, with `close(key, got, want)`, not close by that rule; or a string not equal
+    to it), each named with its hint."""
     problems = []
     for key, expected in want.items():
         if key not in got:
@@ -92,7 +93,7 @@ def key_problems(got, want: dict, hints: dict, what: str) -> list[str]:
             # A plain string, compared here: a stand-in for the student's object would answer `!=` itself.
             if type(got[key]) is not str or got[key] != expected:
                 problems.append(f"{key} is {got[key]!r}, not {expected!r} ({what}): {hints[key]}")
-        elif not _close(got[key], expected):
+        elif not (close(key, got[key], expected) if close else _close(got[key], expected)):
             problems.append(f"{key} is not right ({what}): {hints[key]}")
     return problems
 
