@@ -555,6 +555,14 @@ def test_report_shows_the_lesson_evidence():
     # The longest unrolled loop took longer to compile than the shortest: the lesson's point,
     # recorded once on one machine (a fact about this artifact, not a threshold for students).
     assert report["forms"]["unrolled"]["compile_seconds"][-1] > report["forms"]["unrolled"]["compile_seconds"][0]
+    # Each form's reading (the source's loop_growth) is the checks' own reading of the same sweep.
+    for form, reading in report["growth"].items():
+        expected = loops.expected_growth(lengths, report["forms"][form]["equations"],
+                                         report["forms"][form]["compile_seconds"])
+        assert loops.growth_problems(reading, lengths, report["forms"][form]["equations"],
+                                     report["forms"][form]["compile_seconds"], form) == [], form
+        assert reading["verdict"] == expected["verdict"] in loops.GROWTH_VERDICTS.values()
+    assert set(report["growth"]) == {"unrolled", "scanned"} and report["growth"]["unrolled"]["verdict"] == "both grow"
     assert report["max_abs_difference_between_forms"] < 1e-5
     assert 0 <= report["max_abs_error_vs_numpy"] < 1e-5
     assert report["memory_measured"] is False and report["dtype"] == "float32"
