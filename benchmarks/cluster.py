@@ -1,18 +1,18 @@
-"""Benchmark: the local worker pool against a Dask cluster, and how the cost grows with the class.
+"""Benchmark: the local worker pool against a Dask cluster, as the workers and the class grow.
 
-    .venv/bin/python benchmarks/cluster.py [--students 10 20 40] [--workers 2] [--lesson L ...]
+    .venv/bin/python benchmarks/cluster.py [--students 10 20] [--workers 1 2] [--lesson L ...]
                                            [--cluster tcp://HOST:PORT]
 
-For each class size, builds a class (each student hands in one of the lesson's samples, in turn),
-copies it into two scratch courses, and times `perfcourse grade --workers N` (the local pool) and
-`perfcourse grade --cluster ADDRESS` (one Dask task per student) on them. Without --cluster it starts
-a cluster of N single-threaded worker processes on 127.0.0.1 (distributed.LocalCluster) for the
-run, so both sides have the same number of graders on the same cores. It prints notebooks per
-second side by side, seconds per notebook as the class grows, how many workers took part, and
-checks that both runs gave every notebook the same score. On one machine the cluster pays for
-what a cluster needs (a task per student, a scratch course and gradebook per task, the grader
-recording every result itself) with no extra cores to spend it on: the numbers show that
-overhead; on several machines its workers add cores the local pool does not have.
+For each class size, builds a class (each student hands in one of the lesson's samples, in turn)
+and, for each worker count, times `perfcourse grade --workers N` (the local pool, fixed at N) and
+`perfcourse grade --cluster ADDRESS` (one Dask task per student) on copies of it. Without --cluster
+it starts a cluster of N single-threaded worker processes on 127.0.0.1 (distributed.LocalCluster)
+for each count, so both sides have the same number of graders on the same cores. It prints
+notebooks per second side by side and as the workers grow, and checks that both runs gave every
+notebook the same score. A Dask worker keeps its scratch course and grading workers between
+tasks (grading/cluster.py), so the cluster's cost per task is the data it carries and the
+grader recording every result itself; on one machine there are no extra cores to spend it on,
+on several machines its workers add cores the local pool does not have.
 """
 from __future__ import annotations
 
@@ -65,42 +65,50 @@ def scheduler(address: str | None, workers: int):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--students", type=int, nargs="+", default=[10, 20, 40])
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--students", type=int, nargs="+", default=[10, 20])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                        help="worker counts to compare (the local pool fixed at each; a local cluster of each)")
     parser.add_argument("--lesson", action="append", help="only this lesson (repeatable; default: every lesson)")
-    parser.add_argument("--cluster", help="an already running Dask scheduler (default: start a local one)")
+    parser.add_argument("--cluster", help="an already running Dask scheduler (default: start a local one per "
+                                          "worker count)")
     args = parser.parse_args()
     lesson_ids = args.lesson or lessons(ROOT)
     only = [arg for lesson in lesson_ids for arg in ("--lesson", lesson)]
+    counts = args.workers if not args.cluster else [args.workers[-1]]
     rows, differ = [], []
-    with scheduler(args.cluster, args.workers) as address, \
-            tempfile.TemporaryDirectory(prefix="perfcourse-bench-") as scratch:
-        print(f"lessons: {', '.join(lesson_ids)}; local pool: {args.workers} workers; cluster: {address}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="perfcourse-bench-") as scratch:
+        print(f"lessons: {', '.join(lesson_ids)}; workers: {', '.join(map(str, counts))}"
+              + (f"; cluster: {args.cluster}" if args.cluster else "; a local Dask cluster per count"), flush=True)
         for size in args.students:
-            local_root = copy_course(ROOT, Path(scratch) / f"local-{size}")
-            release.generate(local_root, lesson_ids)
-            pairs = build_class(local_root, size, lesson_ids)
-            cluster_root = Path(scratch) / f"cluster-{size}"
-            shutil.copytree(local_root, cluster_root)
-            grade = [sys.executable, "-m", "perfcourse.cli", "grade", *only]
-            local, _ = timed(grade + ["--workers", str(args.workers)], local_root)
-            remote, said = timed(grade + ["--cluster", address], cluster_root)
-            took = re.search(r"\((\d+) workers? took part\)", said)
-            rows.append((size, len(pairs), local, remote, took.group(1) if took else "?"))
-            print(f"{size:>4} students {len(pairs):>4} notebooks  local {local:7.1f} s {len(pairs) / local:6.3f} nb/s"
-                  f"  cluster {remote:7.1f} s {len(pairs) / remote:6.3f} nb/s  ({rows[-1][4]} workers took part)",
-                  flush=True)
-            differ += [(size, s, l) for s, l in pairs
-                       if getattr(notebook_score(local_root, l, s), "cells", None)
-                       != getattr(notebook_score(cluster_root, l, s), "cells", None)]
-    print("\nstudents  notebooks  local nb/s  cluster nb/s  local s/nb  cluster s/nb  workers")
-    for size, count, local, remote, took in rows:
-        print(f"{size:>8}  {count:>9}  {count / local:>10.3f}  {count / remote:>12.3f}  {local / count:>10.2f}"
-              f"  {remote / count:>12.2f}  {took:>7}")
-    if len(rows) > 1:
-        (s0, n0, l0, r0, _), (s1, n1, l1, r1, _) = rows[0], rows[-1]
-        print(f"from {s0} to {s1} students ({n1 / n0:.1f}x the notebooks): local time {l1 / l0:.2f}x, "
-              f"cluster time {r1 / r0:.2f}x (linear growth: {n1 / n0:.1f}x)")
+            template = copy_course(ROOT, Path(scratch) / f"class-{size}")
+            release.generate(template, lesson_ids)
+            pairs = build_class(template, size, lesson_ids)
+            for workers in counts:
+                local_root, cluster_root = (Path(scratch) / f"{kind}-{size}-{workers}" for kind in ("local", "cluster"))
+                shutil.copytree(template, local_root)
+                shutil.copytree(template, cluster_root)
+                grade = [sys.executable, "-m", "perfcourse.cli", "grade", *only]
+                local, _ = timed(grade + ["--workers", str(workers)], local_root)
+                with scheduler(args.cluster, workers) as address:
+                    remote, said = timed(grade + ["--cluster", address], cluster_root)
+                took = re.search(r"\((\d+) workers? took part\)", said)
+                rows.append((size, workers, len(pairs), local, remote, took.group(1) if took else "?"))
+                print(f"{size:>4} students {len(pairs):>4} notebooks, {workers} workers: local {local:7.1f} s "
+                      f"{len(pairs) / local:6.3f} nb/s, cluster {remote:7.1f} s {len(pairs) / remote:6.3f} nb/s "
+                      f"({rows[-1][5]} took part)", flush=True)
+                differ += [(size, workers, s, l) for s, l in pairs
+                           if getattr(notebook_score(local_root, l, s), "cells", None)
+                           != getattr(notebook_score(cluster_root, l, s), "cells", None)]
+    print("\nstudents  workers  notebooks  local nb/s  cluster nb/s  local s/nb  cluster s/nb  took part")
+    for size, workers, count, local, remote, took in rows:
+        print(f"{size:>8}  {workers:>7}  {count:>9}  {count / local:>10.3f}  {count / remote:>12.3f}  "
+              f"{local / count:>10.2f}  {remote / count:>12.2f}  {took:>9}")
+    for size in args.students:
+        mine = [row for row in rows if row[0] == size]
+        if len(mine) > 1:  # notebooks per second as the workers grow, on this class
+            (_, w0, n, l0, r0, _), (_, w1, _, l1, r1, _) = mine[0], mine[-1]
+            print(f"{size} students, {w0} -> {w1} workers: local pool {l0 / l1:.2f}x the notebooks per second, "
+                  f"cluster {r0 / r1:.2f}x (ideal {w1 / w0:.1f}x where the cores allow)")
     print("scores: identical in both runs" if not differ else f"scores DIFFER for {differ}")
     return 1 if differ else 0
 

@@ -1,13 +1,15 @@
 """Benchmark: `perfcourse grade` against plain serial `nbgrader autograde`, on one generated class.
 
-    .venv/bin/python benchmarks/grading.py [--students 20] [--workers N]
+    .venv/bin/python benchmarks/grading.py [--students 3] [--workers N]
 
 Builds a class of N students (each hands in one of the samples of every lesson, in turn), copies
 it into two scratch courses, and in one run measures:
   - the floor: starting a jax-cpu kernel and importing jax in it (median of 5);
   - plain nbgrader: `nbgrader autograde LESSON` per lesson, serially, as an instructor runs it;
-  - `perfcourse grade`: parallel workers, sandboxed, grade cells in a trusted kernel;
-  - the trusted side's cost: seconds each notebook spent in its grade cells.
+  - `perfcourse grade`: its pool of workers (one per core, growing while the cores idle), each
+    starting its next notebook's kernels ahead;
+  - where a notebook's seconds on its worker go: its cells (student and grade cells), and the
+    rest beyond them (a kernel not started ahead, nbgrader's own steps, teardown), per lesson.
 Both runs use the course's grader_config.py, so each notebook gets the same kernel, sandbox and
 trusted kernel; what differs is how the class is scheduled. It prints the times, their ratio, and the
 cost per notebook beside the floor, then checks that both runs gave every notebook the same score.
@@ -60,22 +62,27 @@ def kernel_floor(repeats: int = 5) -> float:
     return statistics.median(times)
 
 
-def trusted_side(root: Path, pairs) -> dict[str, list[tuple[float, bool]]]:
-    """Per lesson, each graded notebook's seconds in its grade cells and whether its trusted kernel
-    parsed a program the student's kernel exported (then it was stopped after that notebook)."""
+def recorded(root: Path, pairs) -> dict[tuple[str, str], dict]:
+    """Each graded notebook's grading record (GuardedExecute's TIMING_KEY metadata)."""
     import nbformat
 
     from perfcourse.grading.execute import TIMING_KEY
 
-    found: dict[str, list[tuple[float, bool]]] = {}
+    found = {}
     for student, lesson in pairs:
         path = folder(root, "autograded", student, lesson) / f"{lesson}.ipynb"
         if path.is_file():
-            timing = nbformat.read(path, as_version=4).metadata.get(TIMING_KEY) or {}
-            if "grade_cell_seconds" in timing:
-                found.setdefault(lesson, []).append((float(timing["grade_cell_seconds"]),
-                                                     bool(timing.get("trusted_kernel_tainted"))))
+            found[(student, lesson)] = nbformat.read(path, as_version=4).metadata.get(TIMING_KEY) or {}
     return found
+
+
+def worker_seconds(root: Path) -> dict[tuple[str, str], float]:
+    """Each notebook's seconds on its worker, from start to recorded (grades.csv)."""
+    import csv
+
+    with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
+        return {(row["student_id"], row["assignment"]): float(row["seconds"])
+                for row in csv.DictReader(handle) if row.get("seconds")}
 
 
 def timed(command: list[str], cwd: Path) -> float:
@@ -86,7 +93,7 @@ def timed(command: list[str], cwd: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--students", type=int, default=3)
     parser.add_argument("--workers", type=int)
     args = parser.parse_args()
 
@@ -113,18 +120,30 @@ def main() -> int:
         print(f"perfcourse grade, parallel:        {parallel:7.1f} s  {parallel / len(pairs):5.2f} s per notebook")
         print(f"speed-up: {serial / parallel:.2f}x; per-notebook cost {parallel / len(pairs) / floor:.2f}x the floor "
               f"(serial: {serial / len(pairs) / floor:.2f}x)")
-        by_lesson = trusted_side(parallel_root, pairs)
-        trusted = [seconds for found in by_lesson.values() for seconds, _ in found]
-        if trusted:
-            print(f"trusted side (grade cells in the trusted kernel, channel included): median "
-                  f"{statistics.median(trusted):.2f} s per notebook ({sum(trusted):.0f} s over {len(trusted)} "
-                  "notebooks); its kernel starts beside the student's, at no wall-clock cost of its own")
+        # Where a worker's seconds go: the cells themselves (student and grade cells, from the
+        # grader's clock around each), and everything else per notebook (kernels not started
+        # ahead, nbgrader's own steps, teardown).
+        records, seconds = recorded(parallel_root, pairs), worker_seconds(parallel_root)
+        both = [(seconds[key], float(records[key]["cell_seconds"])) for key in records
+                if key in seconds and "cell_seconds" in records[key]]
+        if both:
+            cells = statistics.mean(c for _, c in both)
+            beyond = statistics.mean(w - c for w, c in both)
+            ahead = sum(bool(r.get("kernel_started_ahead")) for r in records.values())
+            print(f"per notebook on its worker: {statistics.mean(w for w, _ in both):.2f} s = cells {cells:.2f} s "
+                  f"+ beyond them {beyond:.2f} s (mean of {len(both)}; median beyond "
+                  f"{statistics.median(w - c for w, c in both):.2f} s); {ahead} of {len(records)} notebooks found "
+                  "their student's kernel started ahead")
+            by_lesson: dict[str, list[dict]] = {}
+            for (_, lesson), record in sorted(records.items(), key=lambda item: item[0][1]):
+                by_lesson.setdefault(lesson, []).append(record)
             # What each lesson's instruments cost: timers hold calls (wall time, no CPU), verified
             # programs are parsed in a trusted kernel that is then replaced for the next notebook.
-            for lesson, found in sorted(by_lesson.items()):
-                parsed = sum(tainted for _, tainted in found)
-                print(f"  {lesson:<18} grade cells median {statistics.median(s for s, _ in found):5.2f} s; "
-                      f"{parsed} of {len(found)} notebooks parsed a student's program (a fresh trusted kernel after)")
+            for lesson, found in by_lesson.items():
+                parsed = sum(bool(r.get("trusted_kernel_tainted")) for r in found)
+                print(f"  {lesson:<18} cells median {statistics.median(float(r['cell_seconds']) for r in found):5.2f} s, "
+                      f"grade cells {statistics.median(float(r['grade_cell_seconds']) for r in found):5.2f} s; "
+                      f"{parsed} of {len(found)} parsed a student's program (a fresh trusted kernel after)")
 
         differ = [(s, l) for s, l in pairs
                   if getattr(notebook_score(serial_root, l, s), "cells", None)

@@ -34,7 +34,7 @@ def test_grows_one_worker_per_idle_window_while_work_waits(tmp_path, monkeypatch
     assert size.initial == 2 and size.most == 2 * demand.CEILING_PER_CORE
     write_stat(stat, [0, 1], idle=1000 + 50, busy=1000 + 50)  # half idle
     assert size.grow(workers=2, waiting=True)
-    write_stat(stat, [0, 1], idle=1050 + 10, busy=1050 + 90)  # 10% idle: the cores are busy
+    write_stat(stat, [0, 1], idle=1050 + 5, busy=1050 + 95)  # 5% idle: the cores are busy
     assert not size.grow(workers=3, waiting=True)
     write_stat(stat, [0, 1], idle=1060 + 90, busy=1140 + 10)  # idle, but nothing waits for a worker
     assert not size.grow(workers=3, waiting=False)

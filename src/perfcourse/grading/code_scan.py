@@ -356,21 +356,46 @@ def _called_name(node) -> str | None:
     return found[1] if found else None
 
 
+# A grading worker scans every notebook it grades, and most cells are the lesson's own, the same
+# in every submission: each cell's trees are kept by its text, and its flags by its text and what
+# the notebook's imports bind (all a cell's flags depend on), for the worker's next notebooks.
+CACHED_CELLS = 2048
+_trees: dict[str, list[ast.AST]] = {}
+_flags: dict[tuple, frozenset[str] | None] = {}
+
+
+def _remember(cache: dict, key, value):
+    if len(cache) >= CACHED_CELLS:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 def scan(nb) -> list[str]:
     """Every flag for the code of the cells outside the grade cells: 'code uses gc (cell 4, 9)'."""
     cells = []
     for number, cell in enumerate(nb.cells, 1):
         if cell.cell_type != "code" or is_grade(cell):
             continue
-        cells.append((number, code_of(cell)))
-    notebook = _Notebook([tree for _, trees in cells for tree in trees])
+        trees = _trees.get(cell.source)
+        if trees is None:
+            trees = _remember(_trees, cell.source, code_of(cell))
+        cells.append((number, cell.source, trees))
+    notebook = _Notebook([tree for _, _, trees in cells for tree in trees])
+    bindings = (tuple(sorted(notebook.modules.items())), tuple(sorted(notebook.imported.items())),
+                tuple(sorted(notebook.starred)))
     where = {flag: [] for flag in FLAGS}
-    for number, trees in cells:
-        try:
-            found = _Cell(notebook, trees).found
-        except RecursionError:  # nested beyond what the walk follows: that cell is not read
-            continue
-        for flag in found:
+    for number, source, trees in cells:
+        key = (source, bindings)
+        if key in _flags:
+            found = _flags[key]
+        else:
+            try:
+                found = frozenset(_Cell(notebook, trees).found)
+            except RecursionError:  # nested beyond what the walk follows: that cell is not read
+                found = None
+            _remember(_flags, key, found)
+        for flag in found or ():
             where[flag].append(number)
     return [f"{flag} (cell {', '.join(map(str, numbers))})" for flag, numbers in where.items() if numbers]
 
