@@ -7,6 +7,7 @@ failing timing verdict is repeated once. This proves it end to end: every score 
 twice as many CPU-bound processes as cores running beside the grader (started and stopped here,
 each ending by itself after a bounded time). Nightly: about 20 minutes on 2 cores.
 """
+import csv
 import multiprocessing
 import os
 import subprocess
@@ -52,7 +53,10 @@ def class_under_load(tmp_path_factory, busy_machine):
 
 
 def test_every_submission_scores_as_deserved_on_a_busy_machine(class_under_load):
+    """Every score as deserved, and every reason the report owes a hostile entry (`# reason:`)."""
     root, proc, everyone, seconds = class_under_load
+    with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = {(row["student_id"], row["assignment"]): row for row in csv.DictReader(handle)}
     wrong = []
     for sample in everyone:
         score = notebook_score(root, sample.lesson, sample.student)
@@ -61,4 +65,8 @@ def test_every_submission_scores_as_deserved_on_a_busy_machine(class_under_load)
                 wrong.append(f"{sample.student}/{sample.lesson}: graded, should have been refused")
         elif score is None or score.cells != sample.expected:
             wrong.append(f"{sample.student}/{sample.lesson}: {score and score.cells} != {sample.expected}")
+        row = rows.get((sample.student, sample.lesson), {})
+        said = " ".join(row.get(column) or "" for column in ("error", "notes", "flags"))
+        wrong += [f"{sample.student}/{sample.lesson}: the report does not say {reason!r} ({said!r})"
+                  for reason in sample.reasons if reason not in said]
     assert not wrong, f"graded in {seconds:.0f} s beside a busy machine:\n" + "\n".join(wrong) + "\n" + proc.stdout[-3000:]
