@@ -88,6 +88,9 @@ class PoolSize:
             return None
         return (now[0] - last[0]) / (now[1] - last[1])
 
+    def may_grow(self, workers: int) -> bool:
+        return not self.fixed and workers < self.most
+
     def grow(self, workers: int, waiting: bool) -> bool:
         """Whether to start one more worker now, given the pool's size and whether a task waits
         for a worker. Reads the CPU accounting either way, so each window starts afresh."""

@@ -332,6 +332,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
             results.extend(dask_cluster.grade(root, by_student, cluster, sandbox, cell_timeout, progress).outcomes)
         _read_back(root, lessons, results)
         return sorted(results, key=lambda o: (o.student, o.lesson))
+    size = demand.PoolSize(workers, student_memory(root))
     busy: dict[str, int] = {}  # students given to a worker: their notebooks given out and not yet done
     lock, changed = threading.Lock(), threading.Condition()
     threads: list[threading.Thread] = []
@@ -339,19 +340,20 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
     def take(wait: bool = True, holding: str | None = None):
         """A pending task whose student no worker has, or one of the student this worker is
         `holding` (its own notebooks run one after another); with `wait`, waits for one (None:
-        none left). The task's student is held until `done`."""
+        none left). The task's student is held until `done`. While the pool may still grow, the
+        holding student comes first, so other students are left for the workers it may add;
+        then the class goes lesson by lesson, so its end is not one student's lessons on one
+        worker while the others idle."""
         with changed:
             while True:
                 if not pending:
                     return None
-                for index, (student, lesson) in enumerate(pending):
-                    if student not in busy:
-                        busy[student] = 1
-                        return pending.pop(index)
-                for index, (student, lesson) in enumerate(pending):
-                    if student == holding:
-                        busy[student] += 1
-                        return pending.pop(index)
+                mine = [i for i, (student, _) in enumerate(pending) if student == holding]
+                free = [i for i, (student, _) in enumerate(pending) if student not in busy]
+                for index in (mine + free if size.may_grow(len(threads)) else free + mine)[:1]:
+                    student, _ = pending[index]
+                    busy[student] = busy.get(student, 0) + 1
+                    return pending.pop(index)
                 if not wait:
                     return None
                 changed.wait()
@@ -398,7 +400,6 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
             slot.close()
 
     students_pending = len({student for student, _ in pending})
-    size = demand.PoolSize(workers, student_memory(root))
 
     def start_worker():
         thread = threading.Thread(target=serve)
