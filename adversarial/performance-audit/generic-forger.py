@@ -17,7 +17,7 @@
 # not move), the JAXPR and the program handed in are not workload's (run in the grading kernel, the
 # program disagrees with workload's own results), and the audit needs all of them. Before the
 # checks called workload and read the counter themselves it got 4/10 (trace count and evidence).
-# Not tried here, and not told apart (checks/audit.py, README "Known limits"): a counter whose model
+# Not tried here, and not told apart (checks/audit.py, docs/authors/checks.md "Known limits"): a counter whose model
 # also keys on JAX's trace context reads what JAX traces for every call the check makes.
 # reason: code iterates sys.modules
 # expect: test_workload=0 test_first_call_evidence=0 test_trace_count=0 test_evidence=0 test_audit=0

@@ -73,9 +73,9 @@ What a forger would have to do: replacing the course's probes in its own kernel 
 since the student's own functions are called by this kernel and an unsolved one raises. For the
 layout cells it would have to send a program that, compiled and run here, splits the arguments as
 the layout asks and computes the step: the solution, wherever it is written; for the psum cell, a
-program that sums across devices before XLA's passes and computes the whole batch's gradient. Limit (README, "Known
-limits"): compile counts are evidence; a submission that replaced the setup probe and also bound
-`compiles_per_call` (or replaced the channel's agent to answer its call) to return counts derived
+program that sums across devices before XLA's passes and computes the whole batch's gradient.
+Limit (docs/authors/checks.md, "Known limits"): compile counts are evidence; a submission that
+replaced the setup probe and also bound `compiles_per_call` (or replaced the channel's agent to answer its call) to return counts derived
 from what that probe was told (the placements and the warm ones) would pass. The device count is
 the student's process's own report (evidence); a program honestly exported for a mesh of all
 GRADED_DEVICES devices needs that many. When grading
