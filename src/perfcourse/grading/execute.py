@@ -268,7 +268,8 @@ class GuardedExecute(Execute):
             nb, resources = super().preprocess(nb, resources, km)
         except BaseException as exc:
             self._trusted_clean = False
-            self.log.error(NOT_GRADED + _in_words(exc))
+            died = isinstance(exc, DeadKernelError) or "died before replying" in str(exc)
+            self.log.error(NOT_GRADED + _in_words(exc) + (self._kernel_said() if died else ""))
             raise
         finally:
             # Teardown never fails a notebook: each step is bounded, and what went wrong is a note.
@@ -298,6 +299,22 @@ class GuardedExecute(Execute):
                                    "teardown": teardown,
                                    "output_cut": self._cut_cells}
         return nb, resources
+
+    def _kernel_said(self) -> str:
+        """The last line a kernel that died wrote to its own log (the launcher's refusal, Python's
+        last error), for the reason the report gives."""
+        for who, km, runtime in (("student", getattr(self, "km", None), self._student_runtime),
+                                 ("grading", self._trusted.km, self._trusted.runtime)):
+            try:
+                if km is None or run_sync(km.is_alive)():
+                    continue
+                text = (runtime / "kernel.log").read_text(errors="replace")[-4000:]
+            except Exception:  # noqa: BLE001 (no more to say)
+                continue
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            if lines:
+                return f" (the {who} kernel's last words: {lines[-1][:160]})"
+        return ""
 
     def _close_end(self) -> None:
         if self._end is not None:
@@ -438,17 +455,20 @@ class GuardedExecute(Execute):
         result = await super().async_start_new_kernel_client()
         self.student_kc, self.student_km = self.kc, self.km
         self._watch = MessageWatch(self.student_kc)
-        # The kernels have made their sockets: from now on they can add nothing to their runtime
-        # folders, and the grader's own connection to the channel is made before any student
+        # The student's kernel has made its sockets: from now on it can add nothing to its runtime
+        # folder, and the grader's own connection to the channel is made before any student
         # code runs, so it never follows a path the student could have changed.
-        for runtime in (self._student_runtime, self._trusted.runtime):
-            sandbox.seal(runtime)
+        sandbox.seal(self._student_runtime)
         self._end = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._end.settimeout(self.interrupt_grace)
         self._end.connect(self._socket)
         self.trusted_kc = self.trusted_km.client()
         self.trusted_kc.start_channels()
         await ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout))
+        # Likewise the trusted kernel, once it answers: one started moments ago (the successor of
+        # the last notebook's) may still be making its sockets when the student's, started
+        # ahead, is long ready; sealed earlier, it could not, and died.
+        sandbox.seal(self._trusted.runtime)
         # The trusted kernel forgets any last notebook, connects to this student's kernel and loads
         # the lesson's imports while the student's first cells run; the first grade cell waits (_pinned).
         setup = f"__import__('perfcourse.checks.remote').checks.remote.start_notebook({self._socket!r}, {self._imports!r})"
