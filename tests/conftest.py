@@ -104,7 +104,10 @@ def graded_demo(tmp_path_factory):
     demo's grades.csv is kept here as the demo wrote it.
     """
     root = copy_course(tmp_path_factory.mktemp("demo") / "course")
-    proc = perfcourse("demo", "--quick", cwd=root)  # the samples marked '# tier: nightly' are graded nightly
+    # The samples marked '# tier: nightly' are graded nightly. The pool is fixed at two workers:
+    # the suite's other pytest worker shares the cores, and a pool that grows while that worker's
+    # tests wait slows both (the growing pool is graded in tests/test_grade_workflow.py).
+    proc = perfcourse("demo", "--quick", "--workers", "2", cwd=root)
     grades = (root / "grades.csv").read_text() if (root / "grades.csv").is_file() else ""
     return root, proc, grades
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 GROW_IDLE = 0.20        # share of the pool's cores idle over a window before one more worker starts
 WINDOW = 3.0            # seconds of CPU accounting each decision reads
-CEILING_PER_CORE = 3    # never more workers than this per core, whatever memory allows
+CEILING_PER_CORE = 2    # never more workers than this per core, whatever memory allows
 TRUSTED_KERNEL_BYTES = 1 << 30  # what a worker's own process and trusted kernel may hold besides the student's kernel
 STAT = Path("/proc/stat")
 MEMINFO = Path("/proc/meminfo")
