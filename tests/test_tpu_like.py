@@ -29,7 +29,15 @@ def test_the_kernel_has_eight_devices_and_bfloat16_operands(tpu_like_jupyter, mo
     assert nb.cells[0].outputs[0]["text"].strip() == "8 bfloat16 passes"
 
 
-@pytest.mark.parametrize("lesson", lessons(ROOT))
+# In make test, the lessons whose verdicts eight devices and bfloat16 operands change most: the
+# device count (performance-02's compiles per device change, which tests/test_performance_02_devices.py
+# reads), gradients at bfloat16 precision (05) and the sharded step (08); every lesson nightly, to
+# keep make test under 10 minutes on 2 cores.
+IN_MAKE_TEST = ("performance-02", "performance-05", "performance-08")
+
+
+@pytest.mark.parametrize("lesson", [pytest.param(lesson, marks=() if lesson in IN_MAKE_TEST else pytest.mark.nightly)
+                                    for lesson in lessons(ROOT)])
 def test_lesson_passes_on_a_tpu_like_backend(lesson, tpu_like_run):
     error, artifact = tpu_like_run(lesson)
     assert error is None, error
