@@ -249,11 +249,8 @@ class GuardedExecute(Execute):
         if ready is not None:
             self._base, self._channel_dir, self._ready_km = ready.base, ready.channel, ready.km
         else:
-            self._base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
-            (self._base / "student").mkdir()
-            self._channel_dir = trusted_kernel.channel_folder(self._trusted.channels)
-        self._student_runtime = self._base / "student"
-        self._evidence = self._base / "evidence.log"
+            self._base, self._channel_dir = notebook_folders(self._trusted.channels)
+        self._student_runtime, self._evidence = student_runtime(self._base), self._base / EVIDENCE_FILE
         self._trusted.begin()
         self._trusted_clean = True  # nothing has happened to it in this notebook (kept only then)
         self.student_kc = self._watch = None
@@ -432,14 +429,12 @@ class GuardedExecute(Execute):
         try:
             check_submission(submission)
             stamp = digest(submission, source) if source.is_file() else None
-            base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
-            runtime = base / "student"
-            runtime.mkdir()
-            channel = trusted_kernel.channel_folder(trusted_kernel.worker_channels())
+            base, channel = notebook_folders(trusted_kernel.worker_channels())
+            runtime = student_runtime(base)
             km = self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config)
             self._prepare_student(km, runtime)
             env = self._kernel_env("student", runtime, submission=submission, channel=channel,
-                                   evidence=base / "evidence.log")
+                                   evidence=base / EVIDENCE_FILE)
             await km.start_kernel(extra_arguments=self._student_arguments(str(channel / trusted_kernel.SOCKET)),
                                   env=env, cwd=str(runtime))
         except Exception as exc:  # noqa: BLE001 (that notebook starts its own kernel)
@@ -845,6 +840,20 @@ class GuardedExecute(Execute):
             outs.append(new_output("stream", name="stdout", text=f"\n[output limit of {limit} reached: "
                                                                   "the rest of this cell's output was dropped]\n"))
         return None
+
+
+EVIDENCE_FILE = "evidence.log"  # in a notebook's folder, beside its student kernel's runtime
+
+
+def notebook_folders(channels: Path) -> tuple[Path, Path]:
+    """A notebook's folder (its student kernel's runtime, student/, inside) and its channel folder."""
+    base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
+    student_runtime(base).mkdir()
+    return base, trusted_kernel.channel_folder(channels)
+
+
+def student_runtime(base: Path) -> Path:
+    return base / "student"
 
 
 def _output_late(exc: BaseException) -> bool:

@@ -42,7 +42,7 @@ class ReadyKernel:
     def stop(self) -> None:
         with contextlib.suppress(Exception):  # already gone
             run_sync(self.km.shutdown_kernel)(now=True)
-        sandbox.cleanup(self.base / "student")
+        sandbox.cleanup(self.base / "student")  # execute.student_runtime(base)
         shutil.rmtree(self.base, ignore_errors=True)
         shutil.rmtree(self.channel, ignore_errors=True)
 
