@@ -86,7 +86,7 @@ def sleeps_instead_of_waiting(fn, *args, warm_calls=7):
     for _ in range(warm_calls + 1):
         start = time.perf_counter()
         fn(*args)
-        time.sleep(0.6)  # longer than any call's hold and work
+        time.sleep(0.3)  # longer than any call's work (the first's is at most 6 x 48 ms)
         samples.append(time.perf_counter() - start)
     return samples[0], samples[1:]
 
@@ -195,6 +195,65 @@ def test_every_run_draws_its_own_lengths():
 def test_a_result_that_is_not_a_pair_of_timings_is_a_clear_failure():
     with pytest.raises(AssertionError, match="should return"):
         timing.run_timer(lambda fn, *args, warm_calls=7: "fast", 2)
+
+
+# --- a busy machine is told apart from a wrong timer by what this side saw --------------------
+
+def _run(samples, spans, work, holds):
+    """A TimerRun as this side records it: the timer's samples, and its own spans of the same calls."""
+    return timing.TimerRun(samples[0], samples[1:], len(samples), work, holds, spans)
+
+
+WORK = [0.25, 0.040, 0.008, 0.030, 0.012, 0.048, 0.018]  # the first call, then a shuffled warm ladder
+HOLDS = [1.5 * w for w in WORK]
+
+
+def _honest(stalls):
+    """Every call timed with a wall clock around its hold, its work and whatever stalled it."""
+    samples = [h + w + s for h, w, s in zip(HOLDS, WORK, stalls)]
+    return _run(samples, [t + 0.001 for t in samples], WORK, HOLDS)
+
+
+def test_short_calls_stalled_by_another_process_decide_nothing():
+    # A burst of other processes lands on the three short calls: the samples hardly grow with the
+    # work, but this side saw the same calls not grow either, so the run says nothing of the timer.
+    stalls = [0, 0, 0.045, 0, 0.045, 0, 0.045]
+    verdict = timing.synchronization_problems(_honest(stalls))
+    assert verdict.problems and not verdict.decided
+    assert timing.synchronization_problems(_honest([0] * 7)) == timing.Verdict()
+
+
+def test_a_warm_call_stalled_as_long_as_the_first_decides_nothing():
+    stalls = [0, 0, 0, 0.7, 0, 0, 0]
+    verdict = timing.first_call_problems(_honest(stalls), 6)
+    assert verdict.problems and not verdict.decided
+    honest = _honest([0] * 7)
+    mixed_up = _run([honest.first, honest.first, *honest.warm[1:]], honest.spans, WORK, HOLDS)
+    assert timing.first_call_problems(mixed_up, 6).decided  # this side saw that call short
+
+
+def test_samples_that_do_not_follow_calls_this_side_saw_follow_their_work_fail():
+    # Each sample covers its call's hold but carries the mean work, not its own: long enough, but
+    # flat where this side saw the calls grow.
+    honest = _honest([0] * 7)
+    mean = statistics.mean(WORK[1:])
+    flat = _run([honest.first, *[h + mean for h in HOLDS[1:]]], honest.spans, WORK, HOLDS)
+    verdict = timing.synchronization_problems(flat)
+    assert verdict.decided and "do not follow" in verdict.problems[0]
+
+
+def test_a_busy_run_is_run_again_and_a_wrong_timer_still_fails_every_time():
+    stalled = _honest([0, 0, 0.045, 0, 0.045, 0, 0.045])
+    runs = iter([stalled, stalled, _honest([0] * 7)])
+    assert timing.confirmed_problems(timing.synchronization_problems, lambda: next(runs)) == []
+    honest = _honest([0] * 7)
+    flat = _run([honest.first, *[h + statistics.mean(WORK[1:]) for h in HOLDS[1:]]], honest.spans, WORK, HOLDS)
+    made = []
+    problems = timing.confirmed_problems(timing.synchronization_problems, lambda: made.append(1) or flat)
+    assert problems and len(made) == 2  # two failures the timer explains end it
+    made.clear()
+    problems = timing.confirmed_problems(timing.synchronization_problems, lambda: made.append(1) or stalled)
+    assert problems and len(made) == timing.RUNS  # never a quiet run: no pass
 
 
 # --- the timer is written once: later lessons give performance-01's ---------------------------

@@ -29,14 +29,17 @@ NumPy), an honest timer passes on any machine speed.
 
 What this side *observes* itself: how many calls were made (each asks the schedule), the holds
 (kept here, never sent), and, on its own clock, the time from each call to the next (the last: to
-the timer's return), which must cover the call's hold and its work. What stays *evidence only*:
-each call's trip count must reach the student's process, which dispatches the work, so a timer
-that reads its instrument's internals (the schedule in the function's closure), calibrates the
-course's loop and predicts each call's work from its trip count, while still timing the call
-itself with a wall clock, would pass without waiting for results. Reaching the instrument's
-internals is flagged (the scan of submitted code: closures, gc, frames, sys.modules; the audit
-hook: gc walks, frames), and such a timer has to measure every hold correctly anyway: in
-practice, timing each call with a wall clock, which is the task.
+the timer's return), which must cover the call's hold and its work. The same spans tell a timer's
+mistake from a busy machine: a run in which this side saw the calls themselves stall (a warm call
+as long as the first, short calls as long as long ones) decides nothing and is run again, so a
+burst of other processes during the timed calls costs an honest timer a rerun, not its marks.
+What stays *evidence only*: each call's trip count must reach the student's process, which
+dispatches the work, so a timer that reads its instrument's internals (the schedule in the
+function's closure), calibrates the course's loop and predicts each call's work from its trip
+count, while still timing the call itself with a wall clock, would pass without waiting for
+results. Reaching the instrument's internals is flagged (the scan of submitted code: closures,
+gc, frames, sys.modules; the audit hook: gc walks, frames), and such a timer has to measure every
+hold correctly anyway: in practice, timing each call with a wall clock, which is the task.
 """
 from __future__ import annotations
 
@@ -62,6 +65,9 @@ SYNC_FRACTION = 0.25         # a synchronized measurement spans at least this mu
 FOLLOW_FRACTION = 0.5        # the longer half of the warm calls exceeds the shorter by at least this
                              # share of their difference in work: halfway between a timer that follows
                              # its calls (all of it, less scheduling noise) and a fixed sleep (none)
+RUNS = 4                     # runs a verdict may take: it stops at a pass or at a second failure the
+                             # timer explains; a run the machine explains (this side saw the calls
+                             # stall) counts for neither
 
 
 def plan(warm_calls: int, rng: random.Random) -> tuple[list[float], list[float]]:
@@ -171,19 +177,36 @@ def _pair(value) -> tuple[float, list[float]]:
     return first, warm
 
 
-def first_call_problems(run: TimerRun, warm_calls: int, keyword: str = "warm_calls") -> list[str]:
+@dataclass
+class Verdict:
+    """What one run shows: the timer's problems, and whether this side could tell them from the machine's.
+
+    `decided` is False when this side's own clock saw what the problem describes happen to the
+    calls themselves (a warm call that took as long as the first, calls that did not grow with
+    their work): another process stalled them, so the run says nothing about the timer.
+    """
+    problems: list = field(default_factory=list)
+    decided: bool = True
+
+
+def first_call_problems(run: TimerRun, warm_calls: int, keyword: str = "warm_calls") -> Verdict:
     """One first call timed on its own, then exactly `warm_calls` warm calls, none of them the first."""
     if run.calls != warm_calls + 1:
-        return [f"with {keyword}={warm_calls} the timer called fn {run.calls} time(s); expected 1 first call "
-                f"and {warm_calls} warm calls ({warm_calls + 1}), with no untimed warm-up call"]
+        return Verdict([f"with {keyword}={warm_calls} the timer called fn {run.calls} time(s); expected 1 first "
+                        f"call and {warm_calls} warm calls ({warm_calls + 1}), with no untimed warm-up call"])
     if len(run.warm) != warm_calls:
-        return [f"with {keyword}={warm_calls} the timer returned {len(run.warm)} warm samples"]
+        return Verdict([f"with {keyword}={warm_calls} the timer returned {len(run.warm)} warm samples"])
     # Whether a sample contains the first call shows in its length only when the timer waits
     # for results; an unsynchronized timer loses the synchronization cell, not this one.
-    if (run.first >= run.holds[0] + SYNC_FRACTION * run.work[0]
-            and any(sample >= run.first for sample in run.warm)):
-        return ["a warm sample is as long as the first call: keep the first call out of the warm samples"]
-    return []
+    if run.first < run.holds[0] + SYNC_FRACTION * run.work[0]:
+        return Verdict()
+    long = [call for call, sample in enumerate(run.warm, start=1) if sample >= run.first]
+    if not long:
+        return Verdict()
+    # A warm call this side also saw last as long as the first measurement was stalled, not mixed up.
+    stalled = all(call < len(run.spans) and run.spans[call] >= run.first for call in long)
+    return Verdict(["a warm sample is as long as the first call: keep the first call out of the warm samples"],
+                   decided=not stalled)
 
 
 def synchronization_problems(run: TimerRun) -> list[str]:
@@ -196,17 +219,17 @@ def synchronization_problems(run: TimerRun) -> list[str]:
     """
     samples = [run.first, *run.warm]
     if run.calls < len(samples):
-        return [f"the timer reported {len(samples)} measurements of only {run.calls} call(s)"]
+        return Verdict([f"the timer reported {len(samples)} measurements of only {run.calls} call(s)"])
     offset = run.calls - len(samples)
     measured = list(range(offset, run.calls))  # the call each sample measured
-    problems = _sample_problems(run, samples, measured)
-    if problems and run.warm and run.warm[0] == run.first and offset == 0:
+    verdict = _sample_problems(run, samples, measured)
+    if verdict.problems and run.warm and run.warm[0] == run.first and offset == 0:
         shifted = _sample_problems(run, samples, [0, *range(len(samples) - 1)])
-        problems = problems if shifted else []
-    return problems
+        verdict = verdict if shifted.problems else shifted
+    return verdict
 
 
-def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -> list[str]:
+def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -> Verdict:
     """`samples[i]` judged as the measurement of call `measured[i]`."""
     # What the timer reports, and what this side saw: a call timed with a wall clock that waits
     # for its result spans the hold (kept here) and the work; it cannot make its next call (or
@@ -215,36 +238,57 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
     late = sorted({call + 1 for sample, call in zip(samples, measured) if sample < need[call]}
                   | {call + 1 for call in set(measured) if call < len(run.spans) and run.spans[call] < need[call]})
     if late:
-        return [f"the measurements of call(s) {late} (call 1 is the first call) are shorter than the calls: "
-                "read a wall clock (time.perf_counter) and wait for the result (jax.block_until_ready) "
-                "before reading it again"]
+        return Verdict([f"the measurements of call(s) {late} (call 1 is the first call) are shorter than the "
+                        "calls: read a wall clock (time.perf_counter) and wait for the result "
+                        "(jax.block_until_ready) before reading it again"])
     # Longer by a share of the extra work, not merely longer: a timer that reports a fixed sleep
     # instead of the call would otherwise pass half the time, on noise alone. Each sample less
     # its call's hold is that call's share of the work; the longer half of the warm calls must
     # exceed the shorter half by FOLLOW_FRACTION of the difference in work.
-    warm = sorted((run.work[call], sample, run.holds[call]) for sample, call in zip(samples[1:], measured[1:]))
+    warm = sorted((run.work[call], sample, run.holds[call], run.spans[call] if call < len(run.spans) else sample)
+                  for sample, call in zip(samples[1:], measured[1:]))
     half = len(warm) // 2
-    if half:
-        short, long = warm[:half], warm[-half:]
-        extra = statistics.median(w for w, _, _ in long) - statistics.median(w for w, _, _ in short)
-        gained = (statistics.median(s - h for _, s, h in long) - statistics.median(s - h for _, s, h in short))
-        if gained < FOLLOW_FRACTION * extra:
-            return ["the warm samples do not follow their own calls (calls with several times the work took "
-                    "hardly longer): time each call on its own, waiting for its result, and do not average "
-                    "or reuse samples"]
-    return []
+    if not half:
+        return Verdict()
+    short, long = warm[:half], warm[-half:]
+
+    def growth(pick) -> float:  # how much longer the long half took than the short, less the holds
+        return (statistics.median(pick(entry) - entry[2] for entry in long)
+                - statistics.median(pick(entry) - entry[2] for entry in short))
+
+    extra = statistics.median(entry[0] for entry in long) - statistics.median(entry[0] for entry in short)
+    gained = growth(lambda entry: entry[1])  # in the timer's samples
+    seen = growth(lambda entry: entry[3])    # on this side's clock, from each call to the next
+    if gained >= FOLLOW_FRACTION * extra:
+        return Verdict()
+    problem = ["the warm samples do not follow their own calls (calls with several times the work took "
+               "hardly longer): time each call on its own, waiting for its result, and do not average "
+               "or reuse samples"]
+    if seen < FOLLOW_FRACTION * extra:
+        # The calls did not grow with their work on this side's clock either: a burst of other
+        # processes stalled the short ones, or the timer never waits for any (a fixed sleep,
+        # which does so in every run).
+        return Verdict(problem, decided=False)
+    # The samples follow what this side saw, less what fell between the clock reads.
+    return Verdict() if gained >= seen - (1 - FOLLOW_FRACTION) * extra else Verdict(problem)
 
 
 def confirmed_problems(judge, make_run) -> list[str]:
-    """A timing verdict that a busy moment cannot decide: a failing run is repeated once after
-    calibrating again, and only a failure of both counts. An honest timer passes the second run
-    (one warm call stalled by another process can look as long as the first call, or as early as
-    an unsynchronized read); a wrong one fails both, whatever the load."""
-    problems = judge(make_run())
-    if problems:
-        global _calibration
-        _calibration = None
-        problems = judge(make_run())
+    """A timing verdict that a busy moment cannot decide: runs are repeated, calibrating again
+    before each, until one passes, the timer fails two, or RUNS are done. A run this side saw
+    stalled by another process (`Verdict.decided` False) counts for neither: an honest timer
+    passes a quiet run; a wrong one fails every run, whatever the load."""
+    global _calibration
+    failures, problems = 0, []
+    for attempt in range(RUNS):
+        if attempt:
+            _calibration = None
+        verdict = judge(make_run())
+        if not verdict.problems:
+            return []
+        problems, failures = verdict.problems, failures + verdict.decided
+        if failures == 2:
+            break
     return problems
 
 
