@@ -3,6 +3,7 @@
 # handed over, so no compilation hides the missing wait). Keeps the first call apart, so it loses
 # the synchronization points only.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# tier: nightly
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

@@ -2,6 +2,7 @@
 # a `finally:` block: when a call raises, the listener stays registered and counts the compiles
 # of everything after it. The lesson asks for `finally:`: loses the traces-and-compiles points only.
 # expect: test_counted_jit=3 test_count_traces=4 test_count_traces_isolated=2 test_count_traces_and_compiles=0
+# tier: nightly
 # %% solutions
 # %% replace count_traces_and_compiles
 def count_traces_and_compiles(fn, calls, **jit_kwargs):

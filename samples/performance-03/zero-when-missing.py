@@ -1,6 +1,7 @@
 # Turns every missing estimate into 0 and never says anything is missing: on a backend without a
 # cost model it would report a program that does no work. Loses the absence points only.
 # expect: test_estimates_absent=0 test_read_program_stages=3 test_read_program_not_run=2 test_hand_count=2
+# tier: nightly
 # %% solutions
 # %% replace estimates
 def estimates_from(compiled):

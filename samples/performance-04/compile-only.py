@@ -3,6 +3,7 @@
 # read. The lesson asks for the whole path, trace, lower and compile, in one span: loses the
 # compile points only. (Runs go through the jitted function, synchronized by the result's method.)
 # expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_loop_growth=2
+# tier: nightly
 # %% solutions
 # %% replace scanned
 def scanned(h, xs, a):

@@ -2,6 +2,7 @@
 # trace, so the compile span leaves out tracing (the lesson says to time the compilation first,
 # for this reason). Loses the compile points only.
 # expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_loop_growth=2
+# tier: nightly
 # %% solutions
 # %% replace measure
 def measure(fn, *args, warm_calls=7):

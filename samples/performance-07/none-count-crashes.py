@@ -2,6 +2,7 @@
 # that is present and None: float(None) raises TypeError on the way. The lesson asks for
 # ValueError when a count is absent or None: loses the roofline-point points only.
 # expect: test_roofline_point=0 test_classify=3 test_roof_verdict=2 test_hand_intensity=2
+# tier: nightly
 # %% solutions
 # %% replace roofline_point
 def roofline_point(costs, seconds):

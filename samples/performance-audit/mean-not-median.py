@@ -3,6 +3,7 @@
 # 3 ms call already does). It loses the reading's points, and the end-to-end audit that checks it
 # again.
 # expect: test_workload=2 test_first_call_evidence=0 test_trace_count=2 test_evidence=2 test_audit=0
+# tier: nightly
 # %% solutions
 # %% replace first_call_evidence
 def first_call_evidence(first_call_seconds, steady_seconds):
