@@ -29,10 +29,15 @@ NumPy), an honest timer passes on any machine speed.
 
 What this side *observes* itself: how many calls were made (each asks the schedule), the holds
 (kept here, never sent), and, on its own clock, the time from each call to the next (the last: to
-the timer's return), which must cover the call's hold and its work. The same spans tell a timer's
-mistake from a busy machine: a run in which this side saw the calls themselves stall (a warm call
-as long as the first, short calls as long as long ones) decides nothing and is run again, so a
-burst of other processes during the timed calls costs an honest timer a rerun, not its marks.
+the timer's return), which must cover the call's hold and its work; and, from Linux's pressure
+stall information (/proc/pressure/cpu), how long tasks of the machine waited for a CPU during each
+call. Together they tell a timer's mistake from a busy machine: a run in which this side saw the
+calls themselves stall (a warm call as long as the first, short calls as long as long ones) while
+tasks waited for a CPU as long decides nothing and is run again, so a burst of other processes
+during the timed calls costs an honest timer a rerun, not its marks; calls out of order (a
+random sleep's) count against the timer unless a CPU wait during the shorter call covers them.
+Where the kernel does not report CPU pressure, every stall is taken as possible: the medians alone
+are judged, which a random sleep passes about half the time.
 What stays *evidence only*: each call's trip count must reach the student's process, which
 dispatches the work, so a timer that reads its instrument's internals (the schedule in the
 function's closure), calibrates the course's loop and predicts each call's work from its trip
@@ -54,8 +59,9 @@ from . import CheckFailed, remote
 WARM_WORK = (0.008, 0.048)   # seconds of device work of a warm call: the ladder spans this range
 WARM_WORK_SPREAD = WARM_WORK[1] / WARM_WORK[0]
 FIRST_FACTOR = (4.0, 6.0)    # the first call's work, in the longest warm call's: drawn per run
-HOLD_FACTOR = (1.0, 2.0)     # each warm call's hold, in its own work (the first: in the longest warm
-                             # work): drawn per call, never below the work, so a CPU clock misses it
+HOLD_FACTOR = (1.0, 2.0)     # each call's hold, in the longest warm call's work: drawn per call, never
+                             # below any call's work (so a CPU clock misses it) and unrelated to its own
+                             # (a timer that sleeps as long as a call took to return learns nothing)
 SYNC_FRACTION = 0.25         # a synchronized measurement spans at least this much of its work: the
                              # margin for a calibration taken on a busier moment than the measurement
                              # (up to 4x slower); an unsynchronized call measures its hold and a
@@ -65,6 +71,9 @@ SYNC_FRACTION = 0.25         # a synchronized measurement spans at least this mu
 FOLLOW_FRACTION = 0.5        # the longer half of the warm calls exceeds the shorter by at least this
                              # share of their difference in work: halfway between a timer that follows
                              # its calls (all of it, less scheduling noise) and a fixed sleep (none)
+ORDER_RATIO = 1.3            # of two warm calls whose work differs by this factor or more, the longer
+                             # is measured longer: made-up or sleeping samples keep that order in about
+                             # 1 run of 250, an honest timer's noise of a tenth keeps it in 9,998 of 10,000
 RUNS = 4                     # runs a verdict may take: it stops at a pass or at a second failure the
                              # timer explains; a run the machine explains (this side saw the calls
                              # stall) counts for neither
@@ -81,7 +90,7 @@ def plan(warm_calls: int, rng: random.Random) -> tuple[list[float], list[float]]
     rng.shuffle(rungs)
     longest = max(rungs, default=high)
     work = [rng.uniform(*FIRST_FACTOR) * longest] + rungs
-    hold = [rng.uniform(*HOLD_FACTOR) * longest] + [rng.uniform(*HOLD_FACTOR) * w for w in rungs]
+    hold = [rng.uniform(*HOLD_FACTOR) * longest for _ in range(warm_calls + 1)]
     return work, hold
 
 
@@ -99,9 +108,11 @@ class Schedule:
         self._iterations, self._holds = list(iterations), list(holds)
         self._served: list[int] = []    # the plan's index of each call made
         self._asked: list[float] = []   # when each call asked, on this side's clock
+        self._stall: list = []          # the machine's CPU stall seconds then (cpu_stall_seconds)
 
     def next_call(self) -> int:
         self._asked.append(time.monotonic())
+        self._stall.append(cpu_stall_seconds())
         index = min(len(self._served), len(self._iterations) - 1)
         self._served.append(index)
         time.sleep(self._holds[index])
@@ -147,6 +158,29 @@ class TimerRun:
     holds: list = field(default_factory=list)  # seconds each call was held here, in call order
     spans: list = field(default_factory=list)  # seconds from each call to the next (the last: to
                                                # the timer's return), measured on this side
+    stalls: list = field(default_factory=list)  # per span, seconds in which some task of this machine
+                                                # waited for a CPU (Linux's pressure stall information);
+                                                # None where not known
+
+
+def cpu_stall_seconds() -> float | None:
+    """Seconds so far in which some task on this machine was ready to run but waited for a CPU
+    (/proc/pressure/cpu, "some"), or None where the kernel does not report it."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("some "):
+                    return int(line.rsplit("total=", 1)[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def machine_stalled(run: TimerRun, calls, seconds: float) -> bool:
+    """Whether the machine could explain `seconds` that these calls lost: during their spans tasks
+    waited for a CPU at least that long (or this machine does not say)."""
+    stalls = [run.stalls[call] if call < len(run.stalls) else None for call in calls]
+    return any(stall is None for stall in stalls) or sum(stalls) >= seconds
 
 
 def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) -> TimerRun:
@@ -156,12 +190,15 @@ def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) 
     work, holds = plan(warm_calls, rng)
     schedule = Schedule([calibration.iterations(seconds) for seconds in work], holds)
     value = remote.probe("timing.run_timer", timer, schedule, keyword, warm_calls)
-    returned = time.monotonic()
+    returned, stall_after = time.monotonic(), cpu_stall_seconds()
     first, warm = _pair(value)
     asked = schedule._asked + [returned]
     spans = [later - earlier for earlier, later in zip(asked, asked[1:])]
     served = schedule._served
-    return TimerRun(first, warm, len(served), [work[i] for i in served], [holds[i] for i in served], spans)
+    marks = schedule._stall + [stall_after]
+    stalls = [None if earlier is None or later is None else later - earlier for earlier, later in zip(marks, marks[1:])]
+    return TimerRun(first, warm, len(served), [work[i] for i in served], [holds[i] for i in served], spans,
+                    stalls)
 
 
 def _pair(value) -> tuple[float, list[float]]:
@@ -203,8 +240,11 @@ def first_call_problems(run: TimerRun, warm_calls: int, keyword: str = "warm_cal
     long = [call for call, sample in enumerate(run.warm, start=1) if sample >= run.first]
     if not long:
         return Verdict()
-    # A warm call this side also saw last as long as the first measurement was stalled, not mixed up.
-    stalled = all(call < len(run.spans) and run.spans[call] >= run.first for call in long)
+    # A warm call this side also saw last as long as the first measurement, on a machine where
+    # tasks waited for a CPU that long, was stalled, not mixed up.
+    stalled = (all(call < len(run.spans) and run.spans[call] >= run.first for call in long)
+               and machine_stalled(run, long, FOLLOW_FRACTION * (run.first - max(run.holds[call] + run.work[call]
+                                                                                 for call in long))))
     return Verdict(["a warm sample is as long as the first call: keep the first call out of the warm samples"],
                    decided=not stalled)
 
@@ -241,36 +281,41 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
         return Verdict([f"the measurements of call(s) {late} (call 1 is the first call) are shorter than the "
                         "calls: read a wall clock (time.perf_counter) and wait for the result "
                         "(jax.block_until_ready) before reading it again"])
-    # Longer by a share of the extra work, not merely longer: a timer that reports a fixed sleep
-    # instead of the call would otherwise pass half the time, on noise alone. Each sample less
-    # its call's hold is that call's share of the work; the longer half of the warm calls must
-    # exceed the shorter half by FOLLOW_FRACTION of the difference in work.
-    warm = sorted((run.work[call], sample, run.holds[call], run.spans[call] if call < len(run.spans) else sample)
-                  for sample, call in zip(samples[1:], measured[1:]))
-    half = len(warm) // 2
-    if not half:
+    # Longer in proportion to the extra work, not merely longer: a timer that reports a fixed or a
+    # random sleep instead of the call would otherwise pass on noise alone. Each sample less its
+    # call's hold is that call's share of the work: the longer half of the warm calls exceeds the
+    # shorter half by FOLLOW_FRACTION of the difference in work, and of any two calls whose work
+    # differs by ORDER_RATIO the longer is measured longer, unless tasks waited for a CPU during
+    # the shorter one at least as long as it overtook the longer (a stall, not the timer).
+    warm = [(run.work[call], sample - run.holds[call],
+             (run.spans[call] if call < len(run.spans) else sample) - run.holds[call], call)
+            for sample, call in zip(samples[1:], measured[1:])]
+    if len(warm) < 2:
         return Verdict()
+    warm.sort()
+    half = len(warm) // 2
     short, long = warm[:half], warm[-half:]
-
-    def growth(pick) -> float:  # how much longer the long half took than the short, less the holds
-        return (statistics.median(pick(entry) - entry[2] for entry in long)
-                - statistics.median(pick(entry) - entry[2] for entry in short))
-
     extra = statistics.median(entry[0] for entry in long) - statistics.median(entry[0] for entry in short)
-    gained = growth(lambda entry: entry[1])  # in the timer's samples
-    seen = growth(lambda entry: entry[3])    # on this side's clock, from each call to the next
-    if gained >= FOLLOW_FRACTION * extra:
+
+    def follows(pick) -> bool:
+        grew = statistics.median(map(pick, long)) - statistics.median(map(pick, short))
+        ordered = all(pick(b) > pick(a) or machine_stalled(run, [a[3]], pick(a) - pick(b))
+                      for a in warm for b in warm if b[0] >= ORDER_RATIO * a[0])
+        return grew >= FOLLOW_FRACTION * extra and ordered
+
+    if follows(lambda entry: entry[1]):  # the timer's samples
         return Verdict()
     problem = ["the warm samples do not follow their own calls (calls with several times the work took "
                "hardly longer): time each call on its own, waiting for its result, and do not average "
                "or reuse samples"]
-    if seen < FOLLOW_FRACTION * extra:
-        # The calls did not grow with their work on this side's clock either: a burst of other
-        # processes stalled the short ones, or the timer never waits for any (a fixed sleep,
-        # which does so in every run).
-        return Verdict(problem, decided=False)
-    # The samples follow what this side saw, less what fell between the clock reads.
-    return Verdict() if gained >= seen - (1 - FOLLOW_FRACTION) * extra else Verdict(problem)
+    # Undecided only when this side saw the calls themselves not follow their work, and during the
+    # short calls tasks waited for a CPU at least as long as those calls overran their work: a
+    # burst of other processes stalled them. A timer that sleeps instead of waiting makes its
+    # calls as flat or as random, but its sleeps are no CPU's wait.
+    overran = sum(max(0.0, span - work) for work, _, span, _ in short)
+    stalled = (not follows(lambda entry: entry[2])
+               and machine_stalled(run, [entry[3] for entry in short], overran - FOLLOW_FRACTION * extra))
+    return Verdict(problem, decided=not stalled)
 
 
 def confirmed_problems(judge, make_run) -> list[str]:
