@@ -174,16 +174,19 @@ def test_unsynchronized_or_made_up_samples_fail_the_synchronization_check_only(t
         timing.check_synchronized(timer, warm_calls=6)
 
 
-@pytest.mark.skipif(timing.cpu_stall_seconds() is None,
-                    reason="this Linux kernel does not report CPU pressure (/proc/pressure/cpu): calls out of "
-                           "order cannot be told from stalled ones, and the medians alone pass random sleeps")
 @pytest.mark.parametrize("timer", [sleeps_as_long_as_the_call_took, sleeps_at_random], ids=lambda t: t.__name__)
-def test_sleeping_instead_of_waiting_fails_the_synchronization_check(timer):
+def test_sleeping_instead_of_waiting_fails_the_synchronization_check_where_no_cpu_was_waited_for(timer):
     # Timers a red-team pass found passing most runs: samples that grow with the work on the
-    # medians by chance (or through holds that grew with it) now fail on order or on a machine
-    # with CPU to spare; they never wait, so their first call is whatever their sleeps make it.
-    with pytest.raises(AssertionError, match="do not follow|shorter than the calls"):
-        timing.check_synchronized(timer, warm_calls=6)
+    # medians by chance (or through holds that grew with it). Their real runs are judged as on a
+    # machine where no task waited for a CPU (the test's own machine may be busy: there a wait
+    # during a call excuses its disorder, see the known limits), and fail on order or on the medians.
+    # Two runs: a random order passes one in about 250.
+    verdicts = []
+    for _ in range(2):
+        run = timing.run_timer(timer, 6)
+        run.stalls = [0.0] * len(run.stalls)
+        verdicts.append(timing.synchronization_problems(run))
+    assert any(v.problems and v.decided for v in verdicts), verdicts
 
 
 def test_a_fixed_sleep_instead_of_a_wait_fails_the_synchronization_check():

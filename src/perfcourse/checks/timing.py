@@ -74,6 +74,7 @@ FOLLOW_FRACTION = 0.5        # the longer half of the warm calls exceeds the sho
 ORDER_RATIO = 1.3            # of two warm calls whose work differs by this factor or more, the longer
                              # is measured longer: made-up or sleeping samples keep that order in about
                              # 1 run of 250, an honest timer's noise of a tenth keeps it in 9,998 of 10,000
+SPAN_SLACK = 0.002           # seconds a timer's clock reads may differ from this side's around a call
 RUNS = 4                     # runs a verdict may take: it stops at a pass or at a second failure the
                              # timer explains; a run the machine explains (this side saw the calls
                              # stall) counts for neither
@@ -285,8 +286,9 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
     # random sleep instead of the call would otherwise pass on noise alone. Each sample less its
     # call's hold is that call's share of the work: the longer half of the warm calls exceeds the
     # shorter half by FOLLOW_FRACTION of the difference in work, and of any two calls whose work
-    # differs by ORDER_RATIO the longer is measured longer, unless tasks waited for a CPU during
-    # the shorter one at least as long as it overtook the longer (a stall, not the timer).
+    # differs by ORDER_RATIO the longer is measured longer, unless this side's clock saw the
+    # shorter call take as long too and tasks waited for a CPU during it at least as long as it
+    # overtook the longer (a stall, not the timer).
     warm = [(run.work[call], sample - run.holds[call],
              (run.spans[call] if call < len(run.spans) else sample) - run.holds[call], call)
             for sample, call in zip(samples[1:], measured[1:])]
@@ -299,7 +301,7 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
 
     def follows(pick) -> bool:
         grew = statistics.median(map(pick, long)) - statistics.median(map(pick, short))
-        ordered = all(pick(b) > pick(a) or machine_stalled(run, [a[3]], pick(a) - pick(b))
+        ordered = all(pick(b) > pick(a) or (a[2] + SPAN_SLACK >= b[2] and machine_stalled(run, [a[3]], pick(a) - pick(b)))
                       for a in warm for b in warm if b[0] >= ORDER_RATIO * a[0])
         return grew >= FOLLOW_FRACTION * extra and ordered
 
