@@ -218,7 +218,7 @@ def first_call_problems(run: TimerRun, warm_calls: int, keyword: str = "warm_cal
                    decided=not stalled)
 
 
-def synchronization_problems(run: TimerRun) -> list[str]:
+def synchronization_problems(run: TimerRun) -> Verdict:
     """Every measurement ends after its call's result is ready, and each sample is its own call's.
 
     Samples belong to the last calls (an untimed warm-up call before them is the first-call
@@ -257,7 +257,7 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
     # differs by ORDER_RATIO the longer is measured longer, unless this side's clock saw the
     # shorter call take as long too (a stall, or the timer's own sleep: not its reading).
     warm = [(run.work[call], sample - run.holds[call],
-             (run.spans[call] if call < len(run.spans) else sample) - run.holds[call], call)
+             (run.spans[call] if call < len(run.spans) else sample) - run.holds[call])
             for sample, call in zip(samples[1:], measured[1:])]
     if len(warm) < 2:
         return Verdict()
