@@ -4,6 +4,7 @@ Without a channel `remote.probe` runs the instrument in this process, so these t
 kernel. Each timer gets real jitted work whose length per call is known to the check.
 """
 import functools
+import random
 import statistics
 import time
 import timeit
@@ -182,8 +183,6 @@ def test_the_schedule_counts_calls_on_the_checking_side():
 
 
 def test_every_run_draws_its_own_lengths():
-    import random
-
     plans = [timing.plan(6, random.Random(seed)) for seed in range(2)]
     assert plans[0] != plans[1]
     for work, hold in plans:
@@ -226,13 +225,30 @@ def test_short_calls_stalled_by_another_process_decide_nothing():
     assert timing.synchronization_problems(_honest([0, 0, 0.03, 0, 0, 0, 0])) == timing.Verdict()
 
 
-def test_samples_out_of_order_where_this_side_saw_the_calls_in_order_are_the_timers():
-    # The samples put a short call above a longer one that this side saw in order.
+def test_work_that_ran_short_of_its_calibration_decides_nothing():
+    # Calibrated at a busy moment, every call's work ran at 40% of its planned length: honest
+    # samples grow with it no more than the calls did, which this side saw.
+    samples = [h + 0.4 * w for h, w in zip(HOLDS, WORK)]
+    run = _run(samples, [t + 0.001 for t in samples], WORK, HOLDS)
+    verdict = timing.synchronization_problems(run)
+    assert verdict.problems and not verdict.decided
+
+
+def test_samples_out_of_their_calls_order_never_pass():
+    # The samples sorted, as for a percentile: each is some call's, but not the one it stands for.
     honest = _honest([0] * 7)
-    swapped = list(honest.warm)
-    swapped[1], swapped[4] = swapped[4] + 0.02, swapped[1]  # the 8 ms call reported as long as the 48 ms one
-    verdict = timing.synchronization_problems(_run([honest.first, *swapped], honest.spans, WORK, HOLDS))
-    assert verdict.problems and verdict.decided
+    run = _run([honest.first, *sorted(honest.warm)], honest.spans, WORK, HOLDS)
+    assert timing.confirmed_problems(timing.synchronization_problems, lambda: run)
+
+
+def test_a_call_stalled_on_its_way_to_this_side_is_not_the_timers_mistake():
+    # A stall between the timer's clock read and the call reaching this side lengthens the
+    # sample, while this side's clock puts it in the span of the call before.
+    honest = _honest([0] * 7)
+    samples, spans = [honest.first, *honest.warm], list(honest.spans)
+    samples[2] += 0.03  # the 8 ms call, measured longer than the 48 ms one
+    spans[1] += 0.03
+    assert timing.synchronization_problems(_run(samples, spans, WORK, HOLDS)) == timing.Verdict()
 
 
 def test_a_warm_call_stalled_as_long_as_the_first_decides_nothing():
@@ -252,6 +268,34 @@ def test_samples_that_do_not_follow_calls_this_side_saw_follow_their_work_fail()
     flat = _run([honest.first, *[h + mean for h in HOLDS[1:]]], honest.spans, WORK, HOLDS)
     verdict = timing.synchronization_problems(flat)
     assert verdict.decided and "do not follow" in verdict.problems[0]
+
+
+def test_samples_that_follow_the_work_but_are_not_their_calls_lengths_never_pass():
+    # A timer that waits for every call and reports their mean, on a run whose holds happened to
+    # make the mean less each hold follow the work: only this side's spans of the calls tell.
+    length = 0.12
+    holds = [HOLDS[0]] + [length - w for w in WORK[1:]]
+    jitter = [0, 0.004, -0.006, 0.011, -0.002, 0.008, -0.009]  # the calls this side saw differ
+    spans = [h + w + j for h, w, j in zip(holds, WORK, jitter)]
+    averaged = _run([spans[0], *[statistics.mean(spans[1:])] * 6], spans, WORK, holds)
+    verdict = timing.synchronization_problems(averaged)
+    assert verdict.problems and "own calls' lengths" in verdict.problems[0] and not verdict.decided
+    made = []
+    assert timing.confirmed_problems(timing.synchronization_problems, lambda: made.append(1) or averaged)
+    assert len(made) == timing.RUNS
+    # The same calls timed each on its own, a few ms off this side's spans, as on a loaded machine.
+    honest = _run([spans[0], *[s - 0.001 + 0.002 * (k % 2) for k, s in enumerate(spans[1:])]], spans, WORK, holds)
+    assert timing.synchronization_problems(honest) == timing.Verdict()
+
+
+def test_the_plan_spreads_the_warm_calls_lengths_apart_from_their_work():
+    rng = random.Random(7)
+    for _ in range(200):
+        work, hold = timing.plan(6, rng)
+        longest = max(work[1:])
+        lengths = [h + w for h, w in zip(hold[1:], work[1:])]
+        assert min(hold) >= longest * (1 - 1e-9)  # a CPU clock misses every hold
+        assert timing._spread(lengths) >= 0.15 * longest  # spread however the work fell
 
 
 def test_a_busy_run_is_run_again_and_a_wrong_timer_still_fails_every_time():

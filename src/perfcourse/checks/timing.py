@@ -20,8 +20,9 @@ The trip counts turn into seconds through a calibration run in this kernel on th
                                                         at least as long as the work)
 
 Each call's work and hold are drawn afresh for every run (no length is a constant a timer could
-know): warm calls spread over WARM_WORK_SPREAD times (a shuffled ladder with jitter), so averaged
-or reused samples do not follow them; the first call's work is several times the longest warm
+know): warm calls' work spreads over WARM_WORK_SPREAD times and their whole lengths over another
+range (two shuffled ladders with jitter, drawn apart), so a timer's samples must follow each
+call's work and be each call's length; the first call's work is several times the longest warm
 call's, so a warm sample that contains the first call stands out against the first call itself.
 Whatever clock the timer reads (perf_counter, monotonic, time_ns, a clock bound as a default
 argument) and however it synchronizes (jax.block_until_ready, .block_until_ready(), converting to
@@ -29,14 +30,14 @@ NumPy), an honest timer passes on any machine speed.
 
 What this side *observes* itself: how many calls were made (each asks the schedule), the holds
 (kept here, never sent), and, on its own clock, the time from each call to the next (the last: to
-the timer's return), which must cover the call's hold and its work. The spans tell a timer's
-mistake from a busy machine: a run in which this side saw the calls themselves stall (a warm call
-as long as the first, short calls as long as long ones) decides nothing and is run again, so a
-burst of other processes during the timed calls costs an honest timer a rerun, not its marks;
-samples out of order with their work count against the timer unless this side saw the calls
-themselves in that order. A timer that sleeps instead of waiting puts its sleeps in the spans
-too, so this side cannot tell a random sleep from a stall: the medians alone judge it, and it
-passes about half its runs (a known limit: docs/authors/checks.md).
+the timer's return), which must cover the call's hold and its work, and which an honest timer's
+warm samples match up to the machine's jitter (a mean of the calls does not). The spans tell a
+timer's mistake from a busy machine: a run in which this side saw the calls themselves stall (a
+warm call as long as the first, short calls as long as long ones) decides nothing and is run
+again, so a burst of other processes during the timed calls costs an honest timer a rerun, not
+its marks. A timer that sleeps instead of waiting puts its sleeps in the spans too, so this side
+cannot tell a random sleep from a stall: the medians alone judge it, and it passes most of its
+runs (a known limit: docs/authors/checks.md).
 What stays *evidence only*: each call's trip count must reach the student's process, which
 dispatches the work, so a timer that reads its instrument's internals (the schedule in the
 function's closure), calibrates the course's loop and predicts each call's work from its trip
@@ -58,9 +59,12 @@ from . import CheckFailed, remote
 WARM_WORK = (0.008, 0.048)   # seconds of device work of a warm call: the ladder spans this range
 WARM_WORK_SPREAD = WARM_WORK[1] / WARM_WORK[0]
 FIRST_FACTOR = (4.0, 6.0)    # the first call's work, in the longest warm call's: drawn per run
-HOLD_FACTOR = (1.0, 2.0)     # each call's hold, in the longest warm call's work: drawn per call, never
-                             # below any call's work (so a CPU clock misses it) and unrelated to its own
-                             # (a timer that sleeps as long as a call took to return learns nothing)
+FIRST_HOLD = (1.0, 2.0)      # the first call's hold, in the longest warm call's work: drawn per run
+WARM_LENGTH = (2.0, 3.0)     # a warm call's hold plus its work, in the longest warm call's work: a second
+                             # shuffled ladder, drawn apart from the work's, so every hold is at least
+                             # the longest work (a CPU clock misses it), says nothing of its call's
+                             # work (a timer that sleeps as long as a call took to return learns
+                             # nothing), and the calls' lengths are spread however the work fell
 SYNC_FRACTION = 0.25         # a synchronized measurement spans at least this much of its work: the
                              # margin for a calibration taken on a busier moment than the measurement
                              # (up to 4x slower); an unsynchronized call measures its hold and a
@@ -70,10 +74,14 @@ SYNC_FRACTION = 0.25         # a synchronized measurement spans at least this mu
 FOLLOW_FRACTION = 0.5        # the longer half of the warm calls exceeds the shorter by at least this
                              # share of their difference in work: halfway between a timer that follows
                              # its calls (all of it, less scheduling noise) and a fixed sleep (none)
-ORDER_RATIO = 1.3            # of two warm calls whose work differs by this factor or more, the longer
-                             # is measured longer (or this side saw it so): made-up samples keep that
-                             # order in about 1 run of 250
-SPAN_SLACK = 0.002           # seconds a timer's clock reads may differ from this side's around a call
+FOLLOW_GAP = 0.25            # a run whose samples do not follow is the timer's mistake only when this
+                             # side's spans of the same calls grew by this share of the difference in
+                             # work more than the samples did (a fixed sleep: all of it)
+TRACK_FRACTION = 0.7         # the warm samples less this side's spans of the same calls vary by at most
+                             # this share of the spans' own variation (median absolute deviations):
+                             # a mean or a reused sample varies exactly as much as the spans, reordered
+                             # samples more; an honest timer's by the machine's jitter (at most 0.54
+                             # of it in 31 runs beside four spinning processes, 0.01 on a quiet one)
 RUNS = 4                     # runs a verdict may take: it stops at a pass or at a second failure the
                              # timer explains; a run the machine explains (this side saw the calls
                              # stall) counts for neither
@@ -84,13 +92,19 @@ def plan(warm_calls: int, rng: random.Random) -> tuple[list[float], list[float]]
 
     Warm works form a ladder over WARM_WORK with a random position on each rung, shuffled: every
     run has short and long calls (so samples must follow their own calls), and no length repeats.
+    The warm calls' whole lengths (hold and work) form a second ladder, shuffled apart from the
+    first: however the work fell, the calls differ in length by tens of milliseconds, more than a
+    loaded machine's jitter, so samples that are not each call's own cannot pass for them.
     """
     low, high = WARM_WORK
     rungs = [low * (high / low) ** ((k + rng.random()) / warm_calls) for k in range(warm_calls)]
     rng.shuffle(rungs)
     longest = max(rungs, default=high)
+    least, most = WARM_LENGTH
+    lengths = [longest * (least + (most - least) * (k + rng.random()) / warm_calls) for k in range(warm_calls)]
+    rng.shuffle(lengths)
     work = [rng.uniform(*FIRST_FACTOR) * longest] + rungs
-    hold = [rng.uniform(*HOLD_FACTOR) * longest for _ in range(warm_calls + 1)]
+    hold = [rng.uniform(*FIRST_HOLD) * longest] + [length - w for length, w in zip(lengths, rungs)]
     return work, hold
 
 
@@ -250,12 +264,12 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
         return Verdict([f"the measurements of call(s) {late} (call 1 is the first call) are shorter than the "
                         "calls: read a wall clock (time.perf_counter) and wait for the result "
                         "(jax.block_until_ready) before reading it again"])
-    # Longer in proportion to the extra work, not merely longer: a timer that reports a fixed or a
-    # random sleep instead of the call would otherwise pass on noise alone. Each sample less its
-    # call's hold is that call's share of the work: the longer half of the warm calls exceeds the
-    # shorter half by FOLLOW_FRACTION of the difference in work, and of any two calls whose work
-    # differs by ORDER_RATIO the longer is measured longer, unless this side's clock saw the
-    # shorter call take as long too (a stall, or the timer's own sleep: not its reading).
+    # Longer in proportion to the extra work, not merely longer: a timer that reports a fixed
+    # sleep instead of the call would otherwise pass. Each sample less its call's hold is that
+    # call's share of the work: the longer half of the warm calls exceeds the shorter half by
+    # FOLLOW_FRACTION of the difference in work. Medians of halves, not every pair's order: one
+    # call stalled on its way to this side lengthens its sample where this side's clock puts the
+    # stall in the call before, and made-up samples are told by the tracking rule instead.
     warm = [(run.work[call], sample - run.holds[call],
              (run.spans[call] if call < len(run.spans) else sample) - run.holds[call])
             for sample, call in zip(samples[1:], measured[1:])]
@@ -266,22 +280,49 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
     short, long = warm[:half], warm[-half:]
     extra = statistics.median(entry[0] for entry in long) - statistics.median(entry[0] for entry in short)
 
-    def follows(pick) -> bool:
-        grew = statistics.median(map(pick, long)) - statistics.median(map(pick, short))
-        ordered = all(pick(b) > pick(a) or a[2] + SPAN_SLACK >= b[2]
-                      for a in warm for b in warm if b[0] >= ORDER_RATIO * a[0])
-        return grew >= FOLLOW_FRACTION * extra and ordered
+    def growth(pick) -> float:
+        return statistics.median(map(pick, long)) - statistics.median(map(pick, short))
 
-    if follows(lambda entry: entry[1]):  # the timer's samples
-        return Verdict()
+    measured_growth, seen_growth = growth(lambda entry: entry[1]), growth(lambda entry: entry[2])
+    if measured_growth >= FOLLOW_FRACTION * extra:
+        return _tracking_problems(run, samples[1:], measured[1:])
     problem = ["the warm samples do not follow their own calls (calls with several times the work took "
                "hardly longer): time each call on its own, waiting for its result, and do not average "
                "or reuse samples"]
-    # Undecided when this side saw the calls themselves not follow their work: a burst of other
-    # processes stalled the short ones, or the timer sleeps instead of waiting (which it does in
-    # every run, and so fails when the runs run out).
-    stalled = not follows(lambda entry: entry[2])
-    return Verdict(problem, decided=not stalled)
+    # The timer's mistake only where this side saw the calls grow clearly more than the samples
+    # did. Otherwise the calls themselves did not follow their work: a burst of other processes
+    # stalled the short ones, the work ran short of its calibration (a busy moment calibrated it),
+    # or the timer sleeps instead of waiting (which it does in every run, and so fails when the
+    # runs run out).
+    return Verdict(problem, decided=seen_growth - measured_growth >= FOLLOW_GAP * extra)
+
+
+def _tracking_problems(run: TimerRun, warm: list[float], measured: list[int]) -> Verdict:
+    """Each warm sample is its own call's length: it differs from this side's span of that call by
+    about the same for every call (the time between the timer's clock read and the call reaching
+    this side, and between its next clock read and the next call: microseconds on a quiet machine,
+    a few milliseconds on a loaded one, a constant if the timer does something between calls).
+
+    Samples that follow their calls' work can still be made up (a mean of the warm calls, whose
+    disorder a noisy run excused): their differences from the spans vary as much as the spans.
+    Undecided: a run in which the machine's jitter outgrew TRACK_FRACTION of the spread says
+    nothing, and one that did not is passed; made-up samples fail every run.
+    """
+    spans = [run.spans[call] for call in measured if call < len(run.spans)]
+    if len(spans) < 2 or len(spans) < len(warm):
+        return Verdict()
+    differences = [sample - span for sample, span in zip(warm, spans)]
+    if _spread(differences) <= TRACK_FRACTION * _spread(spans):
+        return Verdict()
+    return Verdict(["the warm samples are not their own calls' lengths (the grader timed every call too): "
+                    "time each call on its own, waiting for its result, and do not average, reuse or "
+                    "reorder samples"], decided=False)
+
+
+def _spread(values: list[float]) -> float:
+    """Median absolute deviation from the median: one stalled call moves it little."""
+    middle = statistics.median(values)
+    return statistics.median(abs(v - middle) for v in values)
 
 
 def confirmed_problems(judge, make_run) -> list[str]:
