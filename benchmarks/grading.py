@@ -134,6 +134,19 @@ def main() -> int:
                   f"+ beyond them {beyond:.2f} s (mean of {len(both)}; median beyond "
                   f"{statistics.median(w - c for w, c in both):.2f} s); {ahead} of {len(records)} notebooks found "
                   "their student's kernel started ahead")
+            # Beyond the cells, in the grader's own clock: starting (or taking) the kernels before
+            # the first cell, the first grade cell's wait for the trusted kernel's imports, teardown,
+            # and the rest of the worker's time (nbgrader's own steps: reading, sanitizing,
+            # writing the notebook and the gradebook).
+            phased = [(seconds[key], records[key]) for key in records
+                      if key in seconds and "preprocess_seconds" in records[key]]
+            if phased:
+                def mean(field):
+                    return statistics.mean(float(r[field]) for _, r in phased)
+                own = statistics.mean(w - float(r["preprocess_seconds"]) for w, r in phased)
+                print(f"beyond the cells: kernels up {mean('start_seconds'):.2f} s, trusted kernel's imports "
+                      f"{mean('trusted_wait_seconds'):.2f} s, teardown {mean('teardown_seconds'):.2f} s, "
+                      f"nbgrader's own steps {own:.2f} s (means per notebook)")
             by_lesson: dict[str, list[dict]] = {}
             for (_, lesson), record in sorted(records.items(), key=lambda item: item[0][1]):
                 by_lesson.setdefault(lesson, []).append(record)

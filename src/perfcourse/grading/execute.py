@@ -208,6 +208,7 @@ class GuardedExecute(Execute):
 
     # --- one notebook ------------------------------------------------------------------------
     def preprocess(self, nb, resources=None, km=None):
+        began = time.perf_counter()  # where a notebook's time goes: TIMING_KEY
         self._require_limits()
         self.check_socket_room()
         if self.sandbox == "bwrap" and not sandbox.bubblewrap():
@@ -236,6 +237,8 @@ class GuardedExecute(Execute):
         self.trusted_km = self.trusted_kc = None
         self._end = self._pin = None
         self._grade_cells, self._grade_seconds, self._cell_seconds = 0, 0.0, 0.0
+        self._first_cell_at: float | None = None  # when the first cell began: the kernels were up
+        self._trusted_wait = 0.0    # seconds the first grade cell waited for the trusted kernel's imports
         # The trusted kernel may be the one that graded this worker's last notebook, or one started
         # for this notebook while the last was graded (trusted_kernel.py); likewise the student's
         # kernel, started for this submission while the last notebook ran (ready_kernel.py).
@@ -270,6 +273,7 @@ class GuardedExecute(Execute):
             raise
         finally:
             # Teardown never fails a notebook: each step is bounded, and what went wrong is a note.
+            tearing_down = time.perf_counter()
             teardown = run_teardown((("closing the channel", self._close_end),
                                      ("stopping the grading kernel", self._stop_trusted),
                                      ("cleaning up the student's kernel",
@@ -281,14 +285,21 @@ class GuardedExecute(Execute):
             except Exception as exc:  # noqa: BLE001
                 flags = [f"the evidence could not be read ({type(exc).__name__})"]
             shutil.rmtree(self._base, ignore_errors=True)
+            ended = time.perf_counter()
         # Always: a key a student wrote into the notebook is replaced.
         if self._refused_cells:
             flags.append(f"the student's kernel sent messages of more than {self.max_message_bytes} bytes: refused "
                          f"unread (cell {', '.join(map(str, self._refused_cells))})")
         nb.metadata[EVIDENCE_KEY] = flags + scan(nb)
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
-                                   "grade_cell_seconds": round(self._grade_seconds, 3),
-                                   "cell_seconds": round(self._cell_seconds, 3),
+                                   "grade_cell_seconds": round(self._grade_seconds - self._trusted_wait, 3),
+                                   "cell_seconds": round(self._cell_seconds - self._trusted_wait, 3),
+                                   # the rest of the notebook's time in this preprocessor: starting or
+                                   # taking its kernels, the trusted kernel's imports, teardown
+                                   "start_seconds": round((self._first_cell_at or tearing_down) - began, 3),
+                                   "trusted_wait_seconds": round(self._trusted_wait, 3),
+                                   "teardown_seconds": round(ended - tearing_down, 3),
+                                   "preprocess_seconds": round(ended - began, 3),
                                    "kernel_started_ahead": ready is not None,
                                    "submission": self._digest,
                                    "trusted_kernel_notebook": self._trusted.notebooks,
@@ -477,7 +488,9 @@ class GuardedExecute(Execute):
         if self._pin is None:
             return
         msg_id, self._pin = self._pin, None
+        waited = time.perf_counter()
         reply = run_sync(self._wait_reply)(self.trusted_kc, msg_id, self.startup_timeout)
+        self._trusted_wait += time.perf_counter() - waited
         if reply is None or reply["content"].get("status") != "ok":
             self._trusted_clean = False
             raise RuntimeError("the grading kernel could not get ready for this notebook (the lesson's imports)")
@@ -561,6 +574,8 @@ class GuardedExecute(Execute):
         self._refused_here, self._cell_number = False, index + 1
         run_anyway(cell, self.skip_cells_with_tag)
         started = time.perf_counter()
+        if self._first_cell_at is None:
+            self._first_cell_at = started
         try:
             return self._preprocess_one(cell, resources, index)
         finally:
