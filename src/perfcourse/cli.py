@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from . import startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
@@ -263,8 +265,14 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM (a job's time limit, `kill`) ends a command as Ctrl-C does
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    in_main = threading.current_thread() is threading.main_thread()  # where Python delivers signals
+    previous = signal.signal(signal.SIGTERM, _terminated) if in_main else None
     try:
         root = find_root()
         for lesson in getattr(args, "lesson", None) or []:
@@ -277,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("perfcourse: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # cluster.py imports this module
     from .cluster import Scheduler
 
 WORKER = [sys.executable, "-m", "perfcourse.grading.worker"]
+INTERRUPT_GRACE = 15  # seconds an interrupted worker has to stop its kernels and clean up before it is killed
 
 
 @dataclass
@@ -161,6 +162,7 @@ class WorkerSlot:
 
     def __init__(self, root: Path, options: list[str]):
         self.root, self.options, self.process = root, options, None
+        self.interrupted, self._terminated = False, None
 
     def start(self):
         self.process = subprocess.Popen(
@@ -191,6 +193,18 @@ class WorkerSlot:
             os.killpg(self.process.pid, 9)
         self.process = None
 
+    def interrupt(self) -> None:
+        """The grading was interrupted: the worker stops at once, stopping its kernels and removing
+        its folders on the way out (SIGTERM: grading/worker.py), and none is started after it."""
+        self.interrupted = True
+        process = self.process
+        if process is not None and process.poll() is None and process is not self._terminated:
+            self._terminated = process
+            try:
+                process.terminate()
+            except OSError:
+                pass
+
     def close(self, grace: float = 10):
         """No more tasks: the worker ends on its own, stopping the trusted kernel it kept and removing
         its folders (grading/trusted_kernel.py); killed only if it has not within `grace` seconds."""
@@ -204,6 +218,8 @@ class WorkerSlot:
 
     def send(self, student: str, lessons: list[str]) -> None:
         """Queue a task on the worker (starting it if need be); it is graded after those before it."""
+        if self.interrupted:
+            raise CourseError("grading was interrupted")
         if self.process is None or self.process.poll() is not None:
             self.start()
         self.process.stdin.write(json.dumps({"student": student, "lessons": lessons}) + "\n")
@@ -225,7 +241,8 @@ class WorkerSlot:
                 progress.advance(f"{student}/{message['lesson']}")
                 deadline = time.monotonic() + limit
                 continue
-            why = ("its worker ran past the time limit of the student's notebooks"
+            why = ("grading was interrupted" if self.interrupted
+                   else "its worker ran past the time limit of the student's notebooks"
                    if message == "timeout" else "its grading worker crashed")
             self.kill()
             for lesson in lessons:
@@ -308,6 +325,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         raise CourseError(f"{submitted}: no submissions to grade")
     _require_assignments(root, sorted({l for ls in gradable.values() for l in ls}))
     options = ["--sandbox", sandbox] + (["--cell-timeout", str(cell_timeout)] if cell_timeout else [])
+    options += ["--die-with-parent", str(os.getpid())]  # a grader killed outright leaves no worker grading
     limit = notebook_limit(root)
     # One notebook per task, lesson by lesson, so the last minutes are not one student's whole
     # set of lessons on one worker while the others idle. A student is never graded by two
@@ -336,6 +354,8 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
     busy: dict[str, int] = {}  # students given to a worker: their notebooks given out and not yet done
     lock, changed = threading.Lock(), threading.Condition()
     threads: list[threading.Thread] = []
+    slots: list[WorkerSlot] = []
+    interrupted = threading.Event()
 
     def take(wait: bool = True, holding: str | None = None):
         """A pending task whose student no worker has, or one of the student this worker is
@@ -346,7 +366,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         worker while the others idle."""
         with changed:
             while True:
-                if not pending:
+                if not pending or interrupted.is_set():
                     return None
                 mine = [i for i, (student, _) in enumerate(pending) if student == holding]
                 free = [i for i, (student, _) in enumerate(pending) if student not in busy]
@@ -369,6 +389,10 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
 
     def serve():
         slot = WorkerSlot(root, options)
+        with lock:
+            slots.append(slot)
+            if interrupted.is_set():
+                slot.interrupted = True
         task, sent = take(), False
         try:
             while task is not None:
@@ -409,13 +433,32 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
     for _ in range(min(size.initial, students_pending)):
         start_worker()
     # The pool grows while the cores idle and a task waits for a worker (grading/demand.py).
-    while alive := [thread for thread in threads if thread.is_alive()]:
-        alive[0].join(demand.WINDOW)
+    try:
+        while alive := [thread for thread in threads if thread.is_alive()]:
+            alive[0].join(demand.WINDOW)
+            with changed:
+                waiting = any(student not in busy for student, _ in pending)
+            if size.grow(len(alive), waiting) and len(threads) < students_pending:
+                start_worker()
+                progress.note(f"the cores were idle while notebooks waited: {len(threads)} workers now")
+    except BaseException:
+        # Interrupted (Ctrl-C, or SIGTERM: cli.py): no notebook is given out again, and every
+        # worker stops now, cleaning up after itself, before the interruption goes on; otherwise
+        # the pool's threads would go on grading the whole class after the command said it stopped.
         with changed:
-            waiting = any(student not in busy for student, _ in pending)
-        if size.grow(len(alive), waiting) and len(threads) < students_pending:
-            start_worker()
-            progress.note(f"the cores were idle while notebooks waited: {len(threads)} workers now")
+            interrupted.set()
+            changed.notify_all()
+        deadline = time.monotonic() + INTERRUPT_GRACE
+        while alive := [thread for thread in threads if thread.is_alive()]:
+            with lock:
+                stopping = list(slots)
+            for slot in stopping:
+                if time.monotonic() < deadline:
+                    slot.interrupt()
+                else:
+                    slot.kill()
+            alive[0].join(0.2)
+        raise
     _read_back(root, lessons, results)
     return sorted(results, key=lambda o: (o.student, o.lesson))
 

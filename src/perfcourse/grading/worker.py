@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 import time
@@ -92,6 +93,10 @@ def upcoming(root: Path, task: dict, index: int, tasks: Tasks) -> tuple[Path, Pa
             nbgrader.folder(root, "source", ".", lesson) / f"{lesson}.ipynb")
 
 
+def _leave(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perfcourse.grading.worker")
     parser.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap")
@@ -105,6 +110,9 @@ def main(argv=None) -> int:
         from .sandbox import die_with_parent
 
         die_with_parent(args.die_with_parent)
+    # Interrupted (the pool stops its workers so): leave through every `finally`, so the kernels are
+    # stopped and the folders removed (GuardedExecute's teardown, trusted_kernel.kept()).
+    signal.signal(signal.SIGTERM, _leave)
     # nbgrader logs to stderr; stdout carries only this protocol's JSON lines.
     protocol, sys.stdout = sys.stdout, sys.stderr
     root = Path.cwd()
