@@ -433,6 +433,7 @@ def _once_kernels_run(pid: int, timeout: float = 180) -> list:
 
 
 @pytest.mark.e2e
+@pytest.mark.nightly  # about a minute on 2 cores: make test stays under ten minutes on CI's machine
 def test_a_worker_killed_mid_task_loses_no_student(tmp_path, gradebook_server, two_workers):
     course, expected = _class_course(tmp_path / "course", gradebook_server)
     grading = _grade(course, "--cluster", two_workers.address)
