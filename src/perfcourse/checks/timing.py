@@ -59,12 +59,13 @@ from . import CheckFailed, remote
 WARM_WORK = (0.008, 0.048)   # seconds of device work of a warm call: the ladder spans this range
 WARM_WORK_SPREAD = WARM_WORK[1] / WARM_WORK[0]
 FIRST_FACTOR = (4.0, 6.0)    # the first call's work, in the longest warm call's: drawn per run
-FIRST_HOLD = (1.0, 2.0)      # the first call's hold, in the longest warm call's work: drawn per run
-WARM_LENGTH = (2.0, 3.0)     # a warm call's hold plus its work, in the longest warm call's work: a second
-                             # shuffled ladder, drawn apart from the work's, so every hold is at least
-                             # the longest work (a CPU clock misses it), says nothing of its call's
-                             # work (a timer that sleeps as long as a call took to return learns
-                             # nothing), and the calls' lengths are spread however the work fell
+HOLD_FACTOR = (1.0, 2.5)     # each call's hold, in the longest warm call's work: the warm calls' a second
+                             # shuffled ladder, drawn apart from the work's (the first call's at random
+                             # in the range), so every hold is at least the longest work (a CPU clock
+                             # misses it) and says nothing of its call's work: a hold that did (one
+                             # tried: the whole length a ladder, the hold what the work left of it)
+                             # tells a timer that never waits each call's work from how long the
+                             # call took to return; and the calls' lengths differ by tens of ms
 SYNC_FRACTION = 0.25         # a synchronized measurement spans at least this much of its work: the
                              # margin for a calibration taken on a busier moment than the measurement
                              # (up to 4x slower); an unsynchronized call measures its hold and a
@@ -92,20 +93,19 @@ def plan(warm_calls: int, rng: random.Random) -> tuple[list[float], list[float]]
 
     Warm works form a ladder over WARM_WORK with a random position on each rung, shuffled: every
     run has short and long calls (so samples must follow their own calls), and no length repeats.
-    The warm calls' whole lengths (hold and work) form a second ladder, shuffled apart from the
-    first: however the work fell, the calls differ in length by tens of milliseconds, more than a
-    loaded machine's jitter, so samples that are not each call's own cannot pass for them.
+    The warm calls' holds form a second ladder, shuffled apart from the first: the calls differ
+    in length by tens of milliseconds (in 19 runs of 20 by at least a loaded machine's jitter), so
+    samples that are not each call's own cannot pass for them, and no hold tells its call's work.
     """
     low, high = WARM_WORK
     rungs = [low * (high / low) ** ((k + rng.random()) / warm_calls) for k in range(warm_calls)]
     rng.shuffle(rungs)
     longest = max(rungs, default=high)
-    least, most = WARM_LENGTH
-    lengths = [longest * (least + (most - least) * (k + rng.random()) / warm_calls) for k in range(warm_calls)]
-    rng.shuffle(lengths)
+    least, most = HOLD_FACTOR
+    holds = [longest * (least + (most - least) * (k + rng.random()) / warm_calls) for k in range(warm_calls)]
+    rng.shuffle(holds)
     work = [rng.uniform(*FIRST_FACTOR) * longest] + rungs
-    hold = [rng.uniform(*FIRST_HOLD) * longest] + [length - w for length, w in zip(lengths, rungs)]
-    return work, hold
+    return work, [rng.uniform(*HOLD_FACTOR) * longest] + holds
 
 
 class Schedule:
