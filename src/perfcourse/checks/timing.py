@@ -36,8 +36,8 @@ timer's mistake from a busy machine: a run in which this side saw the calls them
 warm call as long as the first, short calls as long as long ones) decides nothing and is run
 again, so a burst of other processes during the timed calls costs an honest timer a rerun, not
 its marks. A timer that sleeps instead of waiting puts its sleeps in the spans too, so this side
-cannot tell a random sleep from a stall: the medians alone judge it, and it passes most of its
-runs (a known limit: docs/authors/checks.md).
+cannot tell a random sleep from a stall: the medians alone judge it, about half its runs pass,
+and a failed one is undecided, so it passes nearly always (a known limit: docs/authors/checks.md).
 What stays *evidence only*: each call's trip count must reach the student's process, which
 dispatches the work, so a timer that reads its instrument's internals (the schedule in the
 function's closure), calibrates the course's loop and predicts each call's work from its trip
