@@ -84,6 +84,9 @@ TRACK_FRACTION = 0.7         # no two warm samples exceed this side's spans of t
                              # variation or more; an honest sample never exceeds its span but by the
                              # time from its clock read to its call reaching this side (a millisecond
                              # or a few, loaded), whatever the timer does between calls
+VARY_FRACTION = 0.5          # the warm samples vary by at least this share of the variation of the
+                             # calls' planned lengths (hold and work; median absolute deviations): an
+                             # honest timer's by all of it, less calibration error, plus jitter
 RUNS = 4                     # runs a verdict may take: it stops at a pass or at a second failure the
                              # timer explains; a run the machine explains (this side saw the calls
                              # stall) counts for neither
@@ -316,7 +319,10 @@ def _tracking_problems(run: TimerRun, warm: list[float], measured: list[int]) ->
     if len(spans) < 2 or len(spans) < len(warm):
         return Verdict()
     excess = sorted(sample - span for sample, span in zip(warm, spans))[-2]
-    if excess <= TRACK_FRACTION * _spread(spans):
+    # And they vary as the calls were planned to: a mean, or any one number reported for every
+    # call, does not vary at all, however the spans came out on a loaded machine.
+    planned = [run.holds[call] + run.work[call] for call in measured]
+    if excess <= TRACK_FRACTION * _spread(spans) and _spread(warm) >= VARY_FRACTION * _spread(planned):
         return Verdict()
     return Verdict(["the warm samples are not their own calls' lengths (the grader timed every call too): "
                     "time each call on its own, waiting for its result, and do not average, reuse or "
