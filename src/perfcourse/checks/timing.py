@@ -20,9 +20,9 @@ The trip counts turn into seconds through a calibration run in this kernel on th
                                                         at least as long as the work)
 
 Each call's work and hold are drawn afresh for every run (no length is a constant a timer could
-know): warm calls' work spreads over WARM_WORK_SPREAD times and their whole lengths over another
-range (two shuffled ladders with jitter, drawn apart), so a timer's samples must follow each
-call's work and be each call's length; the first call's work is several times the longest warm
+know): warm calls' work spreads over WARM_WORK_SPREAD times and their holds over another range
+(two shuffled ladders with jitter, drawn apart), so a timer's samples must follow each call's
+work and be each call's length; the first call's work is several times the longest warm
 call's, so a warm sample that contains the first call stands out against the first call itself.
 Whatever clock the timer reads (perf_counter, monotonic, time_ns, a clock bound as a default
 argument) and however it synchronizes (jax.block_until_ready, .block_until_ready(), converting to
@@ -308,16 +308,14 @@ def _tracking_problems(run: TimerRun, warm: list[float], measured: list[int]) ->
     whatever the timer does between calls (gc.collect(), bookkeeping) lies in the span, not the
     sample.
 
-    Samples that follow their calls' work can still be made up (a mean of the warm calls, whose
-    disorder a noisy run excused): a mean is longer than the spans of the shorter calls, by as
-    much as the spans vary. One sample may exceed its span by a stall on its way to this side; the
+    Samples that follow their calls' work can still be made up (a mean of the warm calls, on a
+    run whose holds happened to make it look so): a mean is longer than the spans of the shorter
+    calls, by as much as the spans vary, and does not vary itself. One sample may exceed its span by a stall on its way to this side; the
     second longest excess is judged. Undecided: a run in which the machine's jitter outgrew
     TRACK_FRACTION of the spread says nothing, and one that did not is passed; made-up samples
     fail every run.
     """
-    spans = [run.spans[call] for call in measured if call < len(run.spans)]
-    if len(spans) < 2 or len(spans) < len(warm):
-        return Verdict()
+    spans = [run.spans[call] for call in measured]  # one per call made: the last ends at the return
     excess = sorted(sample - span for sample, span in zip(warm, spans))[-2]
     # And they vary as the calls were planned to: a mean, or any one number reported for every
     # call, does not vary at all, however the spans came out on a loaded machine.
