@@ -18,11 +18,13 @@ These are one machine's seconds; the ratio is what carries over.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -47,19 +49,89 @@ def build_class(root: Path, students: int) -> list[tuple[str, str]]:
     return pairs
 
 
-def kernel_floor(repeats: int = 5) -> float:
+def kernel_floor(repeats: int = 5) -> tuple[float, float]:
+    """Starting a jax-cpu kernel and importing jax in it: median wall seconds, and median CPU
+    seconds the kernel spent doing so (its own process_time, threads included)."""
     from jupyter_client.manager import start_new_kernel
 
-    times = []
+    times, cpu = [], []
     for _ in range(repeats):
         started = time.perf_counter()
         km, kc = start_new_kernel(kernel_name=kernels.DEFAULT, stderr=subprocess.DEVNULL)
-        kc.execute_interactive("import jax, jax.numpy as jnp; jnp.zeros(1).block_until_ready()", timeout=60,
-                               output_hook=lambda msg: None)
+        said = []
+        kc.execute_interactive("import time, jax, jax.numpy as jnp; jnp.zeros(1).block_until_ready(); "
+                               "print(time.process_time())", timeout=60,
+                               output_hook=lambda msg: said.append(msg["content"].get("text", "")))
         times.append(time.perf_counter() - started)
+        cpu.append(float("".join(said).split()[-1]))
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-    return statistics.median(times)
+    return statistics.median(times), statistics.median(cpu)
+
+
+class CpuByRole(threading.Thread):
+    """CPU seconds of the processes a command starts, by role, read from /proc every tenth of a
+    second while it runs (a process that lives less than that is missed): students' kernels,
+    trusted kernels, grading workers, and the rest (the sandboxes' bwrap, helpers, the command)."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.before = {key for key, _ in self._processes()}
+        self.seen: dict[tuple[str, str], tuple[float, str]] = {}
+        self.done = threading.Event()
+
+    @staticmethod
+    def _processes():
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            yield (pid, fields[19]), ((int(fields[11]) + int(fields[12])) / tick, argv)
+
+    @staticmethod
+    def role(argv: list[bytes]) -> str:
+        command = b" ".join(argv)
+        if not argv or not argv[0]:
+            return ""
+        if b"bwrap" in Path(argv[0].decode(errors="replace")).name.encode() or b"perfcourse.grading.sandbox" in argv:
+            return "other"  # a sandbox, or the launcher that starts it
+        if b"agent.install" in command:
+            return "student kernels"
+        if b"capture_fd_output=False" in command:
+            return "trusted kernels"
+        if b"perfcourse.grading.worker" in command:
+            return "grading workers"
+        return "other"
+
+    def run(self):
+        while not self.done.wait(0.1):
+            self.sample()
+
+    def sample(self):
+        for key, (cpu, argv) in self._processes():
+            if key in self.before:
+                continue
+            known = self.seen.get(key)
+            role = self.role(argv) or (known[1] if known else "other")  # an exited process has no argv
+            if known is None or cpu >= known[0]:
+                self.seen[key] = (cpu, role)
+
+    def stop(self) -> dict[str, tuple[float, int]]:
+        """role -> (CPU seconds, processes)."""
+        self.done.set()
+        self.join()
+        self.sample()
+        roles: dict[str, tuple[float, int]] = {}
+        for cpu, role in self.seen.values():
+            total, count = roles.get(role, (0.0, 0))
+            roles[role] = (total + cpu, count + 1)
+        return roles
 
 
 def recorded(root: Path, pairs) -> dict[tuple[str, str], dict]:
@@ -85,10 +157,25 @@ def worker_seconds(root: Path) -> dict[tuple[str, str], float]:
                 for row in csv.DictReader(handle) if row.get("seconds")}
 
 
-def timed(command: list[str], cwd: Path) -> float:
-    started = time.perf_counter()
+def demand_cores() -> list[int]:
+    from perfcourse.grading import demand
+
+    return demand.cores()
+
+
+def busy_seconds() -> float:
+    """CPU-seconds this machine's cores have spent busy since boot (/proc/stat), all processes."""
+    from perfcourse.grading import demand
+
+    idle, total = demand.cpu_times(demand.cores()) or (0, 0)
+    return (total - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, float]:
+    """The command's wall seconds, and the CPU-seconds the machine was busy meanwhile."""
+    busy, started = busy_seconds(), time.perf_counter()
     subprocess.run(command, cwd=cwd, env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, busy_seconds() - busy
 
 
 def main() -> int:
@@ -106,18 +193,32 @@ def main() -> int:
         print(f"class: {args.students} students, {len(pairs)} notebooks, {len(lessons(serial_root))} lessons",
               flush=True)
 
-        floor = kernel_floor()
-        print(f"floor (start a jax-cpu kernel, import jax): {floor:.2f} s median of 5", flush=True)
-
-        serial = sum(timed([sys.executable, "-m", "nbgrader", "autograde", lesson, "--force"], serial_root)
-                     for lesson in lessons(serial_root))
-        print(f"plain nbgrader autograde, serial:  {serial:7.1f} s  {serial / len(pairs):5.2f} s per notebook",
+        floor, floor_cpu = kernel_floor()
+        print(f"floor (start a jax-cpu kernel, import jax): {floor:.2f} s, {floor_cpu:.2f} CPU-s (medians of 5)",
               flush=True)
+
+        runs = [timed([sys.executable, "-m", "nbgrader", "autograde", lesson, "--force"], serial_root)
+                for lesson in lessons(serial_root)]
+        serial, serial_cpu = sum(wall for wall, _ in runs), sum(cpu for _, cpu in runs)
+        print(f"plain nbgrader autograde, serial:  {serial:7.1f} s  {serial / len(pairs):5.2f} s per notebook, "
+              f"{serial_cpu / len(pairs):5.2f} CPU-s per notebook", flush=True)
 
         command = [sys.executable, "-m", "perfcourse.cli", "grade"]
         command += ["--workers", str(args.workers)] if args.workers else []
-        parallel = timed(command, parallel_root)
-        print(f"perfcourse grade, parallel:        {parallel:7.1f} s  {parallel / len(pairs):5.2f} s per notebook")
+        watch = CpuByRole()
+        watch.start()
+        parallel, parallel_cpu = timed(command, parallel_root)
+        roles = watch.stop()
+        print(f"perfcourse grade, parallel:        {parallel:7.1f} s  {parallel / len(pairs):5.2f} s per notebook, "
+              f"{parallel_cpu / len(pairs):5.2f} CPU-s per notebook ({len(demand_cores())} cores: "
+              f"{parallel_cpu / parallel / len(demand_cores()):.0%} busy)")
+        # Where the CPU goes: on 2 cores the pool is CPU-bound, so CPU-seconds per notebook set its pace.
+        kernels_started = {role: roles.get(role, (0.0, 0))[1] for role in ("student kernels", "trusted kernels")}
+        print("CPU-s per notebook by role: " + ", ".join(
+            f"{role} {cpu / len(pairs):.2f}" + (f" ({kernels_started[role]} started, about "
+                                               f"{kernels_started[role] * floor_cpu / len(pairs):.2f} of it "
+                                               "starting)" if role in kernels_started else "")
+            for role, (cpu, _) in sorted(roles.items(), key=lambda item: -item[1][0])))
         print(f"speed-up: {serial / parallel:.2f}x; per-notebook cost {parallel / len(pairs) / floor:.2f}x the floor "
               f"(serial: {serial / len(pairs) / floor:.2f}x)")
         # Where a worker's seconds go: the cells themselves (student and grade cells, from the

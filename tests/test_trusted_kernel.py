@@ -98,6 +98,15 @@ def test_inside_kept_every_trusted_kernel_shares_the_workers_channels():
         assert not successor.owns_channels and successor.channels.is_dir()  # outlives the first kernel
 
 
+def test_a_successor_is_started_ahead_only_inside_kept_and_for_a_next_notebook():
+    """A kernel started for no notebook would be stopped unused: the class's last notebooks, and a
+    plain `nbgrader autograde` (outside kept()), start none ahead."""
+    assert not trusted_kernel.replace_ahead(True) and not trusted_kernel.replace_ahead(False)
+    with trusted_kernel.kept():
+        assert trusted_kernel.replace_ahead(True)
+        assert not trusted_kernel.replace_ahead(False)
+
+
 def test_a_temporary_folder_too_deep_for_the_channel_socket_is_one_clear_error(monkeypatch, tmp_path):
     """A notebook's channel socket lies under TMPDIR, and a Unix socket's path holds 107 bytes: a
     deeper TMPDIR is refused before grading starts, naming it, instead of every notebook failing."""

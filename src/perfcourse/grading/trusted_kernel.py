@@ -13,8 +13,11 @@ is kept for the next notebook:
   a student's kernel that stopped serving), no death, no error of the grader's;
 - for at most `GuardedExecute.trusted_kernel_notebooks` notebooks, and while it has used less
   than a quarter of its CPU seconds (`GuardedExecute.cpu_seconds` ends a kernel that uses them);
-- one that is not kept is replaced at once: its successor starts while the worker finishes this
-  notebook and begins the next (`keep`), so no notebook waits for a trusted kernel to start.
+- one that is not kept is replaced at once when the worker has its next notebook: the successor
+  starts while the worker finishes this notebook and begins the next (`keep`), so no notebook
+  waits for a trusted kernel to start; with no next notebook in hand (the class's last ones) none
+  is started, since it would be stopped unused: a CPU-second lost on cores the other workers need
+  (`replace_ahead`; a notebook that arrives later starts its own).
 
 Outside `kept()` (a plain `nbgrader autograde`, Formgrader) every notebook starts its own, as
 before, and nothing is left running once the notebook is graded.
@@ -156,6 +159,12 @@ def give_back(trusted: TrustedKernel, clean: bool, notebooks: int, cpu_seconds: 
         return True
     trusted.stop()
     return False
+
+
+def replace_ahead(next_notebook: bool) -> bool:
+    """Whether a trusted kernel that is not kept gets its successor started now: inside kept(),
+    when the worker already has its next notebook."""
+    return _keeping and next_notebook
 
 
 def keep(trusted: TrustedKernel) -> None:
