@@ -8,6 +8,10 @@ it into two scratch courses, and in one run measures:
   - plain nbgrader: `nbgrader autograde LESSON` per lesson, serially, as an instructor runs it;
   - `perfcourse grade`: its pool of workers (one per core, growing while the cores idle), each
     starting its next notebook's kernels ahead;
+  - what each run cost in CPU (CPU-seconds per notebook, from the machine's own accounting, and
+    how busy the cores were), and for `perfcourse grade` the CPU by role: students' kernels,
+    trusted kernels, grading workers, the rest, with the kernels of each kind started and about
+    how much of their CPU was starting them (the floor's CPU times the starts);
   - where a notebook's seconds on its worker go: its cells (student and grade cells), and the
     rest beyond them (a kernel not started ahead, nbgrader's own steps, teardown), per lesson.
 Both runs use the course's grader_config.py, so each notebook gets the same kernel, sandbox and
@@ -30,6 +34,7 @@ from pathlib import Path
 
 from perfcourse import kernels, release, samples
 from perfcourse.course import copy_course, find_root, lessons
+from perfcourse.grading import demand
 from perfcourse.nbgrader_bridge import folder, nbgrader_env, notebook_score
 
 ROOT = find_root(Path(__file__).resolve().parent)
@@ -157,16 +162,8 @@ def worker_seconds(root: Path) -> dict[tuple[str, str], float]:
                 for row in csv.DictReader(handle) if row.get("seconds")}
 
 
-def demand_cores() -> list[int]:
-    from perfcourse.grading import demand
-
-    return demand.cores()
-
-
 def busy_seconds() -> float:
     """CPU-seconds this machine's cores have spent busy since boot (/proc/stat), all processes."""
-    from perfcourse.grading import demand
-
     idle, total = demand.cpu_times(demand.cores()) or (0, 0)
     return (total - idle) / os.sysconf("SC_CLK_TCK")
 
@@ -210,8 +207,8 @@ def main() -> int:
         parallel, parallel_cpu = timed(command, parallel_root)
         roles = watch.stop()
         print(f"perfcourse grade, parallel:        {parallel:7.1f} s  {parallel / len(pairs):5.2f} s per notebook, "
-              f"{parallel_cpu / len(pairs):5.2f} CPU-s per notebook ({len(demand_cores())} cores: "
-              f"{parallel_cpu / parallel / len(demand_cores()):.0%} busy)")
+              f"{parallel_cpu / len(pairs):5.2f} CPU-s per notebook ({len(demand.cores())} cores: "
+              f"{parallel_cpu / parallel / len(demand.cores()):.0%} busy)")
         # Where the CPU goes: on 2 cores the pool is CPU-bound, so CPU-seconds per notebook set its pace.
         kernels_started = {role: roles.get(role, (0.0, 0))[1] for role in ("student kernels", "trusted kernels")}
         print("CPU-s per notebook by role: " + ", ".join(
