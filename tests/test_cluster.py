@@ -471,6 +471,32 @@ def test_the_scheduler_going_away_ends_the_run_with_nothing_half_written(tmp_pat
     _whole_or_not_at_all(course, expected)
 
 
+@pytest.mark.e2e
+@pytest.mark.nightly  # local runs' interruption is in make test (tests/test_grade_interrupted.py)
+def test_an_interrupted_cluster_run_stops_at_once_and_the_next_run_grades_the_class(tmp_path, one_worker):
+    """SIGTERM (a job's time limit) or Ctrl-C ends a run on a cluster as it ends a local one: exit
+    130 within seconds, nothing half-written; a task under way finishes on its worker unrecorded,
+    and the next run grades the whole class as it should."""
+    course, expected = _class_course(tmp_path / "course")
+    grading = _grade(course, "--cluster", one_worker.address)
+    try:
+        _wait_for_processing(one_worker)
+        grading.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        rc, out, err = _finish(grading, timeout=120)
+        took = time.monotonic() - stopped
+    finally:
+        if grading.poll() is None:
+            grading.kill()
+    assert rc == 130 and "interrupted" in err, out + err
+    assert "Traceback" not in err
+    assert took < 30, f"the run stopped {took:.0f} s after SIGTERM"
+    _whole_or_not_at_all(course, expected)
+    rc, out, err = _finish(_grade(course, "--cluster", one_worker.address))
+    assert rc == 0, out + err + one_worker.log()
+    assert _scores(course) == expected
+
+
 def _whole_or_not_at_all(course: Path, expected: dict[str, float]) -> None:
     for student in expected:
         score = nbgrader_bridge.notebook_score(course, LESSON, student)
