@@ -475,7 +475,7 @@ def test_the_scheduler_going_away_ends_the_run_with_nothing_half_written(tmp_pat
 @pytest.mark.nightly  # local runs' interruption is in make test (tests/test_grade_interrupted.py)
 def test_an_interrupted_cluster_run_stops_at_once_and_the_next_run_grades_the_class(tmp_path, one_worker):
     """SIGTERM (a job's time limit) or Ctrl-C ends a run on a cluster as it ends a local one: exit
-    130 within seconds, nothing half-written; a task under way finishes on its worker unrecorded,
+    130 within seconds, nothing half-written; a task under way ends on its worker unrecorded,
     and the next run grades the whole class as it should."""
     course, expected = _class_course(tmp_path / "course")
     grading = _grade(course, "--cluster", one_worker.address)
