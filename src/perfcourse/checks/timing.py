@@ -171,9 +171,9 @@ class TimerRun:
     warm: list
     calls: int
     work: list            # calibrated seconds of the work each call got, in call order
-    holds: list = field(default_factory=list)  # seconds each call was held here, in call order
-    spans: list = field(default_factory=list)  # seconds from each call to the next (the last: to
-                                               # the timer's return), measured on this side
+    holds: list           # seconds each call was held here, in call order
+    spans: list           # seconds from each call to the next (the last: to the timer's return),
+                          # measured on this side: one per call made
 
 
 def run_timer(timer, warm_calls: int, *, keyword: str = "warm_calls", rng=None) -> TimerRun:
@@ -231,7 +231,7 @@ def first_call_problems(run: TimerRun, warm_calls: int, keyword: str = "warm_cal
     if not long:
         return Verdict()
     # A warm call this side also saw last as long as the first measurement was stalled, not mixed up.
-    stalled = all(call < len(run.spans) and run.spans[call] >= run.first for call in long)
+    stalled = all(run.spans[call] >= run.first for call in long)
     return Verdict(["a warm sample is as long as the first call: keep the first call out of the warm samples"],
                    decided=not stalled)
 
@@ -263,7 +263,7 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
     # return) before both are over, whatever numbers it reports.
     need = [run.holds[call] + SYNC_FRACTION * run.work[call] for call in range(run.calls)]
     late = sorted({call + 1 for sample, call in zip(samples, measured) if sample < need[call]}
-                  | {call + 1 for call in set(measured) if call < len(run.spans) and run.spans[call] < need[call]})
+                  | {call + 1 for call in set(measured) if run.spans[call] < need[call]})
     if late:
         return Verdict([f"the measurements of call(s) {late} (call 1 is the first call) are shorter than the "
                         "calls: read a wall clock (time.perf_counter) and wait for the result "
@@ -274,8 +274,7 @@ def _sample_problems(run: TimerRun, samples: list[float], measured: list[int]) -
     # FOLLOW_FRACTION of the difference in work. Medians of halves, not every pair's order: one
     # call stalled on its way to this side lengthens its sample where this side's clock puts the
     # stall in the call before, and made-up samples are told by the tracking rule instead.
-    warm = [(run.work[call], sample - run.holds[call],
-             (run.spans[call] if call < len(run.spans) else sample) - run.holds[call])
+    warm = [(run.work[call], sample - run.holds[call], run.spans[call] - run.holds[call])
             for sample, call in zip(samples[1:], measured[1:])]
     if len(warm) < 2:
         return Verdict()
@@ -310,12 +309,12 @@ def _tracking_problems(run: TimerRun, warm: list[float], measured: list[int]) ->
 
     Samples that follow their calls' work can still be made up (a mean of the warm calls, on a
     run whose holds happened to make it look so): a mean is longer than the spans of the shorter
-    calls, by as much as the spans vary, and does not vary itself. One sample may exceed its span by a stall on its way to this side; the
-    second longest excess is judged. Undecided: a run in which the machine's jitter outgrew
-    TRACK_FRACTION of the spread says nothing, and one that did not is passed; made-up samples
-    fail every run.
+    calls, by as much as the spans vary, and does not vary itself. One sample may exceed its span
+    by a stall on its way to this side; the second longest excess is judged. Undecided: a run in
+    which the machine's jitter outgrew TRACK_FRACTION of the spread says nothing, and one that did
+    not is passed; made-up samples fail every run.
     """
-    spans = [run.spans[call] for call in measured]  # one per call made: the last ends at the return
+    spans = [run.spans[call] for call in measured]
     excess = sorted(sample - span for sample, span in zip(warm, spans))[-2]
     # And they vary as the calls were planned to: a mean, or any one number reported for every
     # call, does not vary at all, however the spans came out on a loaded machine.

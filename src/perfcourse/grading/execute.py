@@ -526,9 +526,9 @@ class GuardedExecute(Execute):
             clean = self._measure_trusted_cpu()
         if self.trusted_kc is not None:
             self.trusted_kc.stop_channels()
-        following = ready_kernel.next_up() if ready_kernel.next_up is not None else None
-        if not trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds) \
-                and trusted_kernel.replace_ahead(following is not None):
+        kept = trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds)
+        if not kept and trusted_kernel.replace_ahead(ready_kernel.next_up is not None
+                                                     and ready_kernel.next_up() is not None):
             # Its successor starts now, while nbgrader records this notebook and the next begins
             # (if it cannot, the next notebook starts one itself: nothing to note for this one).
             successor = trusted_kernel.take(self._trusted_settings())
