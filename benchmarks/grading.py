@@ -96,14 +96,21 @@ class CpuByRole(threading.Thread):
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            fields = stat[stat.rfind(")") + 2:].split()
-            yield (pid, fields[19]), ((int(fields[11]) + int(fields[12])) / tick, argv)
+            name, fields = stat[stat.find("(") + 1:stat.rfind(")")], stat[stat.rfind(")") + 2:].split()
+            yield (pid, fields[19]), ((int(fields[11]) + int(fields[12])) / tick, (name, argv))
 
     @staticmethod
-    def role(argv: list[bytes]) -> str:
+    def role(process: tuple[str, list[bytes]]) -> str:
+        name, argv = process
         command = b" ".join(argv)
         if not argv or not argv[0]:
             return ""
+        # A kernel forked from a fork server (grading/fork_server.py) has the server's command
+        # line; it names itself.
+        if name in ("student-kernel", "trusted-kernel"):
+            return f"{name.replace('-', ' ')}s, forked"
+        if b"perfcourse.kernel.forkserver" in argv:
+            return "other" if name == "kernel-watcher" else "fork servers"
         if os.path.basename(argv[0]).startswith(b"bwrap") or b"perfcourse.grading.sandbox" in argv:
             return "other"  # a sandbox, or the launcher that starts it
         if b"agent.install" in command:
@@ -119,11 +126,11 @@ class CpuByRole(threading.Thread):
             self.sample()
 
     def sample(self):
-        for key, (cpu, argv) in self._processes():
+        for key, (cpu, process) in self._processes():
             if key in self.before:
                 continue
             known = self.seen.get(key)
-            role = self.role(argv) or (known[1] if known else "other")  # an exited process has no argv
+            role = self.role(process) or (known[1] if known else "other")  # an exited process has no argv
             if known is None or cpu >= known[0]:
                 self.seen[key] = (cpu, role)
 

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import zmq
 from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -57,7 +58,7 @@ from ..course import FIGURE_TAG
 from ..kernel.output_cap import OUTPUT_CUT_MIME
 from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
-from . import ready_kernel, sandbox, trusted_kernel
+from . import fork_server, ready_kernel, sandbox, trusted_kernel
 from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
@@ -340,9 +341,9 @@ class GuardedExecute(Execute):
         ]
 
     def _sandbox_settings(self, role: str, runtime: Path, submission: Path | None = None,
-                          channel: Path | None = None, evidence: Path | None = None) -> str:
+                          channel: Path | None = None, evidence: Path | None = None) -> dict:
         student = role == "student"
-        return json.dumps({
+        return {
             "mode": self.sandbox,
             "role": role,
             "runtime": str(runtime),
@@ -353,7 +354,7 @@ class GuardedExecute(Execute):
             "channel": str(channel / trusted_kernel.SOCKET) if student else None,
             "evidence": str(evidence) if student else None,
             "limits": self._sandbox_limits(),
-        })
+        }
 
     def _launch_key(self, submission: Path) -> str:
         """What a student's kernel for `submission` is started with: one started ahead is taken
@@ -400,8 +401,17 @@ class GuardedExecute(Execute):
         # that runs in the student's.
         if self.xla_flags:
             env["XLA_FLAGS"] = xla_flags_after(env.get("XLA_FLAGS"), self.xla_flags)
-        env[sandbox.ENV_SETTINGS] = self._sandbox_settings(role, runtime, **student)
+        settings = self._sandbox_settings(role, runtime, **student)
+        if self.sandbox == "bwrap":
+            settings["fork"] = self._fork_server(env)
+        env[sandbox.ENV_SETTINGS] = json.dumps(settings)
         return env
+
+    def _fork_server(self, env: dict) -> str | None:
+        """Inside a worker: the socket of the warm process this kernel is forked from (grading/fork_server.py)."""
+        spec = KernelSpecManager().get_kernel_spec(self.kernel_name)
+        kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, "student", sandbox.kernel_user())
+        return fork_server.for_kernel(spec.argv, kernel_env)
 
     async def async_start_new_kernel(self, **kwargs):
         kwargs["env"] = self._kernel_env("student", self._student_runtime, submission=self._submission,

@@ -65,6 +65,7 @@ many threads. When a bound cannot be set the launcher prints one loud line to st
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -90,7 +91,7 @@ EVIDENCE_CAP = 1 << 20
 CLOSE_GRACE = 2.0                     # seconds a sandbox has to exit once its kernel's evidence pipe closed
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
 LIMIT_KEYS = ("memory_bytes", "pids", "disk_bytes", "cpu_seconds", "file_bytes", "open_files")
-SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "channel", "evidence", "limits")
+SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "channel", "evidence", "limits", "fork")
 CGROUP_MOUNT = "/sys/fs/cgroup"
 # What the student's kernel sees of this package: the code it runs (its evidence hook, the
 # channel's agent and the probes). The checks, whose reference answers a submission could import
@@ -150,6 +151,9 @@ def read_settings(text: str | None) -> dict:
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise SettingsError(f"limits.{key} must be a positive integer")
     settings["limits"] = {k: v for k, v in limits.items() if v is not None}
+    fork = settings.get("fork")
+    if fork is not None and (not isinstance(fork, str) or not os.path.isabs(fork)):
+        raise SettingsError("fork must be an absolute path")
     channel = settings.get("channel")
     if channel is not None:
         if settings.get("role", "student") != "student":
@@ -207,6 +211,11 @@ def _bound_read_only() -> list[str]:
 
 
 # --- the environment and the command -----------------------------------------------------------
+def kernel_user() -> str | None:
+    """The kernel's USER in a sandbox: nobody when the grader is root, else the grader's own."""
+    return "nobody" if os.geteuid() == 0 else None
+
+
 def kernel_environment(source: dict, home: str, role: str, user: str | None) -> dict:
     """The kernel's environment: an allow-list of the grader's, and its own home and caches."""
     env = {k: v for k, v in source.items()
@@ -314,12 +323,16 @@ def bwrap_command(kernel_argv: list[str], runtime: str, binds: list[str], folder
     return command
 
 
+def rlimits(limits: dict) -> dict[str, int]:
+    """The per-process rlimits, by their names in `resource`; memory and processes are bounded
+    by the cgroup instead."""
+    return {name: int(limits[key]) for name, key in (("RLIMIT_CPU", "cpu_seconds"), ("RLIMIT_FSIZE", "file_bytes"),
+                                                     ("RLIMIT_NOFILE", "open_files")) if limits.get(key)}
+
+
 def apply_limits(limits: dict) -> None:
-    """The per-process rlimits; memory and processes are bounded by the cgroup instead."""
-    for kind, key in ((resource.RLIMIT_CPU, "cpu_seconds"), (resource.RLIMIT_FSIZE, "file_bytes"),
-                      (resource.RLIMIT_NOFILE, "open_files")):
-        if limits.get(key):
-            resource.setrlimit(kind, (int(limits[key]), int(limits[key])))
+    for name, value in rlimits(limits).items():
+        resource.setrlimit(getattr(resource, name), (value, value))
 
 
 # --- cgroups -----------------------------------------------------------------------------------
@@ -379,16 +392,17 @@ def cgroups(runtime) -> list[Path]:
 _BOUND_NAMES = {"memory": "memory bound", "pids": "process bound"}
 
 
-def _enter_cgroups(runtime: str, limits: dict) -> list[str]:
-    """Make this kernel's cgroups, set their bounds and move this process in; say what failed."""
+def _enter_cgroups(runtime: str, limits: dict) -> tuple[list[str], list[Path]]:
+    """Make this kernel's cgroups, set their bounds and move this process in: what failed, and
+    the cgroups entered."""
     wanted = {c: limits.get(k) for c, k in (("memory", "memory_bytes"), ("pids", "pids")) if limits.get(k)}
     if not wanted:
-        return []
+        return [], []
     try:
         version, parents = _hierarchies()
     except OSError as exc:
-        return [f"no {_BOUND_NAMES[c]}: cannot read the cgroups ({exc.strerror})" for c in wanted]
-    problems, name = [], _cgroup_name(runtime)
+        return [f"no {_BOUND_NAMES[c]}: cannot read the cgroups ({exc.strerror})" for c in wanted], []
+    problems, entered, name = [], [], _cgroup_name(runtime)
     for controller, value in wanted.items():
         parent = parents.get(controller)
         if parent is None:
@@ -405,9 +419,10 @@ def _enter_cgroups(runtime: str, limits: dict) -> list[str]:
                     continue  # no swap accounting here: the memory bound alone holds
                 target.write_text(text)
             (directory / "cgroup.procs").write_text(str(os.getpid()))
+            entered.append(directory)
         except OSError as exc:
             problems.append(f"no {_BOUND_NAMES[controller]}: {directory}: {exc.strerror or exc}")
-    return problems
+    return problems, list(dict.fromkeys(entered))
 
 
 def _bound_files(version: str, controller: str, value: int) -> list[tuple[str, str]]:
@@ -549,7 +564,7 @@ def _listen(path: str) -> int:
     return fd
 
 
-def _copy_evidence(source: int, target: int, child: int) -> int:
+def _copy_evidence(source: int, target: int, kernel: "ExecKernel | ForkedKernel") -> int:
     """Copy the kernel's evidence lines into the file until every writer is gone; the child's status.
 
     Only the kernel holds the pipe's write end (this launcher closes its own, and bubblewrap's
@@ -571,14 +586,13 @@ def _copy_evidence(source: int, target: int, child: int) -> int:
         elif not cut:  # keep draining, so the kernel never blocks on a full pipe
             os.write(target, b"\n" + TRUNCATED.encode() + b"\n")
             cut = True
-    status = _wait(child, CLOSE_GRACE)
+    status = kernel.wait(CLOSE_GRACE)
     if status is None:
         os.write(target, b"\n" + CLOSED.encode() + b"\n")
     os.close(target)
     if status is None:
-        _, status = os.waitpid(child, 0)
-    code = os.waitstatus_to_exitcode(status)
-    return code if code >= 0 else 128 - code
+        status = kernel.wait(None)
+    return kernel.exit_code(status)
 
 
 def _wait(child: int, seconds: float) -> int | None:
@@ -614,7 +628,7 @@ def main(argv: list[str]) -> int:
                 raise SettingsError("bubblewrap (bwrap) is not installed")
             if source:
                 folders, files = scratch.open_submission(Path(source))
-            home, user = HOME, ("nobody" if root else None)
+            home, user = HOME, kernel_user()
         else:
             work = Path(runtime) / "work"
             if source:
@@ -625,7 +639,8 @@ def main(argv: list[str]) -> int:
     except (SettingsError, CourseError) as exc:
         print(f"perfcourse sandbox: refused: {exc}", file=sys.stderr, flush=True)
         return 2
-    for problem in _enter_cgroups(runtime, limits):
+    problems, entered = _enter_cgroups(runtime, limits)
+    for problem in problems:
         print(f"perfcourse sandbox: WARNING: {problem}", file=sys.stderr, flush=True)
     apply_limits(limits)
     env = kernel_environment(os.environ, home, settings["role"], user)
@@ -647,42 +662,212 @@ def main(argv: list[str]) -> int:
     if evidence is not None:
         reader, writer = os.pipe()
         env[ENV_EVIDENCE_FD] = str(writer)
-    if mode == "bwrap":
-        command = bwrap_command(argv, runtime, settings["binds"], folders, files, limits.get("disk_bytes"),
-                                privileged=root, keep_fds=(writer, listener), student=settings["role"] == "student")
-        passed = [fd for _, fd in files]
-    else:
-        os.chdir(Path(runtime) / "work")
-        for key in ("TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "IPYTHONDIR"):
-            os.makedirs(env[key], exist_ok=True)
-        command, passed = list(argv), []
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.close(log)
-
-    if evidence is None:
+    forked = None
+    if mode == "bwrap" and settings.get("fork"):
+        forked = ForkedKernel.start(settings["fork"], argv, env, settings, folders, files, (writer, listener),
+                                    entered)
+    if forked is not None:
+        kernel = forked
+    else:
+        if mode == "bwrap":
+            command = bwrap_command(argv, runtime, settings["binds"], folders, files, limits.get("disk_bytes"),
+                                    privileged=root, keep_fds=(writer, listener),
+                                    student=settings["role"] == "student")
+            passed = [fd for _, fd in files]
+        else:
+            os.chdir(Path(runtime) / "work")
+            for key in ("TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "MPLCONFIGDIR", "IPYTHONDIR"):
+                os.makedirs(env[key], exist_ok=True)
+            command, passed = list(argv), []
+        if evidence is None:
+            for fd in passed:
+                os.set_inheritable(fd, True)
+            os.execvpe(command[0], command, env)
+        kernel = ExecKernel(_spawn(command, env, [*passed, writer], close=(reader, evidence)))
         for fd in passed:
-            os.set_inheritable(fd, True)
-        os.execvpe(command[0], command, env)
+            os.close(fd)
+    # The launcher stays only to copy the evidence pipe into its file, or to stand for a forked
+    # kernel; bubblewrap dies with it (--die-with-parent). It keeps the grader's user: a
+    # parent-death signal is sent with the dying parent's rights, and one from nobody would not
+    # reach bubblewrap, which runs as root.
+    for fd in (writer, listener):
+        if fd >= 0:
+            os.close(fd)
+    if evidence is None:
+        return kernel.exit_code(kernel.wait(None))
+    return _copy_evidence(reader, evidence, kernel)
+
+
+def _alive(pid_file: Path) -> bool:
+    try:
+        os.kill(int(pid_file.read_text()), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _spawn(command: list[str], env: dict, inherit: list[int], close=()) -> int:
+    """Fork and exec `command`; the descriptors `inherit` stay open in it, those in `close` not."""
     child = os.fork()
     if child == 0:
         try:
-            os.close(reader)
-            os.close(evidence)
-            for fd in [*passed, writer]:
-                os.set_inheritable(fd, True)
+            for fd in close:
+                if fd is not None and fd >= 0:
+                    os.close(fd)
+            for fd in inherit:
+                if fd >= 0:
+                    os.set_inheritable(fd, True)
             os.execvpe(command[0], command, env)
         finally:
             os._exit(127)
-    # The parent only copies the pipe into the file; bubblewrap dies with it (--die-with-parent).
-    # It keeps the grader's user: a parent-death signal is sent with the dying parent's rights,
-    # and one from nobody would not reach bubblewrap, which runs as root.
-    os.close(writer)
-    for fd in passed:
-        os.close(fd)
-    if listener >= 0:
-        os.close(listener)
-    return _copy_evidence(reader, evidence, child)
+    return child
+
+
+class ExecKernel:
+    """A kernel that is the launcher's child (bubblewrap, or the kernel itself unsandboxed)."""
+
+    def __init__(self, child: int):
+        self.child = child
+
+    def wait(self, seconds: float | None) -> int | None:
+        """Its wait status if it ends within `seconds` (None: however long it takes), else None."""
+        if seconds is None:
+            return os.waitpid(self.child, 0)[1]
+        return _wait(self.child, seconds)
+
+    @staticmethod
+    def exit_code(status: int) -> int:
+        code = os.waitstatus_to_exitcode(status)
+        return code if code >= 0 else 128 - code
+
+
+# Run by the placeholder of a forked kernel's sandbox (after SHIM): says it is ready on one pipe,
+# then holds the sandbox open until the launcher closes the other.
+PLACEHOLDER = "import os, sys; os.write(int(sys.argv[2]), b'.'); os.read(int(sys.argv[1]), 1)"
+FORK_TIMEOUT = 60.0  # seconds a fork server and a placeholder have to answer before the launcher gives up on them
+
+
+class ForkedKernel:
+    """A kernel forked from the worker's warm process (perfcourse.kernel.forkserver) into a
+    sandbox that bubblewrap built around a placeholder; its exit status comes from the fork
+    server's watcher."""
+
+    def __init__(self, connection, sandbox: int, hold: int):
+        self.connection, self.sandbox, self.hold = connection, sandbox, hold
+        self.status: int | None = None
+
+    @classmethod
+    def start(cls, server: str, argv: list[str], env: dict, settings: dict, folders, files,
+              keep: tuple[int, int], cgroups_entered: list[Path]) -> "ForkedKernel | None":
+        """The kernel, forked; None (after one line in the kernel's log) where it cannot be, and
+        the launcher starts it by exec as without a fork server."""
+        import socket
+
+        from .fork_server import PID_FILE
+
+        deadline = time.monotonic() + FORK_TIMEOUT  # a server still importing: it is ready in about a kernel's start
+        while not os.path.exists(server) and time.monotonic() < deadline and _alive(Path(server).parent / PID_FILE):
+            time.sleep(0.02)
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        connection.settimeout(FORK_TIMEOUT)
+        try:
+            connection.connect(server)
+            connection.send(json.dumps({"argv": argv, "env": env}).encode())
+            answer = json.loads(connection.recv(1 << 16) or b"{}")
+        except (OSError, ValueError) as exc:
+            connection.close()
+            print(f"perfcourse sandbox: kernel started by exec: no fork server ({exc})", file=sys.stderr, flush=True)
+            return None
+        if not answer.get("accepted"):
+            connection.close()
+            print(f"perfcourse sandbox: kernel started by exec: the fork server refused "
+                  f"({answer.get('refused', 'no answer')})", file=sys.stderr, flush=True)
+            return None
+        hold_read, hold = os.pipe()
+        ready_read, ready = os.pipe()
+        runtime, limits = settings["runtime"], settings["limits"]
+        placeholder = [sys.executable, "-I", "-S", "-c", PLACEHOLDER, str(hold_read), str(ready)]
+        command = bwrap_command(placeholder, runtime, settings["binds"], folders, files, limits.get("disk_bytes"),
+                                privileged=os.geteuid() == 0, keep_fds=(hold_read, ready),
+                                student=settings["role"] == "student")
+        box = _spawn(command, env, [fd for _, fd in files] + [hold_read, ready], close=(hold, ready_read))
+        os.close(hold_read)
+        os.close(ready)
+        problem = None
+        try:
+            pidfd = cls._placeholder(box, ready_read)
+            given = {0: 0, 1: 1, 2: 2, **{fd: fd for fd in keep if fd >= 0}}
+            place = {"cgroups": [str(c / "cgroup.procs") for c in cgroups_entered],
+                     "rlimits": rlimits(limits), "cwd": WORKDIR, "fds": list(given),
+                     "uid": KERNEL_UID if os.geteuid() == 0 else None,
+                     "gid": KERNEL_GID if os.geteuid() == 0 else None}
+            socket.send_fds(connection, [json.dumps(place).encode()], [pidfd, *given.values()])
+            os.close(pidfd)
+            answer = json.loads(connection.recv(1 << 16) or b"{}")
+            if "pid" not in answer:
+                problem = answer.get("error", "the fork server's watcher ended")
+        except (OSError, ValueError) as exc:
+            problem = str(exc)
+        finally:
+            os.close(ready_read)
+        if problem is None:
+            connection.settimeout(None)
+            return cls(connection, box, hold)
+        # Nothing of the student's has run: start again by exec, the submission's files re-read.
+        connection.close()
+        os.close(hold)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(box, signal.SIGKILL)
+        os.waitpid(box, 0)
+        for _, fd in files:
+            os.lseek(fd, 0, os.SEEK_SET)
+        print(f"perfcourse sandbox: kernel started by exec: the fork failed ({problem})", file=sys.stderr, flush=True)
+        return None
+
+    @staticmethod
+    def _placeholder(box: int, ready: int) -> int:
+        """A pidfd of the sandbox's placeholder once it says it is ready: bubblewrap's last descendant."""
+        import select
+
+        if not select.select([ready], [], [], FORK_TIMEOUT)[0] or os.read(ready, 1) != b".":
+            raise OSError("the sandbox's placeholder did not start")
+        pid = box
+        while True:
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as file:
+                    children = [int(c) for c in file.read().split()]
+            except OSError:
+                children = []
+            if not children:
+                break
+            pid = children[-1]
+        if pid == box:
+            raise OSError("the sandbox has no placeholder")
+        return os.pidfd_open(pid)
+
+    def wait(self, seconds: float | None) -> int | None:
+        """The kernel's exit code, as a wait status, if it ends within `seconds` (None: however
+        long it takes); else None. A watcher that ends without saying (killed with the
+        kernel's cgroup) counts as a kernel killed."""
+        if self.status is None:
+            self.connection.settimeout(seconds)
+            try:
+                while self.status is None:
+                    message = self.connection.recv(1 << 16)
+                    if not message:
+                        self.status = signal.SIGKILL  # a wait status: killed by SIGKILL
+                        break
+                    answer = json.loads(message)
+                    if "status" in answer:
+                        self.status = int(answer["status"])
+            except (TimeoutError, BlockingIOError):
+                return None
+        return self.status
+
+    exit_code = staticmethod(ExecKernel.exit_code)
 
 
 def die_with_parent(parent: int | None = None) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .. import startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
 from .. import nbgrader_bridge as nbgrader
-from . import ready_kernel, trusted_kernel
+from . import fork_server, ready_kernel, trusted_kernel
 
 
 def grade(root: Path, task: dict, sandbox: str, cell_timeout: int | None, tasks: Tasks | None = None):
@@ -122,7 +122,7 @@ def main(argv=None) -> int:
     print(json.dumps({"ready": True}), file=protocol, flush=True)
     # One trusted kernel for this worker's notebooks, in turn; each notebook's student kernel
     # started while the one before it runs (grading/ready_kernel.py).
-    with trusted_kernel.kept():
+    with trusted_kernel.kept(), fork_server.kept():
         try:
             while (task := tasks.get()) is not None:
                 for outcome in grade(root, task, args.sandbox, args.cell_timeout, tasks):
