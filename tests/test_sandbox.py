@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT
 
 from perfcourse.grading import sandbox
+from perfcourse.grading.fork_server import ForkServer
 from perfcourse.kernel import evidence
 from perfcourse.kernel.evidence import read_evidence
 
@@ -29,7 +30,7 @@ class Kernel:
     """One launch of the sandbox around a Python program given as source."""
 
     def __init__(self, base: Path, program: str, mode="bwrap", limits=None, binds=(), evidence=False,
-                 files=None, role=None, channel=None):
+                 files=None, role=None, channel=None, fork=None):
         base.mkdir(parents=True, exist_ok=True)
         self.base = base
         self.runtime = base / "runtime"
@@ -50,6 +51,8 @@ class Kernel:
             settings["channel"] = str(channel)
         if self.evidence:
             settings["evidence"] = str(self.evidence)
+        if fork:
+            settings["fork"] = fork
         self.env = {**os.environ, sandbox.ENV_SETTINGS: json.dumps(settings), "GRADER_SECRET": "s3cret"}
         self.command = [sys.executable, "-m", "perfcourse.grading.sandbox", sys.executable, "prog.py"]
 
@@ -67,18 +70,34 @@ class Kernel:
         return json.loads(self.log.strip().splitlines()[-1])
 
 
-@pytest.fixture
-def kernel(tmp_path):
+@pytest.fixture(scope="module")
+def fork_server():
+    """A warm process kernels are forked from, started as a grading worker starts one, with the
+    environment the launcher computes here (grading/fork_server.py); it imports nothing heavy."""
+    env = sandbox.kernel_environment(os.environ, sandbox.HOME, "student", sandbox.kernel_user())
+    server = ForkServer(None, [sys.executable, "-m", "ipykernel_launcher"], env, modules=("json",))
+    wait_for(server.socket.exists)
+    yield str(server.socket)
+    server.stop()
+
+
+# Every test of a kernel runs twice: the kernel exec'd inside bubblewrap, and forked into it from a
+# fork server. A forked kernel must meet every bound an exec'd one meets.
+@pytest.fixture(params=["exec", "fork"])
+def kernel(tmp_path, request):
     made = []
+    fork = request.getfixturevalue("fork_server") if request.param == "fork" else None
 
     def make(program, **options):
-        made.append(Kernel(tmp_path / f"k{len(made)}", program, **options))
+        made.append(Kernel(tmp_path / f"k{len(made)}", program, fork=fork, **options))
         return made[-1]
 
     yield make
     for k in made:
         sandbox.cleanup(k.runtime)
         assert sandbox.cgroups(k.runtime) == []
+        log = (k.runtime / "kernel.log").read_text() if (k.runtime / "kernel.log").exists() else ""
+        assert "kernel started by exec" not in log  # a fork that fell back would test the exec path twice
 
 
 def test_the_kernel_sees_only_the_system_python_and_its_own_folders(kernel, tmp_path):
@@ -189,14 +208,15 @@ def test_writes_land_only_in_scratch_home_and_runtime(kernel, tmp_path):
 def test_the_channel_socket_is_handed_over_and_the_runtime_sealed_once_the_kernel_is_up(kernel, tmp_path):
     folder = tmp_path / "channel"
     folder.mkdir(mode=0o755)
-    k = kernel("""
+    k = kernel(f"""
         import json, os, socket, time
+        RUNTIME = {str(tmp_path / "k0" / "runtime")!r}
         listener = socket.socket(fileno=int(os.environ["PERFCOURSE_CHANNEL_FD"]))
-        found = {"listening": listener.getsockname()}
+        found = {{"listening": listener.getsockname()}}
         time.sleep(2)  # meanwhile the grader seals the runtime folder
         for name in ("late.txt",):
             try:
-                open(os.path.join(os.environ["PERFCOURSE_TEST_RUNTIME"], name), "w").close()
+                open(os.path.join(RUNTIME, name), "w").close()
                 found[name] = "written"
             except OSError as exc:
                 found[name] = exc.errno
@@ -207,7 +227,6 @@ def test_the_channel_socket_is_handed_over_and_the_runtime_sealed_once_the_kerne
             found["unlink"] = exc.errno
         print(json.dumps(found))
     """, binds=[folder], channel=folder / "student.sock")
-    k.env["PERFCOURSE_TEST_RUNTIME"] = str(k.runtime)
     process = k.start()
     wait_for(lambda: (folder / "student.sock").exists())
     sandbox.seal(k.runtime)
@@ -504,34 +523,65 @@ SYSTEM_PYTHON = Path("/usr/bin/python3")
 
 @pytest.mark.skipif(os.geteuid() != 0 or not SYSTEM_PYTHON.exists() or not shutil.which("setpriv"),
                     reason="needs root to become another user, and a Python that user can run")
-def test_a_grader_that_is_not_root_runs_kernels_as_itself_and_says_what_is_unbounded():
+@pytest.mark.parametrize("fork", [False, True], ids=["exec", "fork"])
+def test_a_grader_that_is_not_root_runs_kernels_as_itself_and_says_what_is_unbounded(fork):
     """The launcher run by an ordinary user (nobody, with the system's Python): bubblewrap in a
-    user namespace, no nested namespaces, and one loud line for each bound it cannot set."""
+    user namespace, no nested namespaces, and one loud line for each bound it cannot set; a
+    kernel forked from that user's fork server joins the sandbox's user namespace and keeps no
+    capability in it."""
     base = Path(tempfile.mkdtemp(prefix="perfcourse-grader-"))  # pytest's own folders are closed to others
     try:
-        _run_as_an_ordinary_grader(base)
+        _run_as_an_ordinary_grader(base, fork)
     finally:
         shutil.rmtree(base)
 
 
-def _run_as_an_ordinary_grader(base: Path):
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _run_as_an_ordinary_grader(base: Path, fork: bool):
     (base / "runtime").mkdir(parents=True)
     (base / "submission").mkdir()
     (base / "submission" / "prog.py").write_text(textwrap.dedent("""
         import json, os, subprocess
         nested = subprocess.run(["unshare", "--user", "true"], capture_output=True).returncode
-        print(json.dumps({"uid": os.getuid(), "cwd": os.getcwd(), "nested": nested}))
+        status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+        print(json.dumps({"uid": os.getuid(), "cwd": os.getcwd(), "nested": nested,
+                          "caps": int(status["CapEff"], 16) | int(status["CapPrm"], 16) | int(status["CapBnd"], 16),
+                          "name": open("/proc/self/comm").read().strip()}))
     """))
-    subprocess.run(["chown", "-R", "65534:65534", str(base)], check=True)
     settings = {"mode": "bwrap", "runtime": str(base / "runtime"), "scratch_source": str(base / "submission"),
                 "limits": {"memory_bytes": 200 * MiB, "pids": 64, "disk_bytes": 8 * MiB}}
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src"), sandbox.ENV_SETTINGS: json.dumps(settings)}
-    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    proc = subprocess.run([*as_nobody, str(SYSTEM_PYTHON), "-m", "perfcourse.grading.sandbox", str(SYSTEM_PYTHON),
-                           "prog.py"], env=env, cwd=base, capture_output=True, text=True, timeout=60)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")}
+    server = None
+    if fork:
+        (base / "fork").mkdir(mode=0o700)
+        settings["fork"] = str(base / "fork" / "fork.sock")
+    subprocess.run(["chown", "-R", "65534:65534", str(base)], check=True)
+    if fork:
+        # The fork server with the environment that user's launcher gives its kernels (computed by
+        # that Python: it adds LC_CTYPE where the locale is C); run from src/, as the kernels' PYTHONPATH is not theirs.
+        kernel_env = json.loads(subprocess.run(
+            [*AS_NOBODY, str(SYSTEM_PYTHON), "-c", "import json, os; from perfcourse.grading import sandbox; "
+             "print(json.dumps(sandbox.kernel_environment(os.environ, sandbox.HOME, 'student', None)))"],
+            env=env, capture_output=True, text=True, timeout=60, check=True).stdout)
+        server = subprocess.Popen([*AS_NOBODY, str(SYSTEM_PYTHON), "-m", "perfcourse.kernel.forkserver",
+                                   settings["fork"], str(os.getpid()), "json"], env=kernel_env, cwd=ROOT / "src")
+    try:
+        if fork:
+            wait_for(lambda: os.path.exists(settings["fork"]))
+        proc = subprocess.run([*AS_NOBODY, str(SYSTEM_PYTHON), "-m", "perfcourse.grading.sandbox", str(SYSTEM_PYTHON),
+                               "prog.py"], env={**env, sandbox.ENV_SETTINGS: json.dumps(settings)}, cwd=base,
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()
     log = (base / "runtime" / "kernel.log").read_text()
     assert proc.returncode == 0, proc.stderr + log
-    assert json.loads(log.splitlines()[-1]) == {"uid": 65534, "cwd": sandbox.WORKDIR, "nested": 1}
+    assert json.loads(log.splitlines()[-1]) == {"uid": 65534, "cwd": sandbox.WORKDIR, "nested": 1, "caps": 0,
+                                                "name": "student-kernel" if fork else "python3"}
+    as_nobody = AS_NOBODY
     warnings = proc.stderr.splitlines()
     assert [w.split(":")[:3] for w in warnings] == [["perfcourse sandbox", " WARNING", " no memory bound"],
                                                     ["perfcourse sandbox", " WARNING", " no process bound"]]
@@ -541,3 +591,93 @@ def _run_as_an_ordinary_grader(base: Path):
     found = probe.stdout.splitlines()
     assert [line.split(":")[0] for line in found] == [
         "kernels run as the grader's own user (the grader is not root", "no memory bound", "no process bound"]
+
+
+# --- kernels forked from a fork server (grading/fork_server.py, kernel/forkserver.py) -------------
+SELF_VIEW = """
+    import json, os, resource, signal, sys
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    fds = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            fds[name] = os.readlink(f"/proc/self/fd/{name}").split(":")[0]
+        except OSError:  # the listing's own descriptor
+            pass
+    print(json.dumps({
+        "name": open("/proc/self/comm").read().strip(),
+        "pid": os.getpid(), "ppid": os.getppid(), "sid": os.getsid(0) == os.getpid(),
+        "ids": [os.getresuid(), os.getresgid(), os.getgroups()],
+        "caps": {key: status[key].strip() for key in ("CapEff", "CapPrm", "CapInh", "CapAmb", "NoNewPrivs")},
+        "bounding": int(status["CapBnd"], 16),
+        "cgroup": open("/proc/self/cgroup").read(),
+        "rlimits": [resource.getrlimit(getattr(resource, n)) for n in ("RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE")],
+        "cwd": os.getcwd(), "argv": sys.argv, "path": sys.path, "main": sys.modules["__main__"].__file__,
+        "env": dict(os.environ), "umask": os.umask(0o22),
+        "signals": [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGCHLD, signal.SIGTERM)],
+        "fds": fds, "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+        "flags": repr(sys.flags), "modules": sorted(m for m in sys.modules if m.startswith("perfcourse")),
+    }))
+"""
+
+
+def test_a_forked_kernel_starts_as_an_exec_d_one_would(fork_server, tmp_path):
+    """Everything a kernel can see of itself is what an exec'd kernel sees, but its pid and name
+    (and a bounding set emptied too), and nothing of the fork server is in reach."""
+    channel = tmp_path / "channel"
+    channel.mkdir(mode=0o755)
+    settings = dict(binds=[channel], evidence=True, files={"helper.py": "X = 1\n"})
+    exec_d = Kernel(tmp_path / "exec", SELF_VIEW, channel=channel / "a.sock", **settings)
+    forked = Kernel(tmp_path / "fork", SELF_VIEW, channel=channel / "b.sock", fork=fork_server, **settings)
+    try:
+        assert exec_d.run().returncode == 0, exec_d.log
+        assert forked.run().returncode == 0, forked.log
+    finally:
+        for k in (exec_d, forked):
+            sandbox.cleanup(k.runtime)
+    seen, theirs = forked.report(), exec_d.report()
+    assert (seen.pop("name"), theirs.pop("name")) == ("student-kernel", "python")
+    assert (seen.pop("pid"), theirs.pop("pid")) == (3, 2)  # after bubblewrap's init and the placeholder
+    assert seen.pop("processes") == [1, 2, 3] and theirs.pop("processes") == [1, 2]
+    assert seen.pop("bounding") == 0 and (theirs.pop("bounding") == 0 or os.geteuid() == 0)
+    assert seen["ids"] == ([[65534] * 3, [65534] * 3, []] if os.geteuid() == 0 else seen["ids"])
+    assert seen["caps"] == {"CapEff": "0" * 16, "CapPrm": "0" * 16, "CapInh": "0" * 16, "CapAmb": "0" * 16,
+                            "NoNewPrivs": "1"}
+    theirs["caps"]["CapInh"] = seen["caps"]["CapInh"]  # bubblewrap leaves the added ones inheritable, unusable
+    # Its parent is the fork server's watcher, outside the sandbox's PID namespace (so 0); an
+    # exec'd kernel's is bubblewrap's init. It leads a session of its own (bubblewrap's is the
+    # exec'd kernel's parent's): a signal to its process group reaches only itself.
+    assert (seen.pop("ppid"), theirs.pop("ppid")) == (0, 1)
+    assert (seen.pop("sid"), theirs.pop("sid")) == (True, False)
+    assert seen["modules"] == []  # the fork server's own module was __main__, and is no more
+    assert json.loads(json.dumps(seen).replace(str(forked.base), "BASE")) == \
+        json.loads(json.dumps(theirs).replace(str(exec_d.base), "BASE"))
+
+
+def test_a_kernel_is_exec_d_when_the_fork_server_refuses_or_is_not_there(fork_server, tmp_path):
+    program = "import os; print(open('/proc/self/comm').read().strip(), os.environ.get('JAX_ENABLE_X64'))"
+    other = Kernel(tmp_path / "other", program, fork=fork_server)
+    other.env["JAX_ENABLE_X64"] = "1"  # read by JAX at import: the fork server imported with another value
+    missing = Kernel(tmp_path / "missing", program, fork=str(tmp_path / "nowhere" / "fork.sock"))
+    try:
+        for k in (other, missing):
+            started = time.monotonic()
+            assert k.run().returncode == 0, k.log
+            assert time.monotonic() - started < 20
+    finally:
+        for k in (other, missing):
+            sandbox.cleanup(k.runtime)
+    assert other.log.splitlines() == [
+        "perfcourse sandbox: kernel started by exec: the fork server refused (another environment (JAX_ENABLE_X64))",
+        "python 1"]
+    assert missing.log.splitlines()[0].startswith("perfcourse sandbox: kernel started by exec: no fork server")
+    assert missing.log.splitlines()[1:] == ["python None"]
+
+
+@ROOTED
+def test_only_the_grader_reaches_the_fork_server(fork_server):
+    as_nobody = subprocess.run(
+        [sys.executable, "-c", "import os, socket, sys; os.setgid(65534); os.setuid(65534); "
+         "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(sys.argv[1])", fork_server],
+        capture_output=True, text=True, timeout=30)
+    assert as_nobody.returncode != 0 and "PermissionError" in as_nobody.stderr
+    assert Path(fork_server).stat().st_mode & 0o777 == 0o600 and Path(fork_server).parent.stat().st_mode & 0o777 == 0o700

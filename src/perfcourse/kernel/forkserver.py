@@ -260,16 +260,32 @@ def _start(run: tuple[str | None, str | None, list[str]]) -> None:
 
     module, script, args = run
     tempfile.tempdir = None  # found again from this kernel's TMPDIR
+    # The packages above this module were imported only to run it: gone, unless a warm module is in them.
+    parents = [".".join(__spec__.name.split(".")[:n]) for n in range(1, __spec__.name.count(".") + 1)]
+    if parents and not any(name.startswith(parents[0] + ".") and name not in parents for name in sys.modules):
+        for name in parents:
+            sys.modules.pop(name, None)
     if "numpy" in sys.modules:  # a random state of its own, as a fresh interpreter's
         sys.modules["numpy"].random.seed()
     if module is not None:
         sys.argv = ["-m", *args]
         sys.path[0] = os.getcwd()
         runpy.run_module(module, run_name="__main__", alter_sys=True)
-    else:
+    else:  # as `python SCRIPT`: argv[0] as given, __file__ absolute (runpy.run_path would change argv[0])
+        import builtins
+        import importlib.machinery
+        import types
+
+        path = os.path.abspath(script)
         sys.argv = [script, *args]
         sys.path[0] = os.path.dirname(os.path.realpath(script))
-        runpy.run_path(script, run_name="__main__")
+        main = types.ModuleType("__main__")
+        main.__dict__.update(__file__=path, __cached__=None, __builtins__=builtins,
+                             __loader__=importlib.machinery.SourceFileLoader("__main__", path))
+        sys.modules["__main__"] = main
+        with open(path, "rb") as file:
+            code = compile(file.read(), path, "exec")
+        exec(code, main.__dict__)
 
 
 if __name__ == "__main__":
