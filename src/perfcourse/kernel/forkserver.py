@@ -47,6 +47,7 @@ import sys
 # read only after the fork, by the kernel's own start-up.
 PER_KERNEL = frozenset({"PERFCOURSE_ROLE", "PERFCOURSE_CHANNEL_FD", "PERFCOURSE_EVIDENCE_FD"})
 MAX_MESSAGE = 1 << 20
+CGROUPS = "/sys/fs/cgroup/"  # where the kernel's cgroups are (grading/sandbox.py's CGROUP_MOUNT)
 NAMES = {"student": b"student-kernel", "trusted": b"trusted-kernel"}  # the kernel's /proc/PID/comm
 
 _CLONE = {"user": 0x10000000, "mnt": 0x00020000, "net": 0x40000000, "ipc": 0x08000000, "uts": 0x04000000,
@@ -167,6 +168,8 @@ def _enter(place: dict, fds: list[int], env: dict[str, str], connection: socket.
     pidfd, kept = fds[0], dict(zip((int(k) for k in place["fds"]), fds[1:]))
     target = _pid_of(pidfd)
     for procs in place["cgroups"]:  # before the cgroup namespace, which is rooted at the kernel's cgroup
+        if not (procs.startswith(CGROUPS) and procs.endswith("/cgroup.procs") and "/../" not in procs):
+            raise OSError(f"not a cgroup's process list: {procs}")
         with open(procs, "w") as file:
             file.write(str(os.getpid()))
     import resource
