@@ -32,6 +32,12 @@ variable PERFCOURSE_SANDBOX (`ENV_SETTINGS`). Settings:
                     copies what the kernel writes to the pipe whose write end it gets as
                     PERFCOURSE_EVIDENCE_FD (see perfcourse.kernel.evidence), at most 1 MiB; an
                     end of file while the kernel still runs is written there too (CLOSED).
+    fork            optional absolute path of a fork server's socket (grading/fork_server.py), bwrap
+                    mode: bubblewrap builds the same sandbox around a placeholder process and the
+                    kernel is forked into it from that server's warm process (`ForkedKernel`,
+                    perfcourse.kernel.forkserver); the launcher stays as the kernel's stand-in and
+                    exits with its status. Where the server is not there, refuses or fails, the
+                    kernel is exec'd as without it, after one line in runtime/kernel.log.
     limits          optional: memory_bytes (resident memory of the kernel and every process it
                     starts, tmpfs pages included: a cgroup), pids (processes and threads, a
                     cgroup; the sandbox itself uses about 4), disk_bytes (size of each of the

@@ -122,7 +122,8 @@ def main(argv=None) -> int:
     print(json.dumps({"ready": True}), file=protocol, flush=True)
     # One trusted kernel for this worker's notebooks, in turn; each notebook's student kernel
     # started while the one before it runs (grading/ready_kernel.py).
-    with trusted_kernel.kept(), fork_server.kept():
+    # The fork server outlives the kernels forked from it: it reaps their watchers as they are stopped.
+    with fork_server.kept(), trusted_kernel.kept():
         try:
             while (task := tasks.get()) is not None:
                 for outcome in grade(root, task, args.sandbox, args.cell_timeout, tasks):
