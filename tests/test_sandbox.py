@@ -424,6 +424,53 @@ def test_a_kernel_that_ends_closes_its_channel_without_a_flag(kernel, end):
 
 
 @ROOTED
+def test_what_a_kernel_leaves_running_ends_with_it(kernel):
+    """A child that outlives its kernel (in a session of its own, holding the evidence pipe) dies
+    when the kernel ends, and the launcher returns at once with the kernel's status."""
+    k = kernel("""
+        import os, time
+        from perfcourse.kernel import evidence
+        evidence.install()
+        if os.fork() == 0:
+            os.setsid()
+            while True:
+                with open(os.path.join(os.environ["HOME"], "alive"), "a") as handle:
+                    handle.write(".")
+                time.sleep(0.1)
+        time.sleep(0.5)
+        print("leaving", flush=True)
+        os._exit(4)
+    """, evidence=True)
+    started = time.monotonic()
+    assert k.run(timeout=30).returncode == 4, k.log
+    assert "leaving" in k.log and time.monotonic() - started < sandbox.CLOSE_GRACE + 10
+    assert evidence.CLOSED_FLAG not in read_evidence(k.evidence)
+    groups = sandbox.cgroups(k.runtime)
+    wait_for(lambda: not any((g / "cgroup.procs").read_text().split() for g in groups))
+
+
+@ROOTED
+def test_a_kernel_that_makes_its_parent_its_tracer_ends_as_it_would(kernel):
+    """PTRACE_TRACEME and a stop: the process above the kernel sees a stopped child, not an end.
+    The launcher neither stops nor crashes; a forked kernel's watcher lets it go on untraced."""
+    k = kernel("""
+        import ctypes, os, signal, time
+        traced = ctypes.CDLL(None, use_errno=True).ptrace(0, 0, None, None)  # PTRACE_TRACEME
+        me = os.getpid()
+        if os.fork() == 0:
+            time.sleep(1)
+            os.kill(me, signal.SIGCONT)
+            os._exit(0)
+        os.kill(me, signal.SIGSTOP)
+        print("resumed", traced, flush=True)
+    """, evidence=True)
+    proc = k.run(timeout=30)
+    assert "Traceback" not in k.log + proc.stderr
+    # bubblewrap's init takes the stop for an end (255); a forked kernel's watcher detaches.
+    assert (proc.returncode, "resumed 0" in k.log) in ((255, False), (0, True)), k.log
+
+
+@ROOTED
 @pytest.mark.parametrize("evidence", [True, False], ids=["launcher-as-parent", "launcher-is-bubblewrap"])
 def test_killing_the_launcher_ends_the_sandbox(kernel, evidence):
     k = kernel("""
@@ -615,7 +662,8 @@ SELF_VIEW = """
         "env": dict(os.environ), "umask": os.umask(0o22),
         "signals": [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGCHLD, signal.SIGTERM)],
         "fds": fds, "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
-        "flags": repr(sys.flags), "modules": sorted(m for m in sys.modules if m.startswith("perfcourse")),
+        "flags": repr(sys.flags), "orig_argv": sys.orig_argv,
+        "modules": sorted(m for m in sys.modules if m.startswith("perfcourse")),
     }))
 """
 
@@ -681,3 +729,24 @@ def test_only_the_grader_reaches_the_fork_server(fork_server):
         capture_output=True, text=True, timeout=30)
     assert as_nobody.returncode != 0 and "PermissionError" in as_nobody.stderr
     assert Path(fork_server).stat().st_mode & 0o777 == 0o600 and Path(fork_server).parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_worker_keeps_one_fork_server_per_role_and_stops_them(monkeypatch):
+    """Students' and trusted kernels never share a server (all it forks share its address layout,
+    canary and hash key); one started for other settings replaces the last; none outside kept()."""
+    from perfcourse.grading import fork_server
+
+    monkeypatch.setattr(fork_server, "WARM_MODULES", ("json",))
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    env = sandbox.kernel_environment(os.environ, sandbox.HOME, "student", sandbox.kernel_user())
+    assert fork_server.for_kernel("student", argv, env) is None  # a plain nbgrader autograde
+    with fork_server.kept():
+        student = fork_server.for_kernel("student", argv, env)
+        trusted = fork_server.for_kernel("trusted", argv, {**env, "PERFCOURSE_ROLE": "trusted"})
+        assert student != trusted and fork_server.for_kernel("student", argv, env) == student
+        servers = dict(fork_server._servers)
+        other = fork_server.for_kernel("student", argv, {**env, "JAX_ENABLE_X64": "1"})
+        assert other != student and servers["student"].process.wait(10) == -signal.SIGKILL
+        assert not Path(student).parent.exists()
+        running = list(fork_server._servers.values())
+    assert all(server.process.poll() is not None and not server.folder.exists() for server in running)

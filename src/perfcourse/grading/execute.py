@@ -403,15 +403,15 @@ class GuardedExecute(Execute):
             env["XLA_FLAGS"] = xla_flags_after(env.get("XLA_FLAGS"), self.xla_flags)
         settings = self._sandbox_settings(role, runtime, **student)
         if self.sandbox == "bwrap":
-            settings["fork"] = self._fork_server(env)
+            settings["fork"] = self._fork_server(role, env)
         env[sandbox.ENV_SETTINGS] = json.dumps(settings)
         return env
 
-    def _fork_server(self, env: dict) -> str | None:
+    def _fork_server(self, role: str, env: dict) -> str | None:
         """Inside a worker: the socket of the warm process this kernel is forked from (grading/fork_server.py)."""
         spec = KernelSpecManager().get_kernel_spec(self.kernel_name)
-        kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, "student", sandbox.kernel_user())
-        return fork_server.for_kernel(spec.argv, kernel_env)
+        kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, role, sandbox.kernel_user())
+        return fork_server.for_kernel(role, spec.argv, kernel_env)
 
     async def async_start_new_kernel(self, **kwargs):
         kwargs["env"] = self._kernel_env("student", self._student_runtime, submission=self._submission,

@@ -2,8 +2,8 @@
 
 Starting a sandboxed kernel by exec costs about a CPU-second here (Python importing IPython,
 ipykernel and JAX), and a worker starts two per notebook: a third of grading's CPU. Inside
-`kept()` (a grading worker's life) the worker keeps one process, perfcourse.kernel.forkserver,
-that has imported them (WARM_MODULES) with exactly the environment and interpreter flags its
+`kept()` (a grading worker's life) the worker keeps a process for each role of kernel (the
+students', the trusted one), perfcourse.kernel.forkserver, that has imported them (WARM_MODULES) with exactly the environment and interpreter flags its
 kernels are started with; the sandbox's launcher forks each kernel from it into a fresh
 bubblewrap sandbox (grading/sandbox.py, `ForkedKernel`) instead of exec'ing Python there. The
 kernels are as isolated as exec'd ones (the same namespaces, cgroup, rlimits, user, no
@@ -37,8 +37,9 @@ LOG = "server.log"
 
 
 class ForkServer:
-    def __init__(self, key: tuple, kernel_argv: list[str], env: dict[str, str], modules=WARM_MODULES):
+    def __init__(self, key: tuple, kernel_argv: list[str], env: dict[str, str], modules: tuple | None = None):
         self.key = key
+        modules = WARM_MODULES if modules is None else modules
         self.folder = Path(tempfile.mkdtemp(prefix="perfcourse-fork-"))  # 0700: only the grader connects
         python, flags = kernel_argv[0], kernel_argv[1:kernel_argv.index("-m")]
         with open(self.folder / LOG, "wb") as log:
@@ -62,38 +63,41 @@ class ForkServer:
 
 
 _keeping = False
-_server: ForkServer | None = None
+_servers: dict[str, ForkServer] = {}  # by role
 
 
 @contextlib.contextmanager
 def kept():
-    """Within this block kernels are forked from a warm process (started at the first kernel);
-    it is stopped when the block ends."""
-    global _keeping, _server
+    """Within this block kernels are forked from warm processes (each started at its first
+    kernel); they are stopped when the block ends."""
+    global _keeping
     _keeping = True
     try:
         yield
     finally:
         _keeping = False
-        server, _server = _server, None
-        if server is not None:
-            server.stop()
+        while _servers:
+            _servers.popitem()[1].stop()
 
 
-def for_kernel(kernel_argv: list[str], env: dict[str, str]) -> str | None:
-    """The socket of the fork server for kernels started with `kernel_argv` (Python, its flags,
-    `-m` and the module) and the kernel environment `env` (the launcher's, less PER_KERNEL);
-    None outside kept()."""
-    global _server
+def for_kernel(role: str, kernel_argv: list[str], env: dict[str, str]) -> str | None:
+    """The socket of the fork server for `role`'s kernels started with `kernel_argv` (Python,
+    its flags, `-m` and the module) and the kernel environment `env` (the launcher's, less
+    PER_KERNEL); None outside kept().
+
+    Students' and trusted kernels never share a server: every process forked from one shares its
+    address layout, stack canary and string hash key, and a student's kernel must learn nothing
+    of the trusted kernel's that way."""
     if not _keeping or "-m" not in kernel_argv:
         return None
     from ..kernel.forkserver import PER_KERNEL
 
     env = {k: v for k, v in env.items() if k not in PER_KERNEL}
     key = (tuple(kernel_argv[:kernel_argv.index("-m")]), tuple(sorted(env.items())))
-    if _server is not None and (_server.key != key or not _server.alive()):
-        _server.stop()
-        _server = None
-    if _server is None:
-        _server = ForkServer(key, kernel_argv, env)
-    return str(_server.socket)
+    server = _servers.get(role)
+    if server is not None and (server.key != key or not server.alive()):
+        server.stop()
+        server = None
+    if server is None:
+        server = _servers[role] = ForkServer(key, kernel_argv, env)
+    return str(server.socket)

@@ -746,8 +746,12 @@ class ExecKernel:
 
     @staticmethod
     def exit_code(status: int) -> int:
-        code = os.waitstatus_to_exitcode(status)
-        return code if code >= 0 else 128 - code
+        """The launcher's exit status for the kernel's wait status: its code, or 128 + the signal."""
+        if os.WIFSIGNALED(status):
+            return 128 + os.WTERMSIG(status)
+        if os.WIFEXITED(status):
+            return os.WEXITSTATUS(status)
+        return 1  # stopped or continued: not an end a watcher reports
 
 
 # Run by the placeholder of a forked kernel's sandbox (after SHIM): says it is ready on one pipe,
@@ -762,8 +766,33 @@ class ForkedKernel:
     server's watcher."""
 
     def __init__(self, connection, sandbox: int, hold: int):
+        import threading
+
         self.connection, self.sandbox, self.hold = connection, sandbox, hold
         self.status: int | None = None
+        self.ended = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        """Wait for the watcher's word that the kernel ended, then end its sandbox, as an exec'd
+        kernel's end ends bubblewrap's: whatever the kernel left running there (a child that holds
+        the evidence pipe, say) dies with it. A watcher that ends without a word (killed with the
+        kernel's cgroup) counts as a kernel killed."""
+        status = signal.SIGKILL  # a wait status: killed by SIGKILL
+        try:
+            while True:
+                message = self.connection.recv(1 << 16)
+                if not message:
+                    break
+                answer = json.loads(message)
+                if "status" in answer:
+                    status = int(answer["status"])
+                    break
+        except (OSError, ValueError):
+            pass
+        self.status = status
+        os.close(self.hold)  # the placeholder ends, and bubblewrap's init kills what is left in the sandbox
+        self.ended.set()
 
     @classmethod
     def start(cls, server: str, argv: list[str], env: dict, settings: dict, folders, files,
@@ -855,22 +884,8 @@ class ForkedKernel:
         return os.pidfd_open(pid)
 
     def wait(self, seconds: float | None) -> int | None:
-        """The kernel's exit code, as a wait status, if it ends within `seconds` (None: however
-        long it takes); else None. A watcher that ends without saying (killed with the
-        kernel's cgroup) counts as a kernel killed."""
-        if self.status is None:
-            self.connection.settimeout(seconds)
-            try:
-                while self.status is None:
-                    message = self.connection.recv(1 << 16)
-                    if not message:
-                        self.status = signal.SIGKILL  # a wait status: killed by SIGKILL
-                        break
-                    answer = json.loads(message)
-                    if "status" in answer:
-                        self.status = int(answer["status"])
-            except (TimeoutError, BlockingIOError):
-                return None
+        """The kernel's wait status if it ends within `seconds` (None: however long it takes), else None."""
+        self.ended.wait(seconds)
         return self.status
 
     exit_code = staticmethod(ExecKernel.exit_code)

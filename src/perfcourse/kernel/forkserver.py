@@ -54,6 +54,7 @@ _CLONE = {"user": 0x10000000, "mnt": 0x00020000, "net": 0x40000000, "ipc": 0x080
           "cgroup": 0x02000000, "pid": 0x20000000}
 _PR_SET_PDEATHSIG, _PR_SET_NAME, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 15, 24, 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+_PTRACE_DETACH = 17
 _libc = ctypes.CDLL(None, use_errno=True)
 # This process's environment as it started (what a launcher's must match) and what its imports
 # set in it (JAX sets some), which a kernel gets on top of its own, as if it had imported them.
@@ -191,7 +192,13 @@ def _enter(place: dict, fds: list[int], env: dict[str, str], connection: socket.
         _send(connection, {"pid": child})
     except OSError:
         pass  # the launcher is gone: the sandbox ends, and the kernel with it
-    _, status = os.waitpid(child, 0)
+    while True:
+        _, status = os.waitpid(child, 0)
+        if not os.WIFSTOPPED(status):
+            break
+        # Stopped under ptrace: the kernel made its watcher its tracer (PTRACE_TRACEME). Let it go
+        # on, untraced, with its signal: only its end is the watcher's to report.
+        _libc.ptrace(_PTRACE_DETACH, child, None, os.WSTOPSIG(status))
     try:
         _send(connection, {"status": status})
     finally:
@@ -263,6 +270,9 @@ def _start(run: tuple[str | None, str | None, list[str]]) -> None:
 
     module, script, args = run
     tempfile.tempdir = None  # found again from this kernel's TMPDIR
+    sys.path_importer_cache.clear()  # what the server's imports listed of folders the sandbox hides
+    flags = sys.orig_argv[1:sys.orig_argv.index("-m")]
+    sys.orig_argv = [sys.orig_argv[0], *flags, *(["-m", module] if module else [script]), *args]
     # The packages above this module were imported only to run it: gone, unless a warm module is in them.
     parents = [".".join(__spec__.name.split(".")[:n]) for n in range(1, __spec__.name.count(".") + 1)]
     if parents and not any(name.startswith(parents[0] + ".") and name not in parents for name in sys.modules):
