@@ -20,6 +20,8 @@ Directives, applied in order to a copy of release/<lesson>/<lesson>.ipynb:
   `# %% file empty`         hand in an empty folder
   `# %% file link NAME`     also hand in NAME, a symbolic link to the path on the next line
   `# %% file fifo NAME`     also hand in NAME, a named pipe
+  `# %% file text NAME`     also hand in NAME (a path below the notebook's folder), a regular
+                            file holding the lines that follow
 An empty file is the untouched release. The student id of a sample is `<prefix>-<case>`, with
 prefix `sample` for samples/ and `hostile` for the adversarial catalogue in adversarial/.
 `# expect: not-graded` says the submission must be refused, and `# reason: TEXT` gives text
@@ -161,11 +163,14 @@ def write_submissions(root: Path, samples: list[Sample], submitted: Path | None 
         paths.append(target)
         for verb, spec, body in sample.steps:
             kind, _, name = (spec or "").partition(" ")
-            if verb == "file" and kind in ("link", "fifo"):
+            if verb == "file" and kind in ("link", "fifo", "text"):
                 extra = folder / name
+                extra.parent.mkdir(parents=True, exist_ok=True)
                 extra.unlink(missing_ok=True)
                 if kind == "link":
                     os.symlink(body.strip(), extra)
-                else:
+                elif kind == "fifo":
                     os.mkfifo(extra)
+                else:
+                    extra.write_text(body + "\n", encoding="utf-8")
     return paths

@@ -91,6 +91,15 @@ def _exec_lines(*lines: str) -> str:
     return "--IPKernelApp.exec_lines=" + json.dumps(list(lines))
 
 
+def kernel_argv(argv: list[str]) -> list[str]:
+    """The kernel spec's command as grading runs it: with -P, so the kernel's working folder (the
+    submission's files) is not first on sys.path while the kernel and the course's start-up lines
+    are imported: a file handed in as ipykernel_launcher.py, or a folder perfcourse/, would be run
+    instead. The student's kernel puts the folder on sys.path afterwards, as IPython would
+    (`perfcourse.kernel.working_folder_on_path`)."""
+    return argv if "-P" in argv[1:argv.index("-m")] else [argv[0], "-P", *argv[1:]]
+
+
 class BoundedKernelClient(AsyncKernelClient):
     """A client whose sockets refuse, unread, any message part over `max_message_bytes` (0: no bound).
 
@@ -337,7 +346,8 @@ class GuardedExecute(Execute):
                         f"__import__('perfcourse.kernel.agent').kernel.agent.install({socket_path!r})",
                         "__import__('perfcourse.kernel.evidence').kernel.evidence.beat_each_cell()",
                         "__import__('perfcourse.kernel.output_cap').kernel.output_cap"
-                        f".install({self.max_output_messages}, {self.max_output_bytes})"),
+                        f".install({self.max_output_messages}, {self.max_output_bytes})",
+                        "__import__('perfcourse.kernel').kernel.working_folder_on_path()"),
         ]
 
     def _sandbox_settings(self, role: str, runtime: Path, submission: Path | None = None,
@@ -376,7 +386,7 @@ class GuardedExecute(Execute):
         km.ip = str(runtime / "ipc")
         km.connection_file = str(runtime / "connection.json")
         spec = km.kernel_spec
-        spec.argv = [sys.executable, "-m", "perfcourse.grading.sandbox", *spec.argv]
+        spec.argv = [sys.executable, "-m", "perfcourse.grading.sandbox", *kernel_argv(spec.argv)]
         # Signals do not cross into the sandbox's PID namespace: interrupt over the control channel.
         spec.interrupt_mode = "message"
 
@@ -411,7 +421,7 @@ class GuardedExecute(Execute):
         """Inside a worker: the socket of the warm process this kernel is forked from (grading/fork_server.py)."""
         spec = KernelSpecManager().get_kernel_spec(self.kernel_name)
         kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, role, sandbox.kernel_user())
-        return fork_server.for_kernel(role, spec.argv, kernel_env)
+        return fork_server.for_kernel(role, kernel_argv(spec.argv), kernel_env)
 
     async def async_start_new_kernel(self, **kwargs):
         kwargs["env"] = self._kernel_env("student", self._student_runtime, submission=self._submission,

@@ -6,3 +6,21 @@ but what it holds is what every kernel forked from it holds, so it is here, in t
 # The launcher hands the kernel the channel's listening socket, made before any student code runs,
 # as this inherited file descriptor (perfcourse.grading.sandbox, perfcourse.kernel.agent).
 CHANNEL_FD_ENV = "PERFCOURSE_CHANNEL_FD"
+
+
+def working_folder_on_path() -> None:
+    """Put the working folder ('') on sys.path as IPython does where Python is not run with -P:
+    before the first site-packages, after the standard library. The grader starts kernels with -P
+    (perfcourse.grading.execute.kernel_argv) and calls this once the course's start-up lines are
+    imported, so a student's own modules import while nothing handed in replaces the course's."""
+    import os
+    import sys
+
+    if "" in sys.path:
+        return
+    for index, path in enumerate(sys.path):
+        if os.path.basename(path) in ("site-packages", "dist-packages"):
+            break
+    else:
+        index = 0
+    sys.path.insert(index, "")

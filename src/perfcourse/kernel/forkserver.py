@@ -280,9 +280,11 @@ def _start(run: tuple[str | None, str | None, list[str]]) -> None:
             sys.modules.pop(name, None)
     if "numpy" in sys.modules:  # a random state of its own, as a fresh interpreter's
         sys.modules["numpy"].random.seed()
+    # sys.path[0] is this server's folder (the kernel's own goes there), unless -P left it out.
     if module is not None:
         sys.argv = ["-m", *args]
-        sys.path[0] = os.getcwd()
+        if not sys.flags.safe_path:
+            sys.path[0] = os.getcwd()
         runpy.run_module(module, run_name="__main__", alter_sys=True)
     else:  # as `python SCRIPT`: argv[0] as given, __file__ absolute (runpy.run_path would change argv[0])
         import builtins
@@ -291,7 +293,8 @@ def _start(run: tuple[str | None, str | None, list[str]]) -> None:
 
         path = os.path.abspath(script)
         sys.argv = [script, *args]
-        sys.path[0] = os.path.dirname(os.path.realpath(script))
+        if not sys.flags.safe_path:
+            sys.path[0] = os.path.dirname(os.path.realpath(script))
         main = types.ModuleType("__main__")
         main.__dict__.update(__file__=path, __cached__=None, __builtins__=builtins,
                              __loader__=importlib.machinery.SourceFileLoader("__main__", path))
