@@ -2,13 +2,15 @@
 
 Starting a sandboxed kernel by exec costs about a CPU-second here (Python importing IPython,
 ipykernel and JAX), and a worker starts two per notebook: a third of grading's CPU. Inside
-`kept()` (a grading worker's life) the worker keeps a process for each role of kernel (the
-students', the trusted one), perfcourse.kernel.forkserver, that has imported them (WARM_MODULES) with exactly the environment and interpreter flags its
-kernels are started with; the sandbox's launcher forks each kernel from it into a fresh
-bubblewrap sandbox (grading/sandbox.py, `ForkedKernel`) instead of exec'ing Python there. The
-kernels are as isolated as exec'd ones (the same namespaces, cgroup, rlimits, user, no
-capabilities, no_new_privs, only their own descriptors) and never shared: each is a copy of the
-warm process as it was after its imports, which never runs a student's code nor reads a request.
+`kept()` (a grading worker's life) the worker keeps, for each role of kernel (the students', the
+trusted one), a process (perfcourse.kernel.forkserver) that has imported them (WARM_MODULES) with
+exactly the environment and interpreter flags its kernels are started with; the sandbox's
+launcher forks each kernel from it into a fresh bubblewrap sandbox (grading/sandbox.py,
+`ForkedKernel`) instead of exec'ing Python there, at about 0.13 CPU-seconds. The kernels are as
+isolated as exec'd ones (the same namespaces, cgroup, rlimits, user, no capabilities,
+no_new_privs, only their own descriptors) and never shared: each is a copy of the warm process as
+it was after its imports, which never runs a student's code nor reads a request. A server holds
+about 160 MB (70 MB of it its own, the rest files its kernels share with it).
 
 `for_kernel` gives the launcher the server's socket for a kernel started with this argv and
 environment, starting a server (and stopping one for other settings) as needed; a launcher
@@ -37,6 +39,8 @@ LOG = "server.log"
 
 
 class ForkServer:
+    """One warm process, started now; its socket appears once it has imported its modules."""
+
     def __init__(self, key: tuple, kernel_argv: list[str], env: dict[str, str], modules: tuple | None = None):
         self.key = key
         modules = WARM_MODULES if modules is None else modules
