@@ -425,7 +425,9 @@ def _once_kernels_run(pid: int, timeout: float = 180) -> list:
     while time.monotonic() < deadline:
         below = psutil.Process(pid).children(recursive=True)
         with contextlib.suppress(psutil.Error):
-            kernels = [p for p in below if "ipykernel_launcher" in p.cmdline()[:4] and p.name() != "bwrap"]
+            # A kernel forked from a fork server names itself; an exec'd one runs ipykernel_launcher.
+            kernels = [p for p in below if p.name() in ("student-kernel", "trusted-kernel")
+                       or ("ipykernel_launcher" in p.cmdline()[:6] and p.name() != "bwrap")]
             if len(kernels) >= 2:  # the student's and the trusted kernel
                 return psutil.Process(pid).children(recursive=True)
         time.sleep(0.5)
