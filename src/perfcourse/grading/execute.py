@@ -31,6 +31,7 @@ the cells run in the student's kernel, the last of them a cell the grader adds a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -478,7 +479,18 @@ class GuardedExecute(Execute):
 
     async def async_start_new_kernel_client(self):
         await self._start_trusted()  # a student's kernel started ahead skipped async_start_new_kernel
-        result = await super().async_start_new_kernel_client()
+        # Both clients wait for their kernel's first answer at once (jupyter_client's wait_for_ready
+        # takes 0.2 s even for a kernel long up): the trusted kernel's is needed only below.
+        self.trusted_kc = self.trusted_km.client()
+        self.trusted_kc.start_channels()
+        trusted_ready = asyncio.ensure_future(ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout)))
+        try:
+            result = await super().async_start_new_kernel_client()
+        except BaseException:
+            trusted_ready.cancel()
+            with contextlib.suppress(BaseException):
+                await trusted_ready
+            raise
         self.student_kc, self.student_km = self.kc, self.km
         self._watch = MessageWatch(self.student_kc)
         # The student's kernel has made its sockets: from now on it can add nothing to its runtime
@@ -488,9 +500,7 @@ class GuardedExecute(Execute):
         self._end = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._end.settimeout(self.interrupt_grace)
         self._end.connect(self._socket)
-        self.trusted_kc = self.trusted_km.client()
-        self.trusted_kc.start_channels()
-        await ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout))
+        await trusted_ready
         # Likewise the trusted kernel, once it answers: one started moments ago (the successor of
         # the last notebook's) may still be making its sockets when the student's, started
         # ahead, is long ready; sealed earlier, it could not, and died.
