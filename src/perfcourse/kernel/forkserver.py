@@ -29,8 +29,14 @@ capability bounding set, becomes the user (root: nobody, for good), drops every 
 no_new_privs, ends with its parent (the watcher), starts a session of its own, closes every
 descriptor but the ones handed in, takes the environment, working folder, `sys.argv` and
 `sys.path` an exec'd interpreter would have, and runs the module or script as `__main__`. The
-watcher tells the launcher the kernel's exit status when it ends; the launcher exits with it, so
-to jupyter_client the launcher is the kernel, as it is without a fork server.
+watcher tells the launcher the kernel's exit status when it ends (a kernel that made the watcher
+its tracer is let go on, untraced); the launcher then ends the sandbox, and whatever the kernel
+left running in it, and exits with that status, so to jupyter_client the launcher is the kernel,
+as it is without a fork server.
+
+Every process forked from one server shares its address layout, stack canary and string hash
+key: a worker keeps one server per role (grading/fork_server.py), so a student's kernel learns
+nothing of the trusted kernel's that way.
 """
 from __future__ import annotations
 
