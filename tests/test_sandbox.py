@@ -750,3 +750,28 @@ def test_a_worker_keeps_one_fork_server_per_role_and_stops_them(monkeypatch):
         assert not Path(student).parent.exists()
         running = list(fork_server._servers.values())
     assert all(server.process.poll() is not None and not server.folder.exists() for server in running)
+
+
+def test_a_fork_server_whose_worker_is_killed_ends_and_removes_its_folder(tmp_path):
+    """A worker killed outright (SIGKILL: no `finally` runs) leaves no fork server and no folder."""
+    worker = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import os, sys, time
+        from perfcourse.grading import sandbox
+        from perfcourse.grading.fork_server import ForkServer
+        env = sandbox.kernel_environment(os.environ, sandbox.HOME, "student", sandbox.kernel_user())
+        server = ForkServer(None, [sys.executable, "-m", "ipykernel_launcher"], env, modules=("json",))
+        print(server.process.pid, server.folder, flush=True)
+        time.sleep(120)
+    """)], stdout=subprocess.PIPE, text=True)
+    pid, folder = worker.stdout.readline().split()
+    wait_for(lambda: (Path(folder) / "fork.sock").exists())
+    worker.kill()
+    worker.wait()
+
+    def ended() -> bool:  # gone, or a zombie its new parent has not reaped
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+
+    wait_for(lambda: ended() and not Path(folder).exists())

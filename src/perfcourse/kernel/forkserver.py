@@ -82,9 +82,12 @@ def _check(result: int, what: str) -> None:
 def serve(path: str, parent: int, modules: list[str]):
     """Import `modules`, listen on `path`, fork per connection. Returns only in a forked kernel:
     what it runs (see `_start`)."""
-    _check(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")  # ends with its worker
+    # Ends with its worker, and takes its folder with it: a worker killed outright (a Dask
+    # worker's end, say) cannot remove it.
+    signal.signal(signal.SIGTERM, lambda signum, frame: _leave(path))
+    _check(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0), "prctl")
     if os.getppid() != parent:
-        os._exit(1)
+        _leave(path)
     for module in modules:
         importlib.import_module(module)
     _IMPORTS_SET.update({k: v for k, v in os.environ.items() if _STARTED_WITH.get(k) != v})
@@ -108,10 +111,18 @@ def serve(path: str, parent: int, modules: list[str]):
         connection.close()
 
 
+def _leave(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    os._exit(0)
+
+
 # --- the watcher -------------------------------------------------------------------------------
 def _watch(connection: socket.socket):
     """In the watcher: serve one launcher, then exit. Returns only in the kernel it forks."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _libc.prctl(_PR_SET_NAME, b"kernel-watcher", 0, 0, 0)
     watcher = os.getpid()
     try:
