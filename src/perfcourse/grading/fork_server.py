@@ -28,6 +28,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ..kernel.forkserver import PER_KERNEL
+
 # Imported by the warm process: what a kernel's start imports (ipykernel, the course's start-up
 # lines in the student's kernel, JAX without its backend). Nothing that starts a thread of
 # Python's or reads a per-kernel setting at import time.
@@ -94,8 +96,6 @@ def for_kernel(role: str, kernel_argv: list[str], env: dict[str, str]) -> str | 
     of the trusted kernel's that way."""
     if not _keeping or "-m" not in kernel_argv:
         return None
-    from ..kernel.forkserver import PER_KERNEL
-
     env = {k: v for k, v in env.items() if k not in PER_KERNEL}
     key = (tuple(kernel_argv[:kernel_argv.index("-m")]), tuple(sorted(env.items())))
     server = _servers.get(role)

@@ -765,10 +765,10 @@ class ForkedKernel:
     sandbox that bubblewrap built around a placeholder; its exit status comes from the fork
     server's watcher."""
 
-    def __init__(self, connection, sandbox: int, hold: int):
+    def __init__(self, connection, hold: int):
         import threading
 
-        self.connection, self.sandbox, self.hold = connection, sandbox, hold
+        self.connection, self.hold = connection, hold
         self.status: int | None = None
         self.ended = threading.Event()
         threading.Thread(target=self._watch, daemon=True).start()
@@ -850,7 +850,7 @@ class ForkedKernel:
             os.close(ready_read)
         if problem is None:
             connection.settimeout(None)
-            return cls(connection, box, hold)
+            return cls(connection, hold)
         # Nothing of the student's has run: start again by exec, the submission's files re-read.
         connection.close()
         os.close(hold)
