@@ -9,7 +9,7 @@ it into two scratch courses, and in one run measures:
   - `perfcourse grade`: its pool of workers (one per core, growing while the cores idle), each
     starting its next notebook's kernels ahead;
   - what each run cost in CPU (CPU-seconds per notebook, from the machine's own accounting, and
-    how busy the cores were), and for `perfcourse grade` the CPU by role: students' kernels,
+    how busy the cores were), and for each run the CPU by role: students' kernels,
     trusted kernels, grading workers, the rest, with the kernels of each kind started and about
     how much of their CPU was starting them (the floor's CPU times the starts);
   - where a notebook's seconds on its worker go: its cells (student and grade cells), and the
@@ -77,27 +77,39 @@ def kernel_floor(repeats: int = 5) -> tuple[float, float]:
 class CpuByRole(threading.Thread):
     """CPU seconds of the processes a command starts, by role, read from /proc every tenth of a
     second while it runs (a process that lives less than that is missed): students' kernels,
-    trusted kernels, grading workers, and the rest (the sandboxes' bwrap, helpers, the command)."""
+    trusted kernels, grading workers, and the rest (the sandboxes' bwrap, helpers, the command).
+    It watches both runs alike, so what it costs (about 2 ms a look) slows neither more."""
 
     def __init__(self):
         super().__init__(daemon=True)
+        self.roles: dict[tuple[str, str, str], str] = {}  # (pid, start, name) -> role, once it is one of the named
+        self.before: set[tuple[str, str]] = set()
         self.before = {key for key, _ in self._processes()}
         self.seen: dict[tuple[str, str], tuple[float, str]] = {}
         self.done = threading.Event()
 
-    @staticmethod
-    def _processes():
+    def _processes(self):
         tick = os.sysconf("SC_CLK_TCK")
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
             try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                with open(f"/proc/{pid}/stat", "rb") as handle:
+                    stat = handle.read().decode(errors="replace")
+                name, fields = stat[stat.find("(") + 1:stat.rfind(")")], stat[stat.rfind(")") + 2:].split()
+                if (pid, fields[19]) in self.before:
+                    continue
+                # A command line is read until it names a role: a process renames itself (a forked
+                # kernel) or execs (bubblewrap, then the kernel: of the same name) before it is one.
+                known = (pid, fields[19], name)
+                role = self.roles.get(known)
+                if role is None:
+                    role = self.role((name, Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")))
+                    if role not in ("", "other"):
+                        self.roles[known] = role
             except OSError:
                 continue
-            name, fields = stat[stat.find("(") + 1:stat.rfind(")")], stat[stat.rfind(")") + 2:].split()
-            yield (pid, fields[19]), ((int(fields[11]) + int(fields[12])) / tick, (name, argv))
+            yield (pid, fields[19]), ((int(fields[11]) + int(fields[12])) / tick, role)
 
     @staticmethod
     def role(process: tuple[str, list[bytes]]) -> str:
@@ -126,11 +138,9 @@ class CpuByRole(threading.Thread):
             self.sample()
 
     def sample(self):
-        for key, (cpu, process) in self._processes():
-            if key in self.before:
-                continue
+        for key, (cpu, role) in self._processes():
             known = self.seen.get(key)
-            role = self.role(process) or (known[1] if known else "other")  # an exited process has no argv
+            role = role or (known[1] if known else "other")  # an exited process has no argv
             if known is None or cpu >= known[0]:
                 self.seen[key] = (cpu, role)
 
@@ -182,6 +192,15 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float]:
     return time.perf_counter() - started, busy_seconds() - busy
 
 
+def print_roles(roles: dict[str, tuple[float, int]], notebooks: int, floor_cpu: float) -> None:
+    exec_started = {role: roles.get(role, (0.0, 0))[1] for role in ("student kernels", "trusted kernels")}
+    print("  CPU-s per notebook by role: " + ", ".join(
+        f"{role} {cpu / notebooks:.2f}" + (f" ({exec_started[role]} started, about "
+                                          f"{exec_started[role] * floor_cpu / notebooks:.2f} of it "
+                                          "starting)" if exec_started.get(role) else "")
+        for role, (cpu, _) in sorted(roles.items(), key=lambda item: -item[1][0])), flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=3)
@@ -201,11 +220,15 @@ def main() -> int:
         print(f"floor (start a jax-cpu kernel, import jax): {floor:.2f} s, {floor_cpu:.2f} CPU-s (medians of 5)",
               flush=True)
 
+        watch = CpuByRole()
+        watch.start()
         runs = [timed([sys.executable, "-m", "nbgrader", "autograde", lesson, "--force"], serial_root)
                 for lesson in lessons(serial_root)]
+        serial_roles = watch.stop()
         serial, serial_cpu = sum(wall for wall, _ in runs), sum(cpu for _, cpu in runs)
         print(f"plain nbgrader autograde, serial:  {serial:7.1f} s  {serial / len(pairs):5.2f} s per notebook, "
               f"{serial_cpu / len(pairs):5.2f} CPU-s per notebook", flush=True)
+        print_roles(serial_roles, len(pairs), floor_cpu)
 
         command = [sys.executable, "-m", "perfcourse.cli", "grade"]
         command += ["--workers", str(args.workers)] if args.workers else []
@@ -217,12 +240,7 @@ def main() -> int:
               f"{parallel_cpu / len(pairs):5.2f} CPU-s per notebook ({len(demand.cores())} cores: "
               f"{parallel_cpu / parallel / len(demand.cores()):.0%} busy)")
         # Where the CPU goes: on 2 cores the pool is CPU-bound, so CPU-seconds per notebook set its pace.
-        kernels_started = {role: roles.get(role, (0.0, 0))[1] for role in ("student kernels", "trusted kernels")}
-        print("CPU-s per notebook by role: " + ", ".join(
-            f"{role} {cpu / len(pairs):.2f}" + (f" ({kernels_started[role]} started, about "
-                                               f"{kernels_started[role] * floor_cpu / len(pairs):.2f} of it "
-                                               "starting)" if role in kernels_started else "")
-            for role, (cpu, _) in sorted(roles.items(), key=lambda item: -item[1][0])))
+        print_roles(roles, len(pairs), floor_cpu)
         print(f"speed-up: {serial / parallel:.2f}x; per-notebook cost {parallel / len(pairs) / floor:.2f}x the floor "
               f"(serial: {serial / len(pairs) / floor:.2f}x)")
         # Where a worker's seconds go: the cells themselves (student and grade cells, from the

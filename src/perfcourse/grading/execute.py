@@ -31,7 +31,9 @@ the cells run in the student's kernel, the last of them a cell the grader adds a
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import copy
 import json
 import os
 import shutil
@@ -41,7 +43,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from queue import Empty
 
+import nbformat
 import zmq
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpecManager
@@ -77,6 +81,9 @@ SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 # GuardedExecute.max_output_bytes, unread: no more than that of a cell's output is ever kept.
 MESSAGE_FACTOR = 4
 REFUSED_SECONDS = 1.5  # a kernel still running this long after its connection closed did not die: it was refused
+# The scan of a notebook's code (code_scan.py) reads only its cells' sources and tags, which running
+# the cells does not change: it runs on this thread while the cells run, not after them.
+_SCANNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-scan")
 
 
 def _error(name: str, message: str):
@@ -101,6 +108,36 @@ def kernel_argv(argv: list[str]) -> list[str]:
     return argv if "-P" in argv[1:argv.index("-m")] else [argv[0], "-P", *argv[1:]]
 
 
+async def wait_until_answering(kc, timeout: float) -> None:
+    """jupyter_client's `wait_for_ready` without its last 0.2 s: a kernel is ready for cells once it
+    has answered a kernel_info request on the shell channel *and* its IOPub status "idle" for that
+    same request has reached this client, which proves the client's IOPub subscription live and
+    drained up to it. jupyter_client instead reads IOPub until it has been quiet for 0.2 s: a fifth
+    of a second of every notebook, twice, for kernels long up. A status published before the
+    subscription took hold is lost (ZeroMQ's slow joiner): then it asks again, as jupyter_client does."""
+    deadline = time.monotonic() + timeout
+    while True:
+        asked = kc.kernel_info()
+        reply = None
+        with contextlib.suppress(Empty):
+            while reply is None:  # a late reply to an earlier request of this loop is passed over
+                msg = await ensure_async(kc.shell_channel.get_msg(timeout=1))
+                if msg["msg_type"] == "kernel_info_reply" and msg["parent_header"].get("msg_id") == asked:
+                    reply = msg
+        if reply is not None:
+            with contextlib.suppress(Empty):
+                while True:
+                    msg = await ensure_async(kc.iopub_channel.get_msg(timeout=0.5))
+                    if (msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle"
+                            and msg["parent_header"].get("msg_id") == asked):
+                        kc._handle_kernel_info_reply(reply)
+                        return
+        if not await ensure_async(kc.is_alive()):
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
+
+
 class BoundedKernelClient(AsyncKernelClient):
     """A client whose sockets refuse, unread, any message part over `max_message_bytes` (0: no bound).
 
@@ -116,6 +153,9 @@ class BoundedKernelClient(AsyncKernelClient):
         if self.max_message_bytes:
             context.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes)
         return context
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        await wait_until_answering(self, float("inf") if timeout is None else timeout)
 
 
 class BoundedKernelManager(AsyncKernelManager):
@@ -234,6 +274,9 @@ class GuardedExecute(Execute):
         self._figures = figure_sources(instructor) if instructor else set()
         self._report = report_sources(instructor) if instructor else set()
         self._last_grade = max((i for i, cell in enumerate(nb.cells) if is_grade(cell)), default=len(nb.cells))
+        scanned = _SCANNER.submit(scan, nbformat.from_dict(
+            {"cells": [{"cell_type": cell.cell_type, "source": cell.source, "metadata": copy.deepcopy(cell.metadata)}
+                       for cell in nb.cells]}))
         if self._submission is not None:
             # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: refuse
             # links and special files before any kernel sees the submission (nbgrader then
@@ -301,7 +344,7 @@ class GuardedExecute(Execute):
         if self._refused_cells:
             flags.append(f"the student's kernel sent messages of more than {self.max_message_bytes} bytes: refused "
                          f"unread (cell {', '.join(map(str, self._refused_cells))})")
-        nb.metadata[EVIDENCE_KEY] = flags + scan(nb)
+        nb.metadata[EVIDENCE_KEY] = flags + scanned.result()
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
                                    "grade_cell_seconds": round(self._grade_seconds - self._trusted_wait, 3),
                                    "cell_seconds": round(self._cell_seconds - self._trusted_wait, 3),
@@ -479,11 +522,11 @@ class GuardedExecute(Execute):
 
     async def async_start_new_kernel_client(self):
         await self._start_trusted()  # a student's kernel started ahead skipped async_start_new_kernel
-        # Both clients wait for their kernel's first answer at once (jupyter_client's wait_for_ready
-        # takes 0.2 s even for a kernel long up): the trusted kernel's is needed only below.
+        # Both clients wait for their kernel's first answer at once: the trusted kernel's is needed
+        # only below.
         self.trusted_kc = self.trusted_km.client()
         self.trusted_kc.start_channels()
-        trusted_ready = asyncio.ensure_future(ensure_async(self.trusted_kc.wait_for_ready(timeout=self.startup_timeout)))
+        trusted_ready = asyncio.ensure_future(wait_until_answering(self.trusted_kc, self.startup_timeout))
         try:
             result = await super().async_start_new_kernel_client()
         except BaseException:
