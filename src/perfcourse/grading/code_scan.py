@@ -33,6 +33,9 @@ from __future__ import annotations
 import ast
 import re
 
+# At import, not at the first scan: a grading worker scans on a thread (execute._SCANNER), and
+# IPython imported there while the worker's main thread imports too failed with KeyError: 'IPython'.
+from IPython.core.inputtransformer2 import TransformerManager
 from nbgrader.utils import is_grade
 
 GRADER_PACKAGE = __name__.split(".")[0]  # this package: perfcourse
@@ -76,8 +79,6 @@ def code_of(cell) -> list[ast.AST]:
     """The syntax trees of the code a cell runs: its source as IPython turns it into Python (magics
     and shell lines become calls), and the code handed to its magics as text (`%time CODE`,
     `%%timeit` cells); [] if it is not Python."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
     try:
         tree = ast.parse(TransformerManager().transform_cell(cell.source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
