@@ -365,3 +365,33 @@ def test_alt_text_names_points_marks_and_spans():
     assert "workloads (FLOP/s, log scale against FLOP/byte (log scale)): 0.25 (add): 2e+09, 40 (matmul): 3e+10." in alt
     assert "Marked in 'Roofline': ridge 4 FLOP/byte at 4." in alt
     assert "Timeline 'Steps' (us), lane host, dispatch: 2 span(s), from 0 to 45, 10 in all." in alt
+
+
+def test_a_committed_drawing_may_differ_from_this_machines_only_by_antialiasing_rounding():
+    """record.same_drawing: another CPU rounds a few antialiased edge pixels one level apart; a
+    figure drawn from other data, a damaged file or one of another size is not the drawing."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    artifact = json.loads((ROOT / "artifacts" / "cpu" / "performance-01.json").read_text())
+    drawn, _ = render.draw(artifact)
+    pixels = np.asarray(Image.open(io.BytesIO(drawn)).convert("RGBA")).copy()
+
+    def png(array) -> bytes:
+        out = io.BytesIO()
+        Image.fromarray(array.astype(np.uint8)).save(out, format="PNG")
+        return out.getvalue()
+
+    rounded = pixels.copy()
+    rounded[100:104, 200:203, :3] = np.clip(rounded[100:104, 200:203, :3].astype(int) + 1, 0, 255)
+    assert record.same_drawing(drawn, drawn) and record.same_drawing(png(rounded), drawn)
+    redrawn = pixels.copy()
+    redrawn[100:104, 200:203, :3] = 255 - redrawn[100:104, 200:203, :3]  # a mark moved: tens of levels
+    assert not record.same_drawing(png(redrawn), drawn)
+    other = json.loads(json.dumps(artifact))
+    other["data"]["panels"][0]["series"][0]["y"][0] *= 3  # the first call measured three times as long
+    assert not record.same_drawing(render.draw(other)[0], drawn)
+    assert not record.same_drawing(png(pixels[:-1]), drawn)
+    assert not record.same_drawing(b"not the drawing", drawn)
