@@ -23,38 +23,40 @@ class RestoreCellRoles(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gradebook:
+            # The lesson's cells read once: three queries per cell (source, grade, solution) were
+            # most of this step's time, on every notebook.
+            try:
+                recorded = gradebook.find_notebook(info["notebook"], info["assignment"])
+            except MissingEntry:
+                recorded = None
+            sources = {cell.name: cell for cell in recorded.source_cells} if recorded else {}
+            graded = {cell.name: cell for cell in recorded.grade_cells} if recorded else {}
+            solutions = {cell.name for cell in recorded.solution_cells} if recorded else set()
             for cell in nb.cells:
-                self._restore(cell, gradebook, info["notebook"], info["assignment"])
+                self._restore(cell, sources, graded, solutions)
         return nb, resources
 
-    def _restore(self, cell, gradebook, notebook, assignment) -> None:
+    @staticmethod
+    def _restore(cell, sources: dict, graded: dict, solutions: set) -> None:
         meta = cell.metadata.get("nbgrader")
         if meta is None:
             return
         grade_id = meta.get("grade_id")
-        try:
-            source = gradebook.find_source_cell(grade_id, notebook, assignment)
-        except MissingEntry:
+        source = sources.get(grade_id)
+        if source is None:
             del cell.metadata["nbgrader"]
             return
-
-        def find(kind):
-            try:
-                return kind(grade_id, notebook, assignment)
-            except MissingEntry:
-                return None
-
-        graded = find(gradebook.find_graded_cell)
+        grade = graded.get(grade_id)
         restored = {
-            "grade": graded is not None,
+            "grade": grade is not None,
             "grade_id": grade_id,
             "locked": bool(source.locked),
             "schema_version": 3,
-            "solution": find(gradebook.find_solution_cell) is not None,
+            "solution": grade_id in solutions,
             "task": False,
         }
-        if graded is not None:
-            restored["points"] = float(graded.max_score)
+        if grade is not None:
+            restored["points"] = float(grade.max_score)
         for key in ("checksum",):
             if key in meta:
                 restored[key] = meta[key]
