@@ -1,6 +1,8 @@
 """`perfcourse grade` as an instructor runs it, against nbgrader's own view of the class.
 
-One scratch course, performance-01 only, a class of three: `ontime` and `late` are on nbgrader's
+One scratch course, performance-07 only (a lesson without timers: the workflow is the subject
+here, and a timing check judged while the end-to-end tier's other classes load the cores is
+not; the samples and tests/test_under_load.py prove the timers), a class of three: `ontime` and `late` are on nbgrader's
 student list, `stranger` is not, and the course sets Autograde.create_student = False and a late
 penalty of zero points (nbgrader's LateSubmissionPlugin). The test then checks, in order:
 - the grade table and grades.csv say what `nbgrader export` says, penalty included; the
@@ -27,7 +29,8 @@ from perfcourse import nbgrader_bridge, samples
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("grade-workflow")]  # one course, graded once per worker
 
-LESSON = "performance-01"
+LESSON = "performance-07"
+POINTS = 10  # the lesson's, all earned by its solution
 DUE = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
 
@@ -89,13 +92,14 @@ def test_scores_are_nbgraders_own_late_penalty_included(workflow, first_run):
     subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(exported)], cwd=workflow,
                    env=nbgrader_bridge.nbgrader_env(), check=True, capture_output=True)
     theirs, ours = rows(exported), rows(workflow / "grades.csv")
-    for student, score, penalty in (("ontime", 8, 0), ("late", 0, 8)):
+    for student, score, penalty in (("ontime", POINTS, 0), ("late", 0, POINTS)):
         key = (student, LESSON)
         assert float(theirs[key]["score"]) == score and float(theirs[key]["late_submission_penalty"]) == penalty
         for column in ("raw_score", "late_submission_penalty", "score", "max_score", "timestamp"):
             assert ours[key][column] == theirs[key][column], (column, ours[key], theirs[key])
-    assert "0/8" in table_line(first_run.stdout, "late") and "-8 late" in table_line(first_run.stdout, "late")
-    assert "8/8" in table_line(first_run.stdout, "ontime")
+    assert f"0/{POINTS}" in table_line(first_run.stdout, "late")
+    assert f"-{POINTS} late" in table_line(first_run.stdout, "late")
+    assert f"{POINTS}/{POINTS}" in table_line(first_run.stdout, "ontime")
 
 
 def test_a_student_missing_from_the_list_is_refused_not_added(workflow, first_run):
@@ -103,14 +107,15 @@ def test_a_student_missing_from_the_list_is_refused_not_added(workflow, first_ru
     assert "stranger" not in nbgrader_bridge.students(workflow)
     line = table_line(first_run.stdout, "stranger")
     assert "not graded" in line and "create_student is False" in line
-    assert "NOT GRADED stranger/performance-01" in first_run.stdout
+    assert f"NOT GRADED stranger/{LESSON}" in first_run.stdout
 
 
 def test_a_second_run_grades_only_what_changed(workflow, first_run):
     again = perfcourse("grade", "--lesson", LESSON, cwd=workflow)
     assert "0 of 3 notebooks graded now, 2 up to date" in again.stdout, again.stdout + again.stderr
-    assert "up to date" in table_line(again.stdout, "ontime") and "8/8" in table_line(again.stdout, "ontime")
-    assert "0/8" in table_line(again.stdout, "late")
+    assert "up to date" in table_line(again.stdout, "ontime")
+    assert f"{POINTS}/{POINTS}" in table_line(again.stdout, "ontime")
+    assert f"0/{POINTS}" in table_line(again.stdout, "late")
 
     # ontime resubmits (a new timestamp); only that notebook is graded again, and only ontime is named.
     (workflow / "submitted" / "ontime" / LESSON / "timestamp.txt").write_text(
@@ -123,7 +128,7 @@ def test_a_second_run_grades_only_what_changed(workflow, first_run):
 
     forced = perfcourse("grade", "--student", "late", "--force", cwd=workflow)
     assert forced.returncode == 0 and "1 of 1 notebooks graded now" in forced.stdout, forced.stdout + forced.stderr
-    assert "0/8" in table_line(forced.stdout, "late")
+    assert f"0/{POINTS}" in table_line(forced.stdout, "late")
     assert "graded 1/1" not in forced.stderr and "\r" not in forced.stderr  # line by line off a terminal
 
 
