@@ -25,8 +25,6 @@ from perfcourse import samples
 from perfcourse.grading.run import up_to_date
 from perfcourse.nbgrader_bridge import notebook_score
 
-pytestmark = pytest.mark.e2e
-
 LESSON = "performance-03"  # short notebooks: the class is four of them
 STUDENTS = 4
 
@@ -49,9 +47,37 @@ def graded(root: Path, everyone) -> list:
     return [s for s in everyone if up_to_date(root, s.student, LESSON)]
 
 
+# A worker's SIGTERM raises nothing (nbgrader runs a notebook inside a bare `except:`, which would
+# swallow it): it kills the kernels of the notebook under way, and the worker stops after it.
+WORKER_SIGTERM = """
+import os, signal, time
+from perfcourse.grading import interruption
+interruption.install()
+killed = []
+with interruption.stopping(lambda: killed.append("kernels of the notebook under way")):
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # the handler has run by now
+    except BaseException as exc:
+        print("raised", type(exc).__name__)
+    print("requested", interruption.requested(), killed)
+with interruption.stopping(lambda: killed.append("kernels of a notebook begun after it")):
+    print(killed)
+"""
+
+
+def test_a_workers_sigterm_kills_the_kernels_under_way_and_raises_nothing():
+    proc = subprocess.run([sys.executable, "-c", WORKER_SIGTERM], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "requested True ['kernels of the notebook under way']",
+        "['kernels of the notebook under way', 'kernels of a notebook begun after it']"]
+
+
 # SIGTERM is turned into the KeyboardInterrupt of a Ctrl-C (cli.py), so Ctrl-C's run is nightly.
 @pytest.mark.parametrize("how", [pytest.param(signal.SIGINT, marks=pytest.mark.nightly), signal.SIGTERM],
                          ids=["ctrl-c", "sigterm"])
+@pytest.mark.e2e
 def test_an_interrupted_grading_stops_leaves_nothing_and_the_next_run_grades_the_rest(tmp_path, how):
     root = copy_course(tmp_path / "course")
     perfcourse("release", "--lesson", LESSON, cwd=root, check=True)

@@ -63,7 +63,7 @@ from ..course import FIGURE_TAG
 from ..kernel.output_cap import OUTPUT_CUT_MIME
 from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
-from . import fork_server, ready_kernel, sandbox, trusted_kernel
+from . import fork_server, interruption, ready_kernel, sandbox, trusted_kernel
 from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
@@ -319,7 +319,10 @@ class GuardedExecute(Execute):
         self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
         self.extra_arguments = self._student_arguments(self._socket)
         try:
-            nb, resources = super().preprocess(nb, resources, km)
+            # A worker's SIGTERM kills this notebook's kernels: its cell fails as a dead kernel's,
+            # or the next cell stops (interruption.py), and the teardown below runs as after any failure.
+            with interruption.stopping(self._kill_kernels):
+                nb, resources = super().preprocess(nb, resources, km)
         except BaseException as exc:
             self._trusted_clean = False
             died = isinstance(exc, DeadKernelError) or "died before replying" in str(exc)
@@ -492,7 +495,7 @@ class GuardedExecute(Execute):
         this one runs (ready_kernel.py). Anything that goes wrong leaves that notebook to start
         its own, as it would have."""
         wanted = ready_kernel.next_up() if ready_kernel.next_up is not None else None
-        if wanted is None or trusted_kernel.worker_channels() is None:
+        if wanted is None or trusted_kernel.worker_channels() is None or interruption.requested():
             return
         submission, source = wanted
         key = self._launch_key(submission)
@@ -600,8 +603,8 @@ class GuardedExecute(Execute):
         if self.trusted_kc is not None:
             self.trusted_kc.stop_channels()
         kept = trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds)
-        if not kept and trusted_kernel.replace_ahead(ready_kernel.next_up is not None
-                                                     and ready_kernel.next_up() is not None):
+        if not kept and not interruption.requested() and trusted_kernel.replace_ahead(
+                ready_kernel.next_up is not None and ready_kernel.next_up() is not None):
             # Its successor starts now, while nbgrader records this notebook and the next begins
             # (if it cannot, the next notebook starts one itself: nothing to note for this one).
             successor = trusted_kernel.take(self._trusted_settings())
@@ -645,6 +648,8 @@ class GuardedExecute(Execute):
 
     # --- each cell ---------------------------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
+        if interruption.requested():  # the worker was asked to stop: no further cell
+            raise interruption.Interrupted()
         self._refused_here, self._cell_number = False, index + 1
         run_anyway(cell, self.skip_cells_with_tag)
         started = time.perf_counter()
@@ -882,6 +887,11 @@ class GuardedExecute(Execute):
         """Does the kernel answer a trivial request within `grace` seconds of an interrupt?"""
         probe = self.kc.execute("", silent=True, store_history=False)
         return await self._wait_reply(self.kc, probe, grace) is not None
+
+    def _kill_kernels(self) -> None:
+        """Both kernels of this notebook, killed now (a worker's SIGTERM: interruption.py)."""
+        for km in (getattr(self, "km", None), self.trusted_km):
+            self._kill(km)
 
     @staticmethod
     def _kill(km):

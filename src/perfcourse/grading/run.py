@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +38,8 @@ if TYPE_CHECKING:  # cluster.py imports this module
 
 WORKER = [sys.executable, "-m", "perfcourse.grading.worker"]
 INTERRUPT_GRACE = 15  # seconds an interrupted worker has to stop its kernels and clean up before it is killed
+KILLED_WAIT = 5       # seconds a worker killed with SIGKILL is waited for before its folder is removed
+SCRATCH_PREFIX = "pcw-"  # each worker's temporary folder: short, since sockets lie below it
 
 
 @dataclass
@@ -163,12 +167,19 @@ class WorkerSlot:
     def __init__(self, root: Path, options: list[str]):
         self.root, self.options, self.process = root, options, None
         self.interrupted, self._terminated = False, None
+        self.scratch: Path | None = None  # the worker's temporary folder (its TMPDIR)
 
     def start(self):
+        # What the worker makes in its temporary folder (its kernels' and notebooks' folders, its
+        # fork servers') lies in one of its own, removed once it has ended, however it ended: a
+        # worker killed or dead in the middle of a notebook leaves nothing behind either.
+        self._remove_scratch()
+        self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+        self.scratch.chmod(0o755)  # as the temporary folder itself: the kernels' user reaches below it
         self.process = subprocess.Popen(
             WORKER + self.options, cwd=self.root, text=True, bufsize=1,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True, env={**os.environ, "TMPDIR": str(self.scratch)},
         )
         self.lines = queue.Queue()
         threading.Thread(target=self._read, args=(self.process, self.lines), daemon=True).start()
@@ -191,7 +202,17 @@ class WorkerSlot:
     def kill(self):
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, 9)
+            try:
+                self.process.wait(KILLED_WAIT)
+            except subprocess.TimeoutExpired:
+                pass
         self.process = None
+        self._remove_scratch()
+
+    def _remove_scratch(self) -> None:
+        if self.scratch is not None and (self.process is None or self.process.poll() is not None):
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
     def interrupt(self) -> None:
         """The grading was interrupted: the worker stops at once, stopping its kernels and removing
@@ -408,7 +429,8 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                             slot.send(queued[0], [queued[1]])
                     outcomes = slot.collect(student, [lesson], limit, progress)
                 except Exception as exc:  # a worker that cannot start: this student is reported, not lost
-                    slot.kill()
+                    if not slot.interrupted:  # interrupted, it is stopping its kernels: slot.close() waits
+                        slot.kill()
                     outcomes = [Outcome(student, lesson, error=f"not graded: {exc}")]
                     progress.advance(f"{student}/{lesson}")
                 done(student)
@@ -458,6 +480,13 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                 else:
                     slot.kill()
             alive[0].join(0.2)
+        # Every worker has ended, each slot closed by its thread; killing them all again (a no-op
+        # for those gone) makes sure none outlives the interruption and every worker's folder is
+        # removed, whatever became of the thread that served it.
+        with lock:
+            stopping = list(slots)
+        for slot in stopping:
+            slot.kill()
         raise
     _read_back(root, lessons, results)
     return sorted(results, key=lambda o: (o.student, o.lesson))

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .. import startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
 from .. import nbgrader_bridge as nbgrader
-from . import fork_server, ready_kernel, trusted_kernel
+from . import fork_server, interruption, ready_kernel, trusted_kernel
 
 
 def grade(root: Path, task: dict, sandbox: str, cell_timeout: int | None, tasks: Tasks | None = None):
@@ -40,6 +40,8 @@ def grade(root: Path, task: dict, sandbox: str, cell_timeout: int | None, tasks:
         config.Execute.timeout = cell_timeout
     student = task["student"]
     for index, lesson in enumerate(task["lessons"]):
+        if interruption.requested():
+            return
         if tasks is not None:
             ready_kernel.next_up = lambda index=index: upcoming(root, task, index, tasks)
         started = time.perf_counter()
@@ -93,10 +95,6 @@ def upcoming(root: Path, task: dict, index: int, tasks: Tasks) -> tuple[Path, Pa
             nbgrader.folder(root, "source", ".", lesson) / f"{lesson}.ipynb")
 
 
-def _leave(signum, frame):
-    raise SystemExit(128 + signum)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perfcourse.grading.worker")
     parser.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap")
@@ -110,9 +108,10 @@ def main(argv=None) -> int:
         from .sandbox import die_with_parent
 
         die_with_parent(args.die_with_parent)
-    # Interrupted (the pool stops its workers so): leave through every `finally`, so the kernels are
-    # stopped and the folders removed (GuardedExecute's teardown, trusted_kernel.kept()).
-    signal.signal(signal.SIGTERM, _leave)
+    # Interrupted (the pool stops its workers so): the notebook under way ends at once, its kernels
+    # killed, and the worker after it, through every `finally`, so the kernels are stopped and the
+    # folders removed (GuardedExecute's teardown, trusted_kernel.kept(); grading/interruption.py).
+    interruption.install()
     # nbgrader logs to stderr; stdout carries only this protocol's JSON lines.
     protocol, sys.stdout = sys.stdout, sys.stderr
     root = Path.cwd()
@@ -125,14 +124,14 @@ def main(argv=None) -> int:
     # The fork server outlives the kernels forked from it: it reaps their watchers as they are stopped.
     with fork_server.kept(), trusted_kernel.kept():
         try:
-            while (task := tasks.get()) is not None:
+            while not interruption.requested() and (task := tasks.get()) is not None:
                 for outcome in grade(root, task, args.sandbox, args.cell_timeout, tasks):
                     print(json.dumps(outcome), file=protocol, flush=True)
                 print(json.dumps({"done": task["student"]}), file=protocol, flush=True)
         finally:
             ready_kernel.next_up = None
             ready_kernel.discard()
-    return 0
+    return 128 + signal.SIGTERM if interruption.requested() else 0
 
 
 if __name__ == "__main__":
