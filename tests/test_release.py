@@ -59,6 +59,7 @@ def test_a_stale_release_is_named(course):
 
 
 @pytest.mark.e2e
+@pytest.mark.nightly  # about a minute on 2 cores; the graded demo grades performance-01's release (0 points)
 def test_validate_invert_finds_no_test_cell_that_an_unfilled_release_passes(tmp_path):
     """`nbgrader validate --invert` on each release notebook: every test cell fails before the work is
     done (a cell that passes would make JupyterLab's Validate say "Success" for unfinished work)."""
