@@ -122,3 +122,13 @@ def test_a_temporary_folder_too_deep_for_the_channel_socket_is_one_clear_error(m
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
     with pytest.raises(CourseError, match="too deep for the grader's sockets.*set TMPDIR"):
         notebook_limit(ROOT)
+    # Each grading worker's TMPDIR is a folder of its own inside it (WorkerSlot): a TMPDIR with
+    # room for the sockets but not for that folder too is refused as well.
+    from perfcourse.grading import run, trusted_kernel
+
+    room = trusted_kernel.MAX_SOCKET_BYTES - len(trusted_kernel.longest_socket("/tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp/" + "d" * (room - 1))  # only its length is read
+    assert len(trusted_kernel.longest_socket()) <= trusted_kernel.MAX_SOCKET_BYTES < len(
+        trusted_kernel.longest_socket(run.worker_tempdir()))
+    with pytest.raises(CourseError, match="too deep for the grader's sockets"):
+        notebook_limit(ROOT)

@@ -248,9 +248,10 @@ class GuardedExecute(Execute):
             raise RuntimeError("grader_config.py must set " + ", ".join(f"GuardedExecute.{n}" for n in unset)
                                + " (positive whole numbers)")
 
-    def check_socket_room(self) -> None:
-        """Refuse a TMPDIR so deep that a notebook's channel socket would not fit in a socket address."""
-        longest = trusted_kernel.longest_socket()
+    def check_socket_room(self, tempdir: str | None = None) -> None:
+        """Refuse a TMPDIR so deep that a notebook's channel socket would not fit in a socket address
+        (under `tempdir`, where a grading worker will have its TMPDIR, when given)."""
+        longest = trusted_kernel.longest_socket(tempdir)
         size = len(os.fsencode(longest))
         if size > trusted_kernel.MAX_SOCKET_BYTES:
             raise RuntimeError(f"the temporary folder {tempfile.gettempdir()} is too deep for the grader's sockets "

@@ -301,10 +301,15 @@ def notebook_limit(root: Path) -> float:
     except RuntimeError as exc:
         raise CourseError(f"{root / 'grader_config.py'}: {exc}") from None
     try:
-        guard.check_socket_room()
+        guard.check_socket_room(worker_tempdir())  # each worker's TMPDIR is a folder of its own in this one
     except RuntimeError as exc:
         raise CourseError(str(exc)) from None
     return guard.notebook_timeout + 2 * guard.interrupt_grace + STARTUP_SECONDS
+
+
+def worker_tempdir() -> str:
+    """The longest TMPDIR a grading worker can have: WorkerSlot's folder in this process's."""
+    return os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX + "x" * 8)
 
 
 STARTUP_SECONDS = 120  # a worker's nbgrader, two sandboxed kernels, the gradebook writes
@@ -444,6 +449,21 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                     task, sent = take(), False
         finally:
             slot.close()
+            with lock:
+                ended.append(slot)
+            an_end.set()
+
+    # The main thread waits for the serve threads on `an_end`, never with Thread.join(): on Python
+    # 3.11 a join interrupted by Ctrl-C or SIGTERM marks the thread it waits for as stopped while it
+    # runs on (the handling of bpo-45274 in threading.py), so the interrupted pool stopped waiting
+    # for it and exited, and its worker, started by that thread, was killed with it (the worker's
+    # PR_SET_PDEATHSIG) in the middle of a notebook, its kernels' folders left behind.
+    ended: list[WorkerSlot] = []   # slots whose serve thread has closed them
+    an_end = threading.Event()     # set as each serve thread ends
+
+    def running() -> int:
+        with lock:
+            return len(threads) - len(ended)
 
     students_pending = len({student for student, _ in pending})
 
@@ -456,11 +476,12 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         start_worker()
     # The pool grows while the cores idle and a task waits for a worker (grading/demand.py).
     try:
-        while alive := [thread for thread in threads if thread.is_alive()]:
-            alive[0].join(demand.WINDOW)
+        while alive := running():
+            an_end.wait(demand.WINDOW)
+            an_end.clear()
             with changed:
                 waiting = any(student not in busy for student, _ in pending)
-            if size.grow(len(alive), waiting) and len(threads) < students_pending:
+            if size.grow(alive, waiting) and len(threads) < students_pending:
                 start_worker()
                 progress.note(f"the cores were idle while notebooks waited: {len(threads)} workers now")
     except BaseException:
@@ -471,7 +492,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
             interrupted.set()
             changed.notify_all()
         deadline = time.monotonic() + INTERRUPT_GRACE
-        while alive := [thread for thread in threads if thread.is_alive()]:
+        while running():
             with lock:
                 stopping = list(slots)
             for slot in stopping:
@@ -479,7 +500,8 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                     slot.interrupt()
                 else:
                     slot.kill()
-            alive[0].join(0.2)
+            an_end.wait(0.2)
+            an_end.clear()
         # Every worker has ended, each slot closed by its thread; killing them all again (a no-op
         # for those gone) makes sure none outlives the interruption and every worker's folder is
         # removed, whatever became of the thread that served it.

@@ -41,9 +41,10 @@ SOCKET = "student.sock"            # in a notebook's channel folder, <channels>/
 MAX_SOCKET_BYTES = 107             # a Unix socket's address (sun_path), without its final NUL
 
 
-def longest_socket() -> str:
-    """The longest path a notebook's channel socket can have, under this process's TMPDIR."""
-    return os.path.join(tempfile.gettempdir(), CHANNELS + "x" * 8, "x" * 8, SOCKET)
+def longest_socket(tempdir: str | None = None) -> str:
+    """The longest path a notebook's channel socket can have, under `tempdir` (by default this
+    process's TMPDIR)."""
+    return os.path.join(tempdir or tempfile.gettempdir(), CHANNELS + "x" * 8, "x" * 8, SOCKET)
 
 
 def new_channels() -> Path:
