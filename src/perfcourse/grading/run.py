@@ -450,7 +450,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         finally:
             slot.close()
             with lock:
-                ended.append(slot)
+                ended.append(threading.current_thread())
             an_end.set()
 
     # The main thread waits for the serve threads on `an_end`, never with Thread.join(): on Python
@@ -458,8 +458,8 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
     # runs on (the handling of bpo-45274 in threading.py), so the interrupted pool stopped waiting
     # for it and exited, and its worker, started by that thread, was killed with it (the worker's
     # PR_SET_PDEATHSIG) in the middle of a notebook, its kernels' folders left behind.
-    ended: list[WorkerSlot] = []   # slots whose serve thread has closed them
-    an_end = threading.Event()     # set as each serve thread ends
+    ended: list[threading.Thread] = []  # serve threads done, each after closing its worker
+    an_end = threading.Event()          # set as each ends
 
     def running() -> int:
         with lock:
@@ -502,13 +502,6 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                     slot.kill()
             an_end.wait(0.2)
             an_end.clear()
-        # Every worker has ended, each slot closed by its thread; killing them all again (a no-op
-        # for those gone) makes sure none outlives the interruption and every worker's folder is
-        # removed, whatever became of the thread that served it.
-        with lock:
-            stopping = list(slots)
-        for slot in stopping:
-            slot.kill()
         raise
     _read_back(root, lessons, results)
     return sorted(results, key=lambda o: (o.student, o.lesson))
