@@ -28,7 +28,7 @@ from pathlib import Path
 
 from perfcourse import release, samples
 from perfcourse.course import copy_course, find_root, lessons
-from perfcourse.nbgrader_bridge import nbgrader_env, notebook_score
+from perfcourse.nbgrader_bridge import nbgrader_env, notebook_scores
 
 ROOT = find_root(Path(__file__).resolve().parent)
 
@@ -96,9 +96,9 @@ def main() -> int:
                 print(f"{size:>4} students {len(pairs):>4} notebooks, {workers} workers: local {local:7.1f} s "
                       f"{len(pairs) / local:6.3f} nb/s, cluster {remote:7.1f} s {len(pairs) / remote:6.3f} nb/s "
                       f"({rows[-1][5]} took part)", flush=True)
-                differ += [(size, workers, s, l) for s, l in pairs
-                           if getattr(notebook_score(local_root, l, s), "cells", None)
-                           != getattr(notebook_score(cluster_root, l, s), "cells", None)]
+                local_scores, cluster_scores = notebook_scores(local_root, pairs), notebook_scores(cluster_root, pairs)
+                differ += [(size, workers, *pair) for pair in pairs
+                           if getattr(local_scores[pair], "cells", None) != getattr(cluster_scores[pair], "cells", None)]
     print("\nstudents  workers  notebooks  local nb/s  cluster nb/s  local s/nb  cluster s/nb  took part")
     for size, workers, count, local, remote, took in rows:
         print(f"{size:>8}  {workers:>7}  {count:>9}  {count / local:>10.3f}  {count / remote:>12.3f}  "

@@ -35,7 +35,7 @@ from pathlib import Path
 from perfcourse import kernels, release, samples
 from perfcourse.course import copy_course, find_root, lessons
 from perfcourse.grading import demand
-from perfcourse.nbgrader_bridge import folder, nbgrader_env, notebook_score
+from perfcourse.nbgrader_bridge import folder, nbgrader_env, notebook_scores
 
 ROOT = find_root(Path(__file__).resolve().parent)
 
@@ -281,9 +281,9 @@ def main() -> int:
                       f"grade cells {statistics.median(float(r['grade_cell_seconds']) for r in found):5.2f} s; "
                       f"{parsed} of {len(found)} parsed a student's program (a fresh trusted kernel after)")
 
-        differ = [(s, l) for s, l in pairs
-                  if getattr(notebook_score(serial_root, l, s), "cells", None)
-                  != getattr(notebook_score(parallel_root, l, s), "cells", None)]
+        serial_scores, parallel_scores = notebook_scores(serial_root, pairs), notebook_scores(parallel_root, pairs)
+        differ = [pair for pair in pairs if getattr(serial_scores[pair], "cells", None)
+                  != getattr(parallel_scores[pair], "cells", None)]
         print("scores: identical in both runs" if not differ else f"scores DIFFER for {differ}")
         return 1 if differ else 0
 

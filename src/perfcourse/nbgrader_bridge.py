@@ -158,15 +158,25 @@ class NotebookScore:
 
 def notebook_score(root: Path, lesson: str, student: str) -> NotebookScore | None:
     """The autograded score of one student's lesson notebook, or None when nbgrader has none."""
+    return notebook_scores(root, [(student, lesson)])[(student, lesson)]
+
+
+def notebook_scores(root: Path, notebooks: list[tuple[str, str]]) -> dict[tuple[str, str], NotebookScore | None]:
+    """notebook_score for each (student, lesson), read in one gradebook session: opening the
+    gradebook costs more than reading a notebook's grades, and a class has hundreds."""
     from nbgrader.api import MissingEntry
 
+    found: dict[tuple[str, str], NotebookScore | None] = {}
     with gradebook(root) as gb:
-        try:
-            nb = gb.find_submission_notebook(lesson, lesson, student)
-        except MissingEntry:
-            return None
-        cells = {grade.name: float(grade.score) for grade in nb.grades}
-        return NotebookScore(student, lesson, float(nb.score), float(nb.max_score), cells)
+        for student, lesson in notebooks:
+            try:
+                nb = gb.find_submission_notebook(lesson, lesson, student)
+            except MissingEntry:
+                found[(student, lesson)] = None
+                continue
+            cells = {grade.name: float(grade.score) for grade in nb.grades}
+            found[(student, lesson)] = NotebookScore(student, lesson, float(nb.score), float(nb.max_score), cells)
+    return found
 
 
 def missing_assignments(root: Path, lessons: list[str]) -> list[str]:

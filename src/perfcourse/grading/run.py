@@ -323,14 +323,18 @@ def submission_digest(root: Path, student: str, lesson: str) -> str | None:
         return None
 
 
-def up_to_date(root: Path, student: str, lesson: str) -> bool:
-    """Graded before, and the submission is the one graded (same digest), and nbgrader has its score."""
+def graded_unchanged(root: Path, student: str, lesson: str) -> bool:
+    """Graded before, and the submission is the one graded (same digest)."""
     from .execute import TIMING_KEY
 
     nb = _autograded(root, student, lesson)
     graded = (nb.metadata.get(TIMING_KEY) or {}).get("submission") if nb is not None else None
-    return (isinstance(graded, str) and graded == submission_digest(root, student, lesson)
-            and nbgrader.notebook_score(root, lesson, student) is not None)
+    return isinstance(graded, str) and graded == submission_digest(root, student, lesson)
+
+
+def up_to_date(root: Path, student: str, lesson: str) -> bool:
+    """Graded before, the submission unchanged since, and nbgrader has its score."""
+    return graded_unchanged(root, student, lesson) and nbgrader.notebook_score(root, lesson, student) is not None
 
 
 def grade_class(root: Path, lessons: list[str], workers: int | None = None, sandbox: str = "bwrap",
@@ -357,14 +361,15 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
     # set of lessons on one worker while the others idle. A student is never graded by two
     # workers at once (nbgrader breaks when one student is graded twice at the same time).
     pending, results = [], list(refused)
-    for lesson in lessons:
-        for student, student_lessons in gradable.items():
-            if lesson not in student_lessons:
-                continue
-            if not force and up_to_date(root, student, lesson):
-                results.append(Outcome(student, lesson, up_to_date=True))
-            else:
-                pending.append((student, lesson))
+    submissions = [(student, lesson) for lesson in lessons
+                   for student, student_lessons in gradable.items() if lesson in student_lessons]
+    unchanged = [] if force else [(s, l) for s, l in submissions if graded_unchanged(root, s, l)]
+    scored = nbgrader.notebook_scores(root, unchanged) if unchanged else {}
+    for student, lesson in submissions:
+        if scored.get((student, lesson)) is not None:  # up to date: graded, unchanged, and scored
+            results.append(Outcome(student, lesson, up_to_date=True))
+        else:
+            pending.append((student, lesson))
     progress = Progress(len(pending))
     if cluster is not None:
         from . import cluster as dask_cluster
@@ -511,8 +516,9 @@ def _read_back(root: Path, lessons: list[str], results: list[Outcome]) -> None:
     """Each graded outcome's scores, from nbgrader's gradebook and its CSV export (penalties included)."""
     graded = [o for o in results if o.error is None]
     rows = nbgrader.export(root, lessons, sorted({o.student for o in graded})) if graded else {}
+    scores = nbgrader.notebook_scores(root, [(o.student, o.lesson) for o in graded]) if graded else {}
     for outcome in graded:
-        outcome.score = nbgrader.notebook_score(root, outcome.lesson, outcome.student)
+        outcome.score = scores[(outcome.student, outcome.lesson)]
         outcome.export = rows.get((outcome.student, outcome.lesson))
         nb = _autograded(root, outcome.student, outcome.lesson)  # read once for notes and flags
         outcome.notes = notes_of(nb) if nb is not None else []
