@@ -9,7 +9,8 @@ it into two scratch courses, and in one run measures:
   - `perfcourse grade`: its pool of workers (one per core, growing while the cores idle), each
     starting its next notebook's kernels ahead;
   - what each run cost in CPU (CPU-seconds per notebook, from the machine's own accounting, and
-    how busy the cores were), and for each run the CPU by role: students' kernels,
+    how busy the cores were; for `perfcourse grade`, where the cores idled: its first and last
+    five seconds, and between), and for each run the CPU by role: students' kernels,
     trusted kernels, grading workers, the rest, with the kernels of each kind started and about
     how much of their CPU was starting them (the floor's CPU times the starts);
   - where a notebook's seconds on its worker go: its cells (student and grade cells), and the
@@ -185,6 +186,36 @@ def busy_seconds() -> float:
     return (total - idle) / os.sysconf("SC_CLK_TCK")
 
 
+class IdleCores(threading.Thread):
+    """The cores' idle seconds while a command runs, read from /proc/stat every EVERY seconds, so
+    the idle share can be told apart: the first and last EDGE seconds (the command starting its
+    workers, the class's last notebooks and the workers ending) and the time between."""
+
+    EVERY, EDGE = 0.5, 5.0
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.samples: list[float] = []  # idle core-seconds in each interval, in order
+        self.done = threading.Event()
+
+    def run(self):
+        tick, last = os.sysconf("SC_CLK_TCK"), demand.cpu_times(demand.cores())
+        while not self.done.wait(self.EVERY):
+            now = demand.cpu_times(demand.cores())
+            if now and last:
+                self.samples.append((now[0] - last[0]) / tick)
+            last = now
+
+    def stop(self) -> str:
+        self.done.set()
+        self.join()
+        edge = max(1, int(self.EDGE / self.EVERY))
+        first, last = sum(self.samples[:edge]), sum(self.samples[max(edge, len(self.samples) - edge):])
+        between = sum(self.samples) - first - last
+        return (f"idle core-seconds: {sum(self.samples):.1f} = first {self.EDGE:g} s {first:.1f} + last "
+                f"{self.EDGE:g} s {last:.1f} + between {between:.1f}")
+
+
 def timed(command: list[str], cwd: Path) -> tuple[float, float]:
     """The command's wall seconds, and the CPU-seconds the machine was busy meanwhile."""
     busy, started = busy_seconds(), time.perf_counter()
@@ -232,13 +263,15 @@ def main() -> int:
 
         command = [sys.executable, "-m", "perfcourse.cli", "grade"]
         command += ["--workers", str(args.workers)] if args.workers else []
-        watch = CpuByRole()
+        watch, idle = CpuByRole(), IdleCores()
         watch.start()
+        idle.start()
         parallel, parallel_cpu = timed(command, parallel_root)
         roles = watch.stop()
         print(f"perfcourse grade, parallel:        {parallel:7.1f} s  {parallel / len(pairs):5.2f} s per notebook, "
               f"{parallel_cpu / len(pairs):5.2f} CPU-s per notebook ({len(demand.cores())} cores: "
               f"{parallel_cpu / parallel / len(demand.cores()):.0%} busy)")
+        print(f"  {idle.stop()}")
         # Where the CPU goes: on 2 cores the pool is CPU-bound, so CPU-seconds per notebook set its pace.
         print_roles(roles, len(pairs), floor_cpu)
         print(f"speed-up: {serial / parallel:.2f}x; per-notebook cost {parallel / len(pairs) / floor:.2f}x the floor "
