@@ -388,19 +388,19 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
     slots: list[WorkerSlot] = []
     interrupted = threading.Event()
 
-    def take(wait: bool = True, holding: str | None = None):
+    def take(wait: bool = True, holding: str | None = None, only_holding: bool = False):
         """A pending task whose student no worker has, or one of the student this worker is
-        `holding` (its own notebooks run one after another); with `wait`, waits for one (None:
-        none left). The task's student is held until `done`. While the pool may still grow, the
-        holding student comes first, so other students are left for the workers it may add;
-        then the class goes lesson by lesson, so its end is not one student's lessons on one
-        worker while the others idle."""
+        `holding` (its own notebooks run one after another; with `only_holding`, only those);
+        with `wait`, waits for one (None: none left). The task's student is held until `done`.
+        While the pool may still grow, the holding student comes first, so other students are
+        left for the workers it may add; then the class goes lesson by lesson, so its end is not
+        one student's lessons on one worker while the others idle."""
         with changed:
             while True:
                 if not pending or interrupted.is_set():
                     return None
                 mine = [i for i, (student, _) in enumerate(pending) if student == holding]
-                free = [i for i, (student, _) in enumerate(pending) if student not in busy]
+                free = [] if only_holding else [i for i, (student, _) in enumerate(pending) if student not in busy]
                 for index in (mine + free if size.may_grow(len(threads)) else free + mine)[:1]:
                     student, _ = pending[index]
                     busy[student] = busy.get(student, 0) + 1
@@ -432,11 +432,12 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                 try:
                     if not sent:
                         slot.send(student, [lesson])
-                    # Not when the class is nearly done: then a worker with nothing to do should have it.
-                    if len(pending) > len(threads):
-                        queued = take(wait=False, holding=student)
-                        if queued is not None:
-                            slot.send(queued[0], [queued[1]])
+                    # When the class is nearly done, only this student's next notebook: no other
+                    # worker may begin it before this one ends, whereas another student's should go
+                    # to a worker with nothing to do.
+                    queued = take(wait=False, holding=student, only_holding=len(pending) <= len(threads))
+                    if queued is not None:
+                        slot.send(queued[0], [queued[1]])
                     outcomes = slot.collect(student, [lesson], limit, progress)
                 except Exception as exc:  # a worker that cannot start: this student is reported, not lost
                     if not slot.interrupted:  # interrupted, it is stopping its kernels: slot.close() waits
