@@ -334,7 +334,14 @@ def graded_unchanged(root: Path, student: str, lesson: str) -> bool:
 
 def up_to_date(root: Path, student: str, lesson: str) -> bool:
     """Graded before, the submission unchanged since, and nbgrader has its score."""
-    return graded_unchanged(root, student, lesson) and nbgrader.notebook_score(root, lesson, student) is not None
+    return (student, lesson) in up_to_date_among(root, [(student, lesson)])
+
+
+def up_to_date_among(root: Path, submissions: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (student, lesson) submissions that are up to date, their scores read in one gradebook session."""
+    unchanged = [(student, lesson) for student, lesson in submissions if graded_unchanged(root, student, lesson)]
+    scored = nbgrader.notebook_scores(root, unchanged) if unchanged else {}
+    return {submission for submission, score in scored.items() if score is not None}
 
 
 def grade_class(root: Path, lessons: list[str], workers: int | None = None, sandbox: str = "bwrap",
@@ -363,10 +370,9 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
     pending, results = [], list(refused)
     submissions = [(student, lesson) for lesson in lessons
                    for student, student_lessons in gradable.items() if lesson in student_lessons]
-    unchanged = [] if force else [(s, l) for s, l in submissions if graded_unchanged(root, s, l)]
-    scored = nbgrader.notebook_scores(root, unchanged) if unchanged else {}
+    current = set() if force else up_to_date_among(root, submissions)
     for student, lesson in submissions:
-        if scored.get((student, lesson)) is not None:  # up to date: graded, unchanged, and scored
+        if (student, lesson) in current:
             results.append(Outcome(student, lesson, up_to_date=True))
         else:
             pending.append((student, lesson))
