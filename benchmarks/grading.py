@@ -3,21 +3,24 @@
     .venv/bin/python benchmarks/grading.py [--students 3] [--workers N]
 
 Builds a class of N students (each hands in one of the samples of every lesson, in turn), copies
-it into two scratch courses, and in one run measures:
+it into three scratch courses, and in one run measures:
   - the floor: starting a jax-cpu kernel and importing jax in it (median of 5);
   - plain nbgrader: `nbgrader autograde LESSON` per lesson, serially, as an instructor runs it;
-  - `perfcourse grade`: its pool of workers (one per core, growing while the cores idle), each
-    starting its next notebook's kernels ahead;
+  - `perfcourse grade`: its pool of workers (two per core to start, growing while the cores
+    idle), each starting its next notebook's kernels ahead;
   - what each run cost in CPU (CPU-seconds per notebook, from the machine's own accounting, and
     how busy the cores were; for `perfcourse grade`, where the cores idled: its first and last
     five seconds, and between), and for each run the CPU by role: students' kernels,
     trusted kernels, grading workers, the rest, with the kernels of each kind started and about
     how much of their CPU was starting them (the floor's CPU times the starts);
   - where a notebook's seconds on its worker go: its cells (student and grade cells), and the
-    rest beyond them (a kernel not started ahead, nbgrader's own steps, teardown), per lesson.
-Both runs use the course's grader_config.py, so each notebook gets the same kernel, sandbox and
+    rest beyond them (a kernel not started ahead, nbgrader's own steps, teardown), per lesson;
+    and the run's wall time per notebook split in the same shares;
+  - `perfcourse grade --workers 1`: the same split with one notebook at a time on the machine, so
+    what is beyond the cells is the grader's own cost, not a wait for a core.
+All runs use the course's grader_config.py, so each notebook gets the same kernel, sandbox and
 trusted kernel; what differs is how the class is scheduled. It prints the times, their ratio, and the
-cost per notebook beside the floor, then checks that both runs gave every notebook the same score.
+cost per notebook beside the floor, then checks that every run gave every notebook the same score.
 These are one machine's seconds; the ratio is what carries over.
 """
 from __future__ import annotations
@@ -232,6 +235,54 @@ def print_roles(roles: dict[str, tuple[float, int]], notebooks: int, floor_cpu: 
         for role, (cpu, _) in sorted(roles.items(), key=lambda item: -item[1][0])), flush=True)
 
 
+def breakdown(root: Path, pairs, wall: float, per_lesson: bool = True) -> None:
+    """Where a graded class's notebooks spent their seconds, from each notebook's grading record:
+    on its worker, the cells (student and grade cells, the grader's clock around each) and what is
+    beyond them; and the same split of the run's own wall time per notebook."""
+    records, seconds = recorded(root, pairs), worker_seconds(root)
+    both = [(seconds[key], float(records[key]["cell_seconds"])) for key in records
+            if key in seconds and "cell_seconds" in records[key]]
+    if not both:
+        return
+    on_worker = statistics.mean(w for w, _ in both)
+    cells = statistics.mean(c for _, c in both)
+    beyond = statistics.mean(w - c for w, c in both)
+    ahead = sum(bool(r.get("kernel_started_ahead")) for r in records.values())
+    print(f"  per notebook on its worker: {on_worker:.2f} s = cells {cells:.2f} s + beyond them {beyond:.2f} s "
+          f"(mean of {len(both)}; median beyond {statistics.median(w - c for w, c in both):.2f} s); {ahead} of "
+          f"{len(records)} notebooks found their student's kernel started ahead")
+    # With several workers a notebook's seconds on its worker include waiting for a core; the
+    # run's wall time per notebook, split in the same shares, is what each part costs the class.
+    share = beyond / on_worker
+    print(f"  per notebook of the run's wall time: {wall / len(pairs):.2f} s = cells "
+          f"{wall / len(pairs) * (1 - share):.2f} s + beyond them {wall / len(pairs) * share:.2f} s")
+    # Beyond the cells, in the grader's own clock: starting (or taking) the kernels before the
+    # first cell, the first grade cell's wait for the trusted kernel's imports, teardown, and the
+    # rest of the worker's time (nbgrader's own steps: reading, sanitizing, writing the notebook
+    # and the gradebook).
+    phased = [(seconds[key], records[key]) for key in records
+              if key in seconds and "preprocess_seconds" in records[key]]
+    if phased:
+        def mean(field):
+            return statistics.mean(float(r[field]) for _, r in phased)
+        own = statistics.mean(w - float(r["preprocess_seconds"]) for w, r in phased)
+        print(f"  beyond the cells: kernels up {mean('start_seconds'):.2f} s, trusted kernel's imports "
+              f"{mean('trusted_wait_seconds'):.2f} s, teardown {mean('teardown_seconds'):.2f} s, "
+              f"nbgrader's own steps {own:.2f} s (means per notebook)")
+    if not per_lesson:
+        return
+    by_lesson: dict[str, list[dict]] = {}
+    for (_, lesson), record in sorted(records.items(), key=lambda item: item[0][1]):
+        by_lesson.setdefault(lesson, []).append(record)
+    # What each lesson's instruments cost: timers hold calls (wall time, no CPU), verified
+    # programs are parsed in a trusted kernel that is then replaced for the next notebook.
+    for lesson, found in by_lesson.items():
+        parsed = sum(bool(r.get("trusted_kernel_tainted")) for r in found)
+        print(f"  {lesson:<18} cells median {statistics.median(float(r['cell_seconds']) for r in found):5.2f} s, "
+              f"grade cells {statistics.median(float(r['grade_cell_seconds']) for r in found):5.2f} s; "
+              f"{parsed} of {len(found)} parsed a student's program (a fresh trusted kernel after)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=3)
@@ -242,8 +293,9 @@ def main() -> int:
         serial_root = copy_course(ROOT, Path(scratch) / "serial")
         release.generate(serial_root)
         pairs = build_class(serial_root, args.students)
-        parallel_root = Path(scratch) / "parallel"
+        parallel_root, alone_root = Path(scratch) / "parallel", Path(scratch) / "one-worker"
         shutil.copytree(serial_root, parallel_root)
+        shutil.copytree(serial_root, alone_root)
         print(f"class: {args.students} students, {len(pairs)} notebooks, {len(lessons(serial_root))} lessons",
               flush=True)
 
@@ -276,48 +328,16 @@ def main() -> int:
         print_roles(roles, len(pairs), floor_cpu)
         print(f"speed-up: {serial / parallel:.2f}x; per-notebook cost {parallel / len(pairs) / floor:.2f}x the floor "
               f"(serial: {serial / len(pairs) / floor:.2f}x)")
-        # Where a worker's seconds go: the cells themselves (student and grade cells, from the
-        # grader's clock around each), and everything else per notebook (kernels not started
-        # ahead, nbgrader's own steps, teardown).
-        records, seconds = recorded(parallel_root, pairs), worker_seconds(parallel_root)
-        both = [(seconds[key], float(records[key]["cell_seconds"])) for key in records
-                if key in seconds and "cell_seconds" in records[key]]
-        if both:
-            cells = statistics.mean(c for _, c in both)
-            beyond = statistics.mean(w - c for w, c in both)
-            ahead = sum(bool(r.get("kernel_started_ahead")) for r in records.values())
-            print(f"per notebook on its worker: {statistics.mean(w for w, _ in both):.2f} s = cells {cells:.2f} s "
-                  f"+ beyond them {beyond:.2f} s (mean of {len(both)}; median beyond "
-                  f"{statistics.median(w - c for w, c in both):.2f} s); {ahead} of {len(records)} notebooks found "
-                  "their student's kernel started ahead")
-            # Beyond the cells, in the grader's own clock: starting (or taking) the kernels before
-            # the first cell, the first grade cell's wait for the trusted kernel's imports, teardown,
-            # and the rest of the worker's time (nbgrader's own steps: reading, sanitizing,
-            # writing the notebook and the gradebook).
-            phased = [(seconds[key], records[key]) for key in records
-                      if key in seconds and "preprocess_seconds" in records[key]]
-            if phased:
-                def mean(field):
-                    return statistics.mean(float(r[field]) for _, r in phased)
-                own = statistics.mean(w - float(r["preprocess_seconds"]) for w, r in phased)
-                print(f"beyond the cells: kernels up {mean('start_seconds'):.2f} s, trusted kernel's imports "
-                      f"{mean('trusted_wait_seconds'):.2f} s, teardown {mean('teardown_seconds'):.2f} s, "
-                      f"nbgrader's own steps {own:.2f} s (means per notebook)")
-            by_lesson: dict[str, list[dict]] = {}
-            for (_, lesson), record in sorted(records.items(), key=lambda item: item[0][1]):
-                by_lesson.setdefault(lesson, []).append(record)
-            # What each lesson's instruments cost: timers hold calls (wall time, no CPU), verified
-            # programs are parsed in a trusted kernel that is then replaced for the next notebook.
-            for lesson, found in by_lesson.items():
-                parsed = sum(bool(r.get("trusted_kernel_tainted")) for r in found)
-                print(f"  {lesson:<18} cells median {statistics.median(float(r['cell_seconds']) for r in found):5.2f} s, "
-                      f"grade cells {statistics.median(float(r['grade_cell_seconds']) for r in found):5.2f} s; "
-                      f"{parsed} of {len(found)} parsed a student's program (a fresh trusted kernel after)")
+        breakdown(parallel_root, pairs, parallel)
 
-        serial_scores, parallel_scores = notebook_scores(serial_root, pairs), notebook_scores(parallel_root, pairs)
-        differ = [pair for pair in pairs if getattr(serial_scores[pair], "cells", None)
-                  != getattr(parallel_scores[pair], "cells", None)]
-        print("scores: identical in both runs" if not differ else f"scores DIFFER for {differ}")
+        # One worker alone on the machine: each notebook's seconds with no other notebook beside
+        # it, so what is beyond its cells is the grader's own cost, not a wait for a core.
+        alone, _ = timed([sys.executable, "-m", "perfcourse.cli", "grade", "--workers", "1"], alone_root)
+        print(f"perfcourse grade, one worker:      {alone:7.1f} s  {alone / len(pairs):5.2f} s per notebook", flush=True)
+        breakdown(alone_root, pairs, alone, per_lesson=False)
+        scores = [notebook_scores(root, pairs) for root in (serial_root, parallel_root, alone_root)]
+        differ = [pair for pair in pairs if len({repr(getattr(found[pair], "cells", None)) for found in scores}) > 1]
+        print("scores: identical in all three runs" if not differ else f"scores DIFFER for {differ}")
         return 1 if differ else 0
 
 

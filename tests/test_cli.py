@@ -201,3 +201,13 @@ def test_a_fresh_clone_with_submissions_is_told_to_release_first(course):
     assert proc.stderr.strip().splitlines()[-1] == (
         "perfcourse: error: performance-01 not in the gradebook "
         f"(sqlite:///{course}/gradebook.db): run 'make release' (perfcourse release) first")
+
+
+def test_every_student_is_in_the_gradebook_before_their_notebooks_are_graded(course):
+    """The pool grades two notebooks of one student at once (grading/run.py): each student is added
+    first, once, so no two of nbgrader's autogrades both try to add them."""
+    with nbgrader_bridge.gradebook(course) as gb:
+        gb.add_student("alice")
+    nbgrader_bridge.add_students(course, ["alice", "bob", "carol"])
+    nbgrader_bridge.add_students(course, ["bob"])  # already there: nothing changes
+    assert nbgrader_bridge.students(course) == {"alice", "bob", "carol"}

@@ -29,15 +29,15 @@ def test_cpu_times_sum_only_this_process_cpus_and_count_iowait_as_idle(tmp_path)
     assert demand.cpu_times([0], tmp_path / "missing") is None
 
 
-def test_grows_one_worker_per_idle_window_while_work_waits(tmp_path, monkeypatch):
+def test_starts_at_two_per_core_and_grows_one_worker_per_idle_window_while_work_waits(tmp_path, monkeypatch):
     size, stat = pool(tmp_path, monkeypatch)
-    assert size.initial == 2 and size.most == 2 * demand.CEILING_PER_CORE
+    assert size.initial == 2 * demand.START_PER_CORE == 4 and size.most == 2 * demand.CEILING_PER_CORE == 6
     write_stat(stat, [0, 1], idle=1000 + 50, busy=1000 + 50)  # half idle
-    assert size.grow(workers=2, waiting=True)
+    assert size.grow(workers=4, waiting=True)
     write_stat(stat, [0, 1], idle=1050 + 5, busy=1050 + 95)  # 5% idle: the cores are busy
-    assert not size.grow(workers=3, waiting=True)
+    assert not size.grow(workers=5, waiting=True)
     write_stat(stat, [0, 1], idle=1060 + 90, busy=1140 + 10)  # idle, but nothing waits for a worker
-    assert not size.grow(workers=3, waiting=False)
+    assert not size.grow(workers=5, waiting=False)
     write_stat(stat, [0, 1], idle=1150 + 90, busy=1150 + 10)
     assert not size.grow(workers=size.most, waiting=True)  # at the ceiling
 
@@ -49,9 +49,12 @@ def test_fixed_by_workers_option_never_grows(tmp_path, monkeypatch):
     assert not size.grow(workers=3, waiting=True)
 
 
-def test_memory_bounds_the_ceiling_but_never_below_one_worker_per_core(tmp_path, monkeypatch):
-    # 7 GiB available, 2 GiB per student kernel plus 1 GiB beside it: 2 workers fit, not 6.
+def test_memory_bounds_the_start_and_the_ceiling_but_never_below_one_worker_per_core(tmp_path, monkeypatch):
+    # 7 GiB available, 2 GiB per student kernel plus 1 GiB beside it: 2 workers fit, not 4 or 6.
     size, _ = pool(tmp_path, monkeypatch, memory_kb=7 << 20)
-    assert size.most == 2
+    assert size.initial == size.most == 2
+    # 10 GiB: 3 fit, fewer than two per core on 2 cores.
+    size, _ = pool(tmp_path, monkeypatch, memory_kb=10 << 20)
+    assert size.initial == size.most == 3
     assert demand.ceiling(4, 2 << 30, 1 << 30) == 4
     assert demand.ceiling(2, 2 << 30, None) == 2 * demand.CEILING_PER_CORE

@@ -211,7 +211,7 @@ def parser() -> argparse.ArgumentParser:
                              ("demo", "grade the sample class in samples/ and check its scores", cmd_demo)):
         p = verbs.add_parser(verb, help=about)
         p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-        p.add_argument("--workers", type=positive, help="parallel workers (default: one per core to start, more while the cores idle)")
+        p.add_argument("--workers", type=positive, help="parallel workers (default: two per core to start, as memory allows, more while the cores idle)")
         p.add_argument("--cell-timeout", type=positive, help="seconds per cell (default: grader_config.py)")
         p.add_argument("--unsandboxed", action="store_true",
                        help="grade without bubblewrap (student code runs with your rights)")

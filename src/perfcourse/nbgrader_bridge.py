@@ -197,6 +197,20 @@ def students(root: Path) -> set[str]:
         return {student.id for student in gb.students}
 
 
+def add_students(root: Path, student_ids: list[str]) -> None:
+    """Each student not yet in the gradebook added, in one session (as `nbgrader db student add`).
+    nbgrader's autograde adds a student it does not find (Autograde.create_student); two of one
+    student's notebooks graded at once would both try, and one would fail on the duplicate."""
+    from nbgrader.api import MissingEntry
+
+    with gradebook(root) as gb:
+        for student in student_ids:
+            try:
+                gb.find_student(student)
+            except MissingEntry:
+                gb.add_student(student)
+
+
 def export(root: Path, lessons: list[str], student_ids: list[str]) -> dict[tuple[str, str], dict]:
     """nbgrader's CSV export of these lessons and students, by (student, lesson).
 

@@ -1,12 +1,12 @@
 """How many grading workers a class can use: the pool follows the machine's idle CPU, not its core count.
 
-Most of a notebook's grading time is waiting, not computing: the timing checks hold each call for
+Much of a notebook's grading time is waiting, not computing: the timing checks hold each call for
 a time they draw (wall time, no CPU; checks/timing.py), kernels wait on each other across the
-channel. One worker per core leaves cores idle then, so `perfcourse grade` starts one worker per
-core and adds one whenever the cores it may use were more than GROW_IDLE idle over the last
-WINDOW seconds while work was waiting for a worker, up to a ceiling set by the memory a worker's
-two kernels may take and by CEILING_PER_CORE. Under load from other processes the cores are not
-idle and the pool does not grow. `--workers N` fixes the pool at N instead.
+channel, a kernel starts. One worker per core leaves cores idle then, so `perfcourse grade` starts
+START_PER_CORE workers per core and adds one whenever the cores it may use were more than
+GROW_IDLE idle over the last WINDOW seconds while work was waiting for a worker, up to a ceiling
+set by the memory a worker's two kernels may take and by CEILING_PER_CORE. Under load from other
+processes the cores are not idle and the pool does not grow. `--workers N` fixes the pool at N.
 """
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from pathlib import Path
 
 GROW_IDLE = 0.20        # share of the pool's cores idle over a window before one more worker starts
 WINDOW = 3.0            # seconds of CPU accounting each decision reads
-CEILING_PER_CORE = 2    # never more workers than this per core, whatever memory allows
+START_PER_CORE = 2      # workers per core at the start (memory permitting): on 2 cores, a class of 33
+                        # notebooks took 34.7-34.9 s on 4 workers, 35.6-35.7 on 3 and 35.3-36.1 on 5-6;
+                        # starting at one per core and growing, 36.0-38.2 (docs/instructors/grading.md)
+CEILING_PER_CORE = 3    # never more workers than this per core, whatever memory allows
 TRUSTED_KERNEL_BYTES = 1 << 30  # what a worker's own process, trusted kernel and two fork servers may hold besides
                                 # the student's kernel (measured: about 110, 190 and 2 x 75 MiB resident)
 STAT = Path("/proc/stat")
@@ -56,11 +59,12 @@ def available_memory(meminfo: Path = MEMINFO) -> int | None:
     return None
 
 
-def ceiling(core_count: int, student_kernel_bytes: int, memory: int | None) -> int:
-    """The most workers the pool may grow to: CEILING_PER_CORE per core, and no more than the
-    available memory holds if every student's kernel used its whole memory bound; never fewer
-    than one per core (the pool's starting size)."""
-    most = CEILING_PER_CORE * core_count
+def ceiling(core_count: int, student_kernel_bytes: int, memory: int | None,
+            per_core: int = CEILING_PER_CORE) -> int:
+    """The most workers the pool may have: `per_core` per core, and no more than the available
+    memory holds if every student's kernel used its whole memory bound; never fewer than one per
+    core."""
+    most = per_core * core_count
     if memory is not None:
         most = min(most, memory // (student_kernel_bytes + TRUSTED_KERNEL_BYTES))
     return max(core_count, most)
@@ -69,16 +73,18 @@ def ceiling(core_count: int, student_kernel_bytes: int, memory: int | None) -> i
 class PoolSize:
     """Decides, one window at a time, whether the pool should grow by a worker.
 
-    `fixed` (from --workers) keeps it at that size. Otherwise it starts at one worker per core and
-    grows while the cores stay idle and work is waiting, up to `most`."""
+    `fixed` (from --workers) keeps it at that size. Otherwise it starts at START_PER_CORE workers
+    per core (as memory allows) and grows while the cores stay idle and work is waiting, up to
+    `most`."""
 
     def __init__(self, fixed: int | None, student_kernel_bytes: int, stat: Path = STAT,
                  meminfo: Path = MEMINFO):
         self.cpus = cores()
         self.fixed = fixed
         self.stat = stat
-        self.initial = fixed or len(self.cpus)
-        self.most = fixed or ceiling(len(self.cpus), student_kernel_bytes, available_memory(meminfo))
+        memory = available_memory(meminfo)
+        self.initial = fixed or ceiling(len(self.cpus), student_kernel_bytes, memory, START_PER_CORE)
+        self.most = fixed or ceiling(len(self.cpus), student_kernel_bytes, memory)
         self.last = cpu_times(self.cpus, stat)
 
     def idle_share(self) -> float | None:
@@ -88,9 +94,6 @@ class PoolSize:
         if now is None or last is None or now[1] <= last[1]:
             return None
         return (now[0] - last[0]) / (now[1] - last[1])
-
-    def may_grow(self, workers: int) -> bool:
-        return not self.fixed and workers < self.most
 
     def grow(self, workers: int, waiting: bool) -> bool:
         """Whether to start one more worker now, given the pool's size and whether a task waits

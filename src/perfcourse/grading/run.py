@@ -2,9 +2,9 @@
 
 `grade_class` checks every submission folder first (a missing, renamed or corrupt notebook, a
 link, a pipe or a device where only regular files and folders belong, or too many files: each is
-reported, never handed to nbgrader), then keeps a pool of worker processes busy, lesson by
-lesson, never two notebooks of one student on two workers at once. The pool starts with one
-worker per core and grows while the cores idle (grading/demand.py; `workers` fixes its size).
+reported, never handed to nbgrader), then keeps a pool of worker processes busy, one notebook
+at a time each, student by student. The pool starts with two workers per core and grows while the
+cores idle (grading/demand.py; `workers` fixes its size).
 Each worker grades one notebook at a time and is sent its next one while it grades, so it starts
 that notebook's kernel ahead (grading/ready_kernel.py). A worker that crashes or outlives its time
 limit is killed; that notebook is reported as not graded, with the reason, the one queued behind
@@ -364,12 +364,13 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
     options = ["--sandbox", sandbox] + (["--cell-timeout", str(cell_timeout)] if cell_timeout else [])
     options += ["--die-with-parent", str(os.getpid())]  # a grader killed outright leaves no worker grading
     limit = notebook_limit(root)
-    # One notebook per task, lesson by lesson, so the last minutes are not one student's whole
-    # set of lessons on one worker while the others idle. A student is never graded by two
-    # workers at once (nbgrader breaks when one student is graded twice at the same time).
+    # One notebook per task, any worker, student by student and each student's lessons in order:
+    # the workers grade different lessons at any moment (one lesson's timers hold their calls, wall
+    # time without CPU, while another's cells compile), and the last notebooks of the class go
+    # to whichever workers are free.
     pending, results = [], list(refused)
-    submissions = [(student, lesson) for lesson in lessons
-                   for student, student_lessons in gradable.items() if lesson in student_lessons]
+    submissions = [(student, lesson) for student, student_lessons in gradable.items()
+                   for lesson in lessons if lesson in student_lessons]
     current = set() if force else up_to_date_among(root, submissions)
     for student, lesson in submissions:
         if (student, lesson) in current:
@@ -388,41 +389,24 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         _read_back(root, lessons, results)
         return sorted(results, key=lambda o: (o.student, o.lesson))
     size = demand.PoolSize(workers, student_memory(root))
-    busy: dict[str, int] = {}  # students given to a worker: their notebooks given out and not yet done
+    if pending and nbgrader.creates_students(root):
+        # Two notebooks of one student may be graded at once, on two workers: each student is
+        # in the gradebook before either, so neither autograde adds them (the second would fail).
+        nbgrader.add_students(root, sorted({student for student, _ in pending}))
     lock, changed = threading.Lock(), threading.Condition()
     threads: list[threading.Thread] = []
     slots: list[WorkerSlot] = []
     interrupted = threading.Event()
 
-    def take(wait: bool = True, holding: str | None = None, only_holding: bool = False):
-        """A pending task whose student no worker has, or one of the student this worker is
-        `holding` (its own notebooks run one after another; with `only_holding`, only those);
-        with `wait`, waits for one (None: none left). The task's student is held until `done`.
-        While the pool may still grow, the holding student comes first, so other students are
-        left for the workers it may add; then the class goes lesson by lesson, so its end is not
-        one student's lessons on one worker while the others idle."""
+    def take():
+        """The next pending notebook (None: none left, or interrupted)."""
         with changed:
-            while True:
-                if not pending or interrupted.is_set():
-                    return None
-                mine = [i for i, (student, _) in enumerate(pending) if student == holding]
-                free = [] if only_holding else [i for i, (student, _) in enumerate(pending) if student not in busy]
-                for index in (mine + free if size.may_grow(len(threads)) else free + mine)[:1]:
-                    student, _ = pending[index]
-                    busy[student] = busy.get(student, 0) + 1
-                    return pending.pop(index)
-                if not wait:
-                    return None
-                changed.wait()
+            return pending.pop(0) if pending and not interrupted.is_set() else None
 
-    def done(student, again=None):
+    def again(task):
+        """A notebook queued on a worker that died before it began: given out again, first."""
         with changed:
-            busy[student] -= 1
-            if not busy[student]:
-                del busy[student]
-            if again is not None:  # queued on a worker that died before it began: given out again
-                pending.insert(0, again)
-            changed.notify_all()
+            pending.insert(0, task)
 
     def serve():
         slot = WorkerSlot(root, options)
@@ -438,10 +422,9 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                 try:
                     if not sent:
                         slot.send(student, [lesson])
-                    # When the class is nearly done, only this student's next notebook: no other
-                    # worker may begin it before this one ends, whereas another student's should go
-                    # to a worker with nothing to do.
-                    queued = take(wait=False, holding=student, only_holding=len(pending) <= len(threads))
+                    # Near the class's end, no notebook is queued behind another: each of the
+                    # last ones goes to whichever worker is free first.
+                    queued = take() if len(pending) > running() else None
                     if queued is not None:
                         slot.send(queued[0], [queued[1]])
                     outcomes = slot.collect(student, [lesson], limit, progress)
@@ -450,14 +433,13 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                         slot.kill()
                     outcomes = [Outcome(student, lesson, error=f"not graded: {exc}")]
                     progress.advance(f"{student}/{lesson}")
-                done(student)
                 with lock:
                     results.extend(outcomes)
                 if queued is not None and slot.running:
                     task, sent = queued, True
                 else:
                     if queued is not None:  # lost with a worker that died before it began
-                        done(queued[0], again=queued)
+                        again(queued)
                     task, sent = take(), False
         finally:
             slot.close()
@@ -477,14 +459,14 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
         with lock:
             return len(threads) - len(ended)
 
-    students_pending = len({student for student, _ in pending})
+    notebooks_pending = len(pending)
 
     def start_worker():
         thread = threading.Thread(target=serve)
         thread.start()
         threads.append(thread)
 
-    for _ in range(min(size.initial, students_pending)):
+    for _ in range(min(size.initial, notebooks_pending)):
         start_worker()
     # The pool grows while the cores idle and a task waits for a worker (grading/demand.py).
     try:
@@ -492,8 +474,8 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
             an_end.wait(demand.WINDOW)
             an_end.clear()
             with changed:
-                waiting = any(student not in busy for student, _ in pending)
-            if size.grow(alive, waiting) and len(threads) < students_pending:
+                waiting = bool(pending)
+            if size.grow(alive, waiting) and len(threads) < notebooks_pending:
                 start_worker()
                 progress.note(f"the cores were idle while notebooks waited: {len(threads)} workers now")
     except BaseException:

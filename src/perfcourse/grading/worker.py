@@ -6,8 +6,8 @@
 Started from the course root by `grading.run`, which keeps its workers busy. It reads tasks from
 stdin, one JSON line each: {"student": ID, "lessons": [...]}, in order; the pool sends a worker
 its next task while the current one runs, so the worker starts the next notebook's student kernel
-ahead (grading/ready_kernel.py). A student is only ever given to one worker at a time (nbgrader
-breaks when one student is graded twice at once). For each lesson it prints {"student", "lesson",
+ahead (grading/ready_kernel.py). Another worker may grade another of the same student's notebooks
+meanwhile (the pool adds every student to the gradebook first). For each lesson it prints {"student", "lesson",
 "seconds", "error"}, then {"done": ID} for the task. The scores themselves go to the gradebook.
 Importing nbgrader once per worker, not once per notebook, is most of what makes this faster than
 `nbgrader autograde` run per notebook; the worker's trusted kernel, too, grades one notebook
