@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/grading.py [--students 3] [--workers N]
 
 Builds a class of N students (each hands in one of the samples of every lesson, in turn), copies
-it into three scratch courses, and in one run measures:
+it into four scratch courses, and in one run measures:
   - the floor: starting a jax-cpu kernel and importing jax in it (median of 5);
   - plain nbgrader: `nbgrader autograde LESSON` per lesson, serially, as an instructor runs it;
   - `perfcourse grade`: its pool of workers (two per core to start, growing while the cores
@@ -17,7 +17,8 @@ it into three scratch courses, and in one run measures:
     rest beyond them (a kernel not started ahead, nbgrader's own steps, teardown), per lesson;
     and the run's wall time per notebook split in the same shares;
   - `perfcourse grade --workers 1`: the same split with one notebook at a time on the machine, so
-    what is beyond the cells is the grader's own cost, not a wait for a core.
+    what is beyond the cells is the grader's own cost, not a wait for a core;
+  - `perfcourse grade` once more beside two processes per core busy in random bursts.
 All runs use the course's grader_config.py, so each notebook gets the same kernel, sandbox and
 trusted kernel; what differs is how the class is scheduled. It prints the times, their ratio, and the
 cost per notebook beside the floor, then checks that every run gave every notebook the same score.
@@ -37,6 +38,7 @@ import time
 from pathlib import Path
 
 from perfcourse import kernels, release, samples
+from perfcourse.busy import BURSTS, busy_machine
 from perfcourse.course import copy_course, find_root, lessons
 from perfcourse.grading import demand
 from perfcourse.nbgrader_bridge import folder, nbgrader_env, notebook_scores
@@ -294,8 +296,9 @@ def main() -> int:
         release.generate(serial_root)
         pairs = build_class(serial_root, args.students)
         parallel_root, alone_root = Path(scratch) / "parallel", Path(scratch) / "one-worker"
-        shutil.copytree(serial_root, parallel_root)
-        shutil.copytree(serial_root, alone_root)
+        loaded_root = Path(scratch) / "under-load"
+        for root in (parallel_root, alone_root, loaded_root):
+            shutil.copytree(serial_root, root)
         print(f"class: {args.students} students, {len(pairs)} notebooks, {len(lessons(serial_root))} lessons",
               flush=True)
 
@@ -335,9 +338,16 @@ def main() -> int:
         alone, _ = timed([sys.executable, "-m", "perfcourse.cli", "grade", "--workers", "1"], alone_root)
         print(f"perfcourse grade, one worker:      {alone:7.1f} s  {alone / len(pairs):5.2f} s per notebook", flush=True)
         breakdown(alone_root, pairs, alone, per_lesson=False)
-        scores = [notebook_scores(root, pairs) for root in (serial_root, parallel_root, alone_root)]
+        # The same class once more, beside another user's bursts of work: the scores must not move.
+        with busy_machine(BURSTS) as others:
+            loaded, _ = timed(command, loaded_root)
+        print(f"perfcourse grade, under load:      {loaded:7.1f} s  {loaded / len(pairs):5.2f} s per notebook "
+              f"(beside {others} processes busy in random bursts)", flush=True)
+
+        roots = (serial_root, parallel_root, alone_root, loaded_root)
+        scores = [notebook_scores(root, pairs) for root in roots]
         differ = [pair for pair in pairs if len({repr(getattr(found[pair], "cells", None)) for found in scores}) > 1]
-        print("scores: identical in all three runs" if not differ else f"scores DIFFER for {differ}")
+        print(f"scores: identical in all {len(roots)} runs" if not differ else f"scores DIFFER for {differ}")
         return 1 if differ else 0
 
 

@@ -8,12 +8,7 @@ with twice as many CPU-bound processes as cores running beside the grader, stead
 class and in random bursts for the lessons whose checks time calls (started and stopped here,
 each ending by itself after a bounded time). Nightly: about 20 minutes on 2 cores.
 """
-import contextlib
 import csv
-import multiprocessing
-import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -21,36 +16,14 @@ import pytest
 from conftest import ROOT, copy_course, perfcourse
 
 from perfcourse import samples
+from perfcourse.busy import BURSTS, STEADY, busy_machine
 from perfcourse.nbgrader_bridge import notebook_score
 
 pytestmark = [pytest.mark.e2e, pytest.mark.nightly]
 
-LOAD_SECONDS = 3600  # each busy process ends by itself after this, whatever happens to the test
-SPIN = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
-# Busy for 0.2-1.5 s, idle for 0.2-1.5 s, at random: the bursts of a kernel starting beside a
-# grade cell, which a steady load (slowing everything alike) never makes.
-BURSTS = ("import random, time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n"
-          "    busy = time.monotonic() + random.uniform(0.2, 1.5)\n"
-          "    while time.monotonic() < busy:\n        pass\n"
-          "    time.sleep(random.uniform(0.2, 1.5))\n")
 # The lessons whose checks time calls in the grading kernel: the timer (performance-01), the
 # loop's compile stages (performance-04) and the diagnosed loop's device hold (performance-10).
 TIMED_LESSONS = ["performance-01", "performance-04", "performance-10"]
-
-
-@contextlib.contextmanager
-def busy_machine(script: str):
-    """Two processes per core running `script`, stopped on the way out."""
-    spinners = [subprocess.Popen([sys.executable, "-c", script.format(seconds=LOAD_SECONDS)])
-                for _ in range(2 * (os.cpu_count() or multiprocessing.cpu_count()))]
-    try:
-        time.sleep(1)
-        assert all(p.poll() is None for p in spinners)
-        yield
-    finally:
-        for p in spinners:
-            p.kill()
-            p.wait(timeout=30)
 
 
 def graded_beside(script: str, folder, everyone):
@@ -85,7 +58,7 @@ def wrong_scores(root, everyone) -> list[str]:
 
 def test_every_submission_scores_as_deserved_on_a_busy_machine(tmp_path):
     everyone = samples.discover(ROOT) + samples.discover(ROOT, folder="adversarial", prefix="hostile")
-    root, proc, seconds = graded_beside(SPIN, tmp_path, everyone)
+    root, proc, seconds = graded_beside(STEADY, tmp_path, everyone)
     wrong = wrong_scores(root, everyone)
     assert not wrong, f"graded in {seconds:.0f} s beside a busy machine:\n" + "\n".join(wrong) + "\n" + proc.stdout[-3000:]
 
