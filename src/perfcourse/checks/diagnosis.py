@@ -13,8 +13,10 @@ name them once; the lesson carries the same tuples):
 a compilation is JAX's `backend_compile_and_load` annotation on the thread that called the
 function (the CPU client's `PjRtCpuClient::Compile` and the code generator's events on threads of
 their own are parts of it); a host-to-device copy is the runtime's `DevicePut` (a NumPy array or a
-Python scalar handed to a jitted function) or `DevicePutWithSharding` (`jax.device_put`,
-`jnp.asarray` of a NumPy array), a device-to-host copy JAX's `np.asarray(jax.Array)` annotation
+Python scalar handed to a jitted function) or `DevicePutWithSharding` (`jax.device_put`, and
+`jnp.asarray` of a NumPy array in jax 0.9; from jax 0.10 that shows `DevicePut` and runs a
+one-operation program, `jit_stage`, so the course's loops copy with `jax.device_put` or by handing
+NumPy arrays to a jitted function), a device-to-host copy JAX's `np.asarray(jax.Array)` annotation
 (`float()`, `print`, `.tolist()`, `jax.device_get`; on a CPU `np.asarray(x)` and `x.item()` read the
 device buffer, host memory there, in place and leave none);
 an execution is the set of operation events sharing an `hlo_module` and a `run_id`. Executions
