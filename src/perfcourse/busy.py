@@ -25,10 +25,11 @@ BURSTS = ("import random, time\nend = time.monotonic() + {seconds}\nwhile time.m
 
 
 @contextlib.contextmanager
-def busy_machine(script: str, per_core: int = 2):
-    """`per_core` processes per usable core running `script` (STEADY or BURSTS), stopped on the way out."""
+def busy_machine(script: str):
+    """Two processes per usable core running `script` (STEADY or BURSTS), stopped on the way out;
+    yields how many."""
     spinners = [subprocess.Popen([sys.executable, "-c", script.format(seconds=SECONDS)])
-                for _ in range(per_core * len(demand.cores()))]
+                for _ in range(2 * len(demand.cores()))]
     try:
         time.sleep(1)
         if any(p.poll() is not None for p in spinners):
