@@ -8,6 +8,7 @@
   perfcourse site [--output DIR]    the course as a static website (Jupyter Book 2), built offline into _site/html/
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse figures [--check]     copy artifacts/figure.py into every source notebook's figure cell
+  perfcourse solved [--kernel K]   run every release notebook, solved, as a student would (a TPU, a GPU)
   perfcourse kernel                install the jax-cpu kernelspec into this environment
   perfcourse --version
 """
@@ -168,8 +169,28 @@ def cmd_figures(root: Path, args) -> int:
     return 0
 
 
+def cmd_solved(root: Path, args) -> int:
+    from . import solved  # nbclient loads only when needed
+
+    kernels.require(args.kernel)
+    chosen = args.lesson or lessons(root)
+    for lesson in chosen:
+        solved.solution_sample(root, lesson)  # bad input is refused before any lesson runs
+    failed = []
+    for lesson in chosen:
+        print(f"running {lesson}, solved, on kernel {args.kernel}", file=sys.stderr, flush=True)
+        failures = solved.execute(root, lesson, args.kernel, keep=args.keep)
+        for f in failures:
+            print(f"{lesson}: cell {f.cell} raised {f.ename}: {f.evalue.splitlines()[0] if f.evalue else ''}")
+        print(f"{lesson}: {'passed' if not failures else f'{len(failures)} cell(s) failed'}", flush=True)
+        if failures:
+            failed.append(lesson)
+    print(f"{len(chosen) - len(failed)} of {len(chosen)} solved release notebooks passed on kernel {args.kernel}")
+    return 1 if failed else 0
+
+
 def cmd_kernel(root: Path, args) -> int:
-    print(f"installed {kernels.install(args.name)}")
+    print(f"installed {kernels.install(args.name, user=args.user)}")
     return 0
 
 
@@ -259,8 +280,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="exit 1 naming each notebook whose copy differs")
     p.set_defaults(run=cmd_figures)
 
+    p = verbs.add_parser("solved", help="run every release notebook, solved, as a student would")
+    p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
+    p.add_argument("--kernel", default=kernels.DEFAULT, help=f"Jupyter kernel to execute on (default {kernels.DEFAULT})")
+    p.add_argument("--keep", metavar="DIR", type=Path, help="write each executed notebook to DIR/<lesson>.ipynb")
+    p.set_defaults(run=cmd_solved)
+
     p = verbs.add_parser("kernel", help="install a course kernelspec into this environment")
     p.add_argument("name", nargs="?", default=kernels.DEFAULT, choices=sorted(kernels.KERNELS))
+    p.add_argument("--user", action="store_true", help="into the user's Jupyter folder (~/.local/share/jupyter)")
     p.set_defaults(run=cmd_kernel)
     return top
 

@@ -24,17 +24,49 @@ KERNELS = {
 
 DEFAULT = "jax-cpu"  # the kernel artifacts are recorded on by default; grading's is Execute.kernel_name
 
+# Set (to anything) on a host that lets no process open a TCP socket, loopback included (some
+# sandboxed accelerator machines): the kernels the course's commands start then talk over unix
+# sockets, and the kernel's IOPub pipe, which ipykernel always binds on tcp://127.0.0.1 (libzmq
+# aborts the kernel there), stays off.
+NO_TCP_ENV = "PERFCOURSE_NO_TCP"
 
-def install(name: str = DEFAULT, prefix: Path | None = None) -> Path:
-    """ipykernel's own install (`ipykernel install --env ...`) into this environment's share/jupyter/kernels."""
+
+def install(name: str = DEFAULT, prefix: Path | None = None, user: bool = False) -> Path:
+    """ipykernel's own install (`ipykernel install --env ...`) into this environment's share/jupyter/kernels,
+    or with `user` into the user's (~/.local/share/jupyter/kernels), where the environment is not writable."""
     from ipykernel.kernelspec import install as ipykernel_install
 
     if name not in KERNELS:
         raise CourseError(f"unknown kernel {name!r}: the course defines {', '.join(KERNELS)}")
     spec = KERNELS[name]
-    folder = ipykernel_install(kernel_name=name, display_name=spec["display_name"],
-                               prefix=str(prefix or sys.prefix), env=dict(spec["env"]))
+    where = {"user": True} if user else {"prefix": str(prefix or sys.prefix)}
+    folder = ipykernel_install(kernel_name=name, display_name=spec["display_name"], env=dict(spec["env"]), **where)
     return Path(folder) / "kernel.json"
+
+
+def manager_class():
+    """The kernel manager the course's commands execute notebooks with: jupyter_client's own, or
+    on a host without TCP (NO_TCP_ENV) one that uses unix sockets and keeps the IOPub pipe off."""
+    import os
+
+    from jupyter_client import AsyncKernelManager
+
+    if not os.environ.get(NO_TCP_ENV):
+        return AsyncKernelManager
+    import tempfile
+
+    class UnixSocketKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            # ipc "addresses" are path prefixes: keep the sockets out of the lesson's folder
+            self.ip = str(Path(tempfile.mkdtemp(prefix="perfcourse-ipc-")) / "kernel")
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            cmd = super().format_kernel_cmd(extra_arguments)
+            return [("perfcourse.kernel.no_tcp" if part == "ipykernel_launcher" else part) for part in cmd]
+
+    return UnixSocketKernelManager
 
 
 def require(name: str) -> None:

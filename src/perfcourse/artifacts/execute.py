@@ -11,7 +11,7 @@ import papermill
 from papermill.exceptions import PapermillExecutionError
 
 from ..course import FIGURE_TAG, CourseError, read_notebook, source_notebook
-from ..kernels import require
+from ..kernels import manager_class, require
 
 ARTIFACT_MIME = "application/vnd.perfcourse.artifact+json"
 ENVIRONMENT_MIME = "application/vnd.perfcourse.environment+json"
@@ -69,7 +69,7 @@ def execute(root: Path, lesson: str, kernel: str, progress: bool = True) -> Exec
     try:
         executed = papermill.execute_notebook(
             runnable, None, kernel_name=kernel, cwd=str(path.parent),
-            progress_bar=progress, log_output=False,
+            progress_bar=progress, log_output=False, kernel_manager_class=manager_class(),
         )
     except PapermillExecutionError as exc:
         raise CourseError(
