@@ -41,7 +41,8 @@ def lesson_namespace(nb) -> dict:
     exec(PRELUDE, namespace)
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and ("SYNC_CALLS = (" in cell.source or meta.get("solution")):
+        if cell.cell_type == "code" and ("SYNC_CALLS = (" in cell.source or "def line_names(" in cell.source
+                                         or meta.get("solution")):
             exec(cell.source, namespace)
     return namespace
 
@@ -83,13 +84,14 @@ def test_every_wrong_sample_loses_exactly_one_cell():
 
 
 # --- the traces built here ----------------------------------------------------------------------
+@pytest.mark.parametrize("layout", profiling.LAYOUTS)
 @pytest.mark.parametrize("seed", range(40))
-def test_built_traces_agree_with_the_reference_analyses(seed):
+def test_built_traces_agree_with_the_reference_analyses(seed, layout):
     rng = np.random.default_rng(seed)
     steps = int(rng.integers(2, 10))
     synced = set(int(s) for s in rng.choice(steps, int(rng.integers(0, steps + 1)), replace=False))
     scope = profiling.fresh_scope(rng)
-    built = profiling.built_trace(rng, steps, synced, scope)
+    built = profiling.built_trace(rng, steps, synced, scope, layout=layout)
     assert profiling.find_syncs(built["trace"], scope) == sorted(synced) == built["syncs"]
     assert np.allclose(profiling.host_gaps(built["trace"], scope), built["gaps"], rtol=1e-9, atol=1e-6)
     device = profiling.device_time_by_op(built["trace"])
@@ -97,6 +99,10 @@ def test_built_traces_agree_with_the_reference_analyses(seed):
     assert all(np.isclose(device[k], built["device"][k]) for k in device)
     assert all(g > 0 for g in built["gaps"])
     json.dumps(built["trace"])  # plain JSON, as a trace file holds
+    if layout == "tpu":  # no "hlo_op" anywhere: the operations are known by their line only
+        assert not any("hlo_op" in (e.get("args") or {}) for e in profiling.events_of(built["trace"]))
+        module = next(e["name"] for e in profiling.complete(built["trace"]) if e.get("tid") == 2)
+        assert len(profiling.executions(built["trace"], module.split("(")[0])) == steps
 
 
 def test_built_traces_hold_the_distractors_a_wrong_reading_falls_for():
@@ -347,3 +353,85 @@ def test_the_lesson_and_the_checks_name_the_same_waiting_calls():
     assert tuple(namespace["SYNC_CALLS"]) == profiling.SYNC_CALLS
     for name in ("$array.py:297 __float__", "np.asarray(jax.Array)", "train_step"):
         assert namespace["function_name"](name) == profiling.function_name(name)
+
+
+# --- traces the lesson's own captures wrote: a TPU v5e (jax 0.10.2), a CPU (jax 0.9.2 and 0.10.2) ---
+RECORDED = ["tpu-v5e", "cpu-jax0.9.2", "cpu-jax0.10.2"]
+STEPS = 8  # the lesson's loop
+
+
+def recorded(folder: str, which: str) -> dict:
+    with gzip.open(ROOT / "tests" / "data" / folder / f"performance-06-{which}.perfetto_trace.json.gz", "rt") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("folder", RECORDED)
+def test_recorded_traces_read_as_each_backend_wrote_them(folder):
+    """The checks' own reading and the solution's functions on real files: the step executed once per
+    step, after the step began (to the clock's slack), operations found and summed, waits where the
+    loop waits."""
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    for which, waits in (("logged", list(range(STEPS - 1))), ("async", [])):
+        trace = recorded(folder, which)
+        steps = profiling.scope_events(trace, profiling.STEP_SCOPE)
+        runs = profiling.executions(trace, "jit_train_step")
+        assert len(steps) == len(runs) == STEPS, (which, len(steps), len(runs))
+        slack = profiling.clock_slack(trace)
+        for step, (start, end) in zip(steps, runs):
+            assert start >= float(step["ts"]) - slack and end > start
+        assert profiling.find_syncs(trace, profiling.STEP_SCOPE) == waits
+        assert namespace["find_syncs"](trace, profiling.STEP_SCOPE) == waits
+        ops = profiling.device_time_by_op(trace)
+        assert len(ops) >= 5 and all(v > 0 for v in ops.values())
+        theirs = namespace["device_time_by_op"](trace)
+        assert sorted(theirs) == sorted(ops) and all(np.isclose(theirs[k], ops[k]) for k in ops)
+        assert np.allclose(namespace["host_gaps"](trace, profiling.STEP_SCOPE),
+                           profiling.host_gaps(trace, profiling.STEP_SCOPE))
+        events = profiling.events_of(trace)
+        if folder.startswith("tpu"):
+            assert not any("hlo_op" in (e.get("args") or {}) for e in events)  # what the lesson teaches
+            assert {"fusion", "multiply_reduce_fusion", "copy-start", "copy-done"} <= set(ops)
+            assert slack == profiling.DEVICE_CLOCK_SLACK_US
+            # 8 operations per step, each on the device's XLA Ops line
+            assert sum(1 for e in profiling.op_events(trace) if e["name"] in ("fusion", "multiply_reduce_fusion")) \
+                == 2 * STEPS
+        else:
+            assert "jit_train_step" in {e["args"]["hlo_module"] for e in profiling.op_events(trace)}
+            assert slack == profiling.TIMING_SLACK_US
+    # A reader of "hlo_op" alone finds nothing in a TPU's trace, everything in a CPU's.
+    hlo_only = lesson_namespace(build(ROOT, SAMPLES["hlo-op-only"]))["device_time_by_op"]
+    assert (hlo_only(recorded(folder, "logged")) == {}) == folder.startswith("tpu")
+
+
+@pytest.mark.parametrize("folder", RECORDED)
+def test_the_checks_judge_recorded_loops_as_they_ran(folder):
+    """train's judging on the lesson's own loops, as recorded: the loop without a wait passes, the
+    loop with float(loss) after each step is the wait the lesson plants."""
+    values = np.linspace(-1, 1, 8, dtype=np.float32)
+    params, losses = profiling.train_expected(values, 16, STEPS, 0.5, 0.1)
+    for which, verdict in (("async", None), ("logged", "waits for the device inside the loop")):
+        data = (ROOT / "tests" / "data" / folder / f"performance-06-{which}.perfetto_trace.json.gz").read_bytes()
+        plan = profiling.Plan(None, {})
+        plan._asked = STEPS
+        problems = profiling.train_problems({"file": data, "params": params, "losses": losses}, "train_step",
+                                            STEPS, plan, values, 16, 0.5, 0.1)
+        assert (problems == []) if verdict is None else (verdict in problems[0]), (which, problems)
+
+
+def test_built_tpu_traces_are_laid_out_as_the_recorded_one():
+    real = recorded("tpu-v5e", "logged")
+    built = profiling.built_trace(np.random.default_rng(4), 6, {2}, "s", layout="tpu")["trace"]
+
+    def device_lines(trace):
+        return {name for (pid, tid), name in
+                {(e.get("pid"), e.get("tid")): e["args"]["name"] for e in profiling.events_of(trace)
+                 if e.get("ph") == "M" and e.get("name") == "thread_name"}.items()
+                if (pid, None) in {(e.get("pid"), None) for e in profiling.events_of(trace) if e.get("ph") == "M"
+                                   and e.get("name") == "process_name" and e["args"]["name"].startswith("/device:")}}
+    assert device_lines(built) == device_lines(real)
+    real_keys = set().union(*((e.get("args") or {}).keys() for e in profiling.op_events(real)))
+    for op in profiling.op_events(built):
+        assert set(op["args"]) <= real_keys and "long_name" in op["args"]
+    real_module = set().union(*((e.get("args") or {}).keys() for e in profiling.events_of(real)
+                                if str(e.get("name", "")).startswith("jit_train_step(")))
+    assert all(set(e["args"]) <= real_module for e in profiling.complete(built) if e["name"].startswith("jit_step_"))

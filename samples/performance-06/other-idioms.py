@@ -1,7 +1,8 @@
 # Correct in other idioms: the capture waits by fetching the result (jax.device_get) and finds its
-# file with os.walk; the trace is read as text; sums with dict.get; gaps by walking consecutive
-# pairs in a while loop; the wait search walks one time-sorted timeline of steps and calls; the
-# loop keeps its losses in a list and stacks them with jnp.asarray after it. Full marks.
+# file with os.walk; the trace is read as text; the device's op line is looked up with the given
+# line_names; sums with dict.get; gaps by walking consecutive pairs in a while loop; the wait
+# search walks one time-sorted timeline of steps and calls; the loop keeps its losses in a list and
+# stacks them with jnp.asarray after it. Full marks.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3
 # tier: nightly
 # %% solutions
@@ -25,11 +26,15 @@ def load_trace(path):
     return json.loads(text)
 # %% replace read_trace
 def device_time_by_op(trace):
+    named = line_names(trace)
     totals = {}
     for event in trace["traceEvents"]:
         if event.get("ph") != "X":
             continue
         op = (event.get("args") or {}).get("hlo_op")
+        process, thread = named.get((event.get("pid"), event.get("tid")), ("", ""))
+        if op is None and process.startswith("/device:") and thread == "XLA Ops":
+            op = event["name"]  # a TPU: the device's op line names no hlo_op
         if op is not None:
             totals[event["name"]] = totals.get(event["name"], 0) + event["dur"]
     return totals

@@ -101,12 +101,38 @@ def complete(trace) -> list[dict]:
 
 
 # --- the reference analyses (run here, on traces built here or read from a probe's report) ----------
+# Where each runtime writes a device's work (see the lesson's "What is in a trace"). The CPU runtime
+# writes every XLA operation it runs as an event on one of its worker threads of "/host:CPU", with
+# "hlo_op", "hlo_module" and "run_id" in its args; a TPU (jax 0.10.2 on a v5e, read from
+# tests/data/tpu-v5e) writes a process per chip named "/device:TPU:0" whose line "XLA Ops" holds one
+# event per operation (named as the operation, args "long_name", "hlo_category", "bytes_accessed",
+# some "tf_op"; no "hlo_op") and whose line "XLA Modules" holds one event per execution of a compiled
+# program, named "<module>(<program id>)", with a "run_id".
+DEVICE_PROCESS = "/device:"
+OPS_LINE, MODULES_LINE = "XLA Ops", "XLA Modules"
+
+
+def device_lines(trace, line: str) -> set:
+    """(pid, tid) of every thread named `line` in a process whose name begins with /device:."""
+    events = events_of(trace)
+    devices = {e.get("pid") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+               and isinstance(e.get("args"), dict) and str(e["args"].get("name", "")).startswith(DEVICE_PROCESS)}
+    return {(e.get("pid"), e.get("tid")) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+            and e.get("pid") in devices and isinstance(e.get("args"), dict) and e["args"].get("name") == line}
+
+
+def op_events(trace) -> list[dict]:
+    """The complete events that are XLA operations: an "hlo_op" in args (the CPU runtime), or on a
+    device's "XLA Ops" line (a TPU)."""
+    ops_lines = device_lines(trace, OPS_LINE)
+    return [e for e in complete(trace)
+            if (isinstance(e.get("args"), dict) and "hlo_op" in e["args"]) or (e.get("pid"), e.get("tid")) in ops_lines]
+
+
 def device_time_by_op(trace) -> dict:
     totals: dict = {}
-    for event in complete(trace):
-        args = event.get("args")
-        if isinstance(args, dict) and "hlo_op" in args:
-            totals[event["name"]] = totals.get(event["name"], 0.0) + float(event.get("dur", 0.0))
+    for event in op_events(trace):
+        totals[event["name"]] = totals.get(event["name"], 0.0) + float(event.get("dur", 0.0))
     return totals
 
 
@@ -153,27 +179,69 @@ DISTRACTORS = ["$array.py:260 ndim", "$array.py:252 shape", "$dtypes.py:512 item
                "PythonRefManager::CollectGarbage"]
 OPS = ["dot_general.2", "wrapped_tanh", "multiply_add_fusion", "dot", "wrapped_reduce-window",
        "multiply_subtract_fusion", "reduce_multiply_fusion"]
+# Operations as a TPU names them (tests/data/tpu-v5e): its copies are operations too.
+TPU_OPS = ["copy-start", "copy-start.1", "copy-done", "copy-done.1", "multiply_reduce_fusion", "fusion",
+           "fusion.1", "reduce.3"]
+
+
+LAYOUTS = ("cpu", "tpu")
+TPU_LINES = {1: "Steps", 2: MODULES_LINE, 3: OPS_LINE, 4: "Async XLA Ops", 7: "TC Overlay", 124: "_counters_"}
+TPU_CATEGORIES = {"copy-start": "copy-start", "copy-done": "copy-done", "fusion": "convolution fusion",
+                  "reduce": "reduce", "dot": "convolution"}
+
+
+def _tpu_op_args(rng: np.random.Generator, op: str, dur: float, step_name: str) -> dict:
+    """The args a TPU writes on an operation of its "XLA Ops" line (no "hlo_op"; "tf_op" only on
+    some)."""
+    kind = next((k for k in TPU_CATEGORIES if k in op), "fusion")
+    args = {"Time Scale Multiplier": "1", "bytes_accessed": str(int(rng.integers(1 << 10, 1 << 20))),
+            "device_duration_ps": str(int(round(dur * 1e6))), "hlo_category": TPU_CATEGORIES[kind],
+            "long_name": f"%{op} = f32[128,256]{{1,0:T(8,128)}} {kind}(f32[128,256]{{1,0:T(8,128)}} %p.1)",
+            "model_flops": str(int(rng.integers(0, 1 << 24))), "shape_with_layout": "f32[128,256]{1,0:T(8,128)}"}
+    if not kind.startswith("copy"):
+        args["tf_op"] = f"jit({step_name})/jvp(forward)/dot_general:"
+    return args
 
 
 def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *, placements=("inside", "after"),
-                kinds=tuple(SYNC_KINDS), shuffle: bool = True) -> dict:
-    """A trace of a `steps`-step training loop as JAX's profiler writes one on the CPU, synchronized
-    at the steps in `synced`; returned as {"trace": ..., "device": ..., "gaps": ..., "syncs": ...}."""
+                kinds=tuple(SYNC_KINDS), shuffle: bool = True, layout: str = "cpu") -> dict:
+    """A trace of a `steps`-step training loop as JAX's profiler writes one, synchronized at the steps
+    in `synced`; returned as {"trace": ..., "device": ..., "gaps": ..., "syncs": ...}.
+
+    layout "cpu": one process, /host:CPU, whose runtime threads run the operations (args "hlo_op",
+    "hlo_module", "run_id"), with "end:" markers and executor events that are not operations.
+    layout "tpu": the host's process and a process "/device:TPU:0" whose lines "Steps", "XLA
+    Modules" and "XLA Ops" hold the chip's steps, executions and operations (operations named as
+    the operation, with "long_name" and no "hlo_op"), and a counter event, as jax 0.10.2 writes
+    them on a TPU v5e (tests/data/tpu-v5e)."""
     r = lambda lo, hi: round(float(rng.uniform(lo, hi)), 3)  # noqa: E731
     pid = int(rng.integers(100, 9999))
     host, device, eigen, loader = (int(t) for t in rng.choice(2**31, 4, replace=False))
     module = f"jit_step_{int(rng.integers(16**4)):04x}"
-    ops = [str(o) for o in rng.choice(OPS, int(rng.integers(3, len(OPS) + 1)), replace=False)]
-    events = [
-        {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
-        {"ph": "M", "pid": pid, "tid": host, "name": "thread_name", "args": {"name": "python"}},
-        {"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "tf_XLAPjRtCpuClient/1"}},
-        {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}},
-        {"ph": "M", "pid": pid, "tid": loader, "name": "thread_name", "args": {"name": "data_loader"}},
-    ]
-    x = lambda tid, ts, dur, name, **args: events.append(  # noqa: E731
-        {"ph": "X", "pid": pid, "tid": tid, "ts": round(ts, 3), "dur": round(dur, 3), "name": name,
-         **({"args": args} if args else {})})
+    tpu = layout == "tpu"
+    ops = [str(o) for o in rng.choice(TPU_OPS if tpu else OPS, int(rng.integers(3, len(OPS) + 1)), replace=False)]
+    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
+              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name", "args": {"name": "python3" if tpu else "python"}},
+              {"ph": "M", "pid": pid, "tid": loader, "name": "thread_name", "args": {"name": "data_loader"}}]
+    if tpu:
+        chip = int(rng.integers(1, 99))
+        while chip == pid:
+            chip = int(rng.integers(1, 99))
+        runtime = device  # the host's runtime thread that launches each execution
+        events += [{"ph": "M", "pid": pid, "tid": runtime, "name": "thread_name", "args": {"name": f"main/{runtime % 9999}"}},
+                   {"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}},
+                   {"ph": "M", "pid": chip, "name": "process_sort_index", "args": {"sort_index": chip}}]
+        for tid, line in TPU_LINES.items():
+            events += [{"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": line}},
+                       {"ph": "M", "pid": chip, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}]
+        program, first_run = int(rng.integers(1, 2**62)), int(rng.integers(0, 99))
+    else:
+        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "tf_XLAPjRtCpuClient/1"}},
+                   {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
+
+    def x(tid, ts, dur, name, on=None, **args):
+        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3), "dur": round(dur, 3),
+                       "name": name, **({"args": args} if args else {})})
 
     def sync(ts, until, kind):
         names = SYNC_KINDS[kind]
@@ -184,6 +252,8 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
     step_events = []
     t = r(5, 50)
     device_free = t
+    if tpu:
+        x(124, t, 1e-06, "VDD Core FW Throttle(%)", on=chip, **{"throttle %": "0"})
     if rng.random() < 0.8:  # a wait before the loop: no step's
         x(host, t, r(20, 60), "$array.py:297 __float__")
         t += r(80, 120)
@@ -191,21 +261,35 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
         start = t
         dispatch = r(15, 80)
         x(host, t + 0.5, dispatch, "PjitFunction(step)")
-        x(host, t + 1.0, dispatch - 1.0, "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice")
+        if tpu:
+            x(host, t + 1.0, dispatch - 1.0, "PjRtCApiLoadedExecutable::Execute")
+            x(runtime, t + 1.5, dispatch - 2.0, f"CommonPjRtLoadedExecutable::Execute ({module})")
+        else:
+            x(host, t + 1.0, dispatch - 1.0, "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice")
         for name in rng.choice(DISTRACTORS, 2, replace=False):
             x(host, t + dispatch + r(1, 5), r(0.5, 3), str(name))
         t += dispatch + r(8, 12)
         # the device runs the step's operations, in order, once the host has dispatched it
         d = max(device_free, start + dispatch * 0.6)
-        run_id = str(int(rng.integers(-2**31, 0)))
+        begin = d
+        run_id = str(first_run + i) if tpu else str(int(rng.integers(-2**31, 0)))
         for op in ops:
-            dur = r(5, 900)
-            x(int(rng.choice([device, eigen])), d, dur, op, hlo_op=op, hlo_module=module, run_id=run_id,
-              device_ordinal="0")
-            x(device, d + dur, 0.0, f"end: {op}")
+            if tpu:
+                dur = r(0.002, 40)
+                x(3, d, dur, op, on=chip, **_tpu_op_args(rng, op, dur, "step"))
+            else:
+                dur = r(5, 900)
+                x(int(rng.choice([device, eigen])), d, dur, op, hlo_op=op, hlo_module=module, run_id=run_id,
+                  device_ordinal="0")
+                x(device, d + dur, 0.0, f"end: {op}")
             device_times[op] = device_times.get(op, 0.0) + round(dur, 3)
-            d += dur + r(0.2, 3)
-        x(device, d, r(0.1, 40), "ThunkExecutor::Execute (wait for completion)", run_id=run_id, device_ordinal="0")
+            d += dur + r(0.002 if tpu else 0.2, 3)
+        if tpu:  # the execution and the chip's step: lines of the device that are not operations
+            x(2, begin, d - begin, f"{module}({program})", on=chip, core_type="0", queue_id="0", replica_id="0",
+              run_id=run_id, device_duration_ps=str(int(round((d - begin) * 1e6))))
+            x(1, begin, d - begin + r(1, 20), str(i), on=chip, device_duration_ps=str(int(round((d - begin) * 1e6))))
+        else:
+            x(device, d, r(0.1, 40), "ThunkExecutor::Execute (wait for completion)", run_id=run_id, device_ordinal="0")
         device_free = d + r(1, 20)
         if i in synced:
             kind = str(rng.choice(list(kinds)))
@@ -293,6 +377,11 @@ class Plan:
 
 MAX_TRACE_JSON = 64 << 20   # bytes of JSON a trace file may inflate to (the lesson's are a few MB)
 TIMING_SLACK_US = 100.0     # clock granularity between a pause here and the profiler's timestamps
+# A device with a clock of its own (a TPU) has its events placed on the host's clock by the profiler,
+# not exactly: in tests/data/tpu-v5e's trace of the loop with float(loss) (jax 0.10.2, v5e), the
+# chip's executions appear up to 215 us before the host had finished launching them. The pauses
+# made here are 3 ms or more.
+DEVICE_CLOCK_SLACK_US = 1000.0
 
 
 def parse_trace_file(report: dict):
@@ -325,23 +414,38 @@ def _number(value) -> float | None:
 
 
 def executions(trace, module: str) -> list[tuple[float, float]]:
-    """(start, end) of each execution of the compiled module `module` (the complete events whose
-    args name it, grouped by run_id), in time order."""
+    """(start, end) of each execution of the compiled module `module`, in time order: on a CPU the
+    operations whose args name it, grouped by run_id; on a TPU the events of a device's "XLA Modules"
+    line named `module(<program id>)`, one per execution (its run_id)."""
     spans: dict = {}
-    for event in complete(trace):
-        args = event.get("args")
-        if not isinstance(args, dict) or args.get("hlo_module") != module or "run_id" not in args:
-            continue
+
+    def add(key, event):
         ts, dur = _number(event.get("ts")), _number(event.get("dur"))
         if ts is None or dur is None:
+            return
+        start, end = spans.get(key, (math.inf, -math.inf))
+        spans[key] = (min(start, ts), max(end, ts + dur))
+
+    modules_lines = device_lines(trace, MODULES_LINE)
+    for event in complete(trace):
+        args = event.get("args")
+        if not isinstance(args, dict) or "run_id" not in args:
             continue
-        start, end = spans.get(str(args["run_id"]), (math.inf, -math.inf))
-        spans[str(args["run_id"])] = (min(start, ts), max(end, ts + dur))
+        if args.get("hlo_module") == module:
+            add(("host", str(args["run_id"])), event)
+        elif (event.get("pid"), event.get("tid")) in modules_lines and (
+                event.get("name") == module or str(event.get("name", "")).startswith(module + "(")):
+            add((event.get("pid"), str(args["run_id"])), event)
     return sorted(spans.values())
 
 
-def _at_least(when: float, since: float, seconds: float) -> bool:
-    return when >= since + seconds * 1e6 - TIMING_SLACK_US
+def clock_slack(trace) -> float:
+    """How far apart the host's clock and the one executions are read on may be, in microseconds."""
+    return DEVICE_CLOCK_SLACK_US if device_lines(trace, MODULES_LINE) else TIMING_SLACK_US
+
+
+def _at_least(when: float, since: float, seconds: float, slack: float = TIMING_SLACK_US) -> bool:
+    return when >= since + seconds * 1e6 - slack
 
 
 # --- this JAX's traces -----------------------------------------------------------------------------
@@ -434,7 +538,7 @@ def capture_problems(report, scope: str, name: str, plan: Plan, values, scale: f
     began, waited = float(found[0]["ts"]), 0.0
     for index, (start, _) in enumerate(runs):
         waited += plan._pauses.get(index, 0.0)
-        if not _at_least(start, began, waited):
+        if not _at_least(start, began, waited, clock_slack(trace)):
             return ["the trace does not show the workload's executions when they ran: return the file "
                     "jax.profiler wrote during this capture"]
     if any(after[0] < before[1] - TIMING_SLACK_US for before, after in zip(runs, runs[1:])):
@@ -490,8 +594,12 @@ def read_trace_problems(device_time_by_op_, host_gaps_, built: dict, scope: str)
         problems.append(f"device_time_by_op should return a dict, got {type(got).__name__}")
     elif sorted(map(str, got)) != sorted(want):
         extra = sorted(set(map(str, got)) - set(want))
-        problems.append("device_time_by_op should name exactly the XLA operations (events with an 'hlo_op' "
-                        f"in args){': it also names ' + repr(extra[:3]) if extra else ''}")
+        missing = sorted(set(want) - set(map(str, got)))
+        problems.append("device_time_by_op should name exactly the XLA operations of a trace written on a "
+                        f"{built.get('layout', 'cpu').upper()} (events with an 'hlo_op' in args, or on a device's "
+                        "'XLA Ops' line)"
+                        f"{': it also names ' + repr(extra[:3]) if extra else ''}"
+                        f"{': it misses ' + repr(missing[:3]) if missing and not extra else ''}")
     elif not all(isinstance(got[k], (int, float)) and math.isclose(float(got[k]), want[k], rel_tol=1e-9, abs_tol=1e-6)
                  for k in want):
         problems.append("device_time_by_op should give each operation's total duration: the sum of its events' "
@@ -511,10 +619,12 @@ def read_trace_problems(device_time_by_op_, host_gaps_, built: dict, scope: str)
 
 def check_read_trace(device_time_by_op_, host_gaps_, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
-    for _ in range(2):
+    # one trace as a CPU writes it and one as a TPU does, in an order drawn here
+    for layout in rng.permutation(LAYOUTS):
         steps, scope = int(rng.integers(4, 9)), fresh_scope(rng)
         synced = set(int(s) for s in rng.choice(steps, int(rng.integers(0, 3)), replace=False))
-        problems = read_trace_problems(device_time_by_op_, host_gaps_, built_trace(rng, steps, synced, scope), scope)
+        built = {**built_trace(rng, steps, synced, scope, layout=str(layout)), "layout": str(layout)}
+        problems = read_trace_problems(device_time_by_op_, host_gaps_, built, scope)
         if problems:
             raise CheckFailed("; ".join(problems))
 
@@ -596,7 +706,7 @@ def train_problems(report, name: str, steps: int, plan: Plan, values, size: int,
     if len(runs) != steps:
         return ["the trace does not show step executed once per step: call step once per step"]
     for index, (scope, (start, _)) in enumerate(zip(steps_seen, runs)):
-        if not _at_least(start, float(scope["ts"]), plan._pauses.get(index, 0.0)):
+        if not _at_least(start, float(scope["ts"]), plan._pauses.get(index, 0.0), clock_slack(trace)):
             return ["the trace does not show each step's execution after the step began: call step inside "
                     f"the step's TraceAnnotation({STEP_SCOPE!r})"]
     syncs = find_syncs(trace, STEP_SCOPE)
