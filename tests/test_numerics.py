@@ -39,9 +39,27 @@ def test_three_regimes_each_far_from_the_boundaries_around_it():
     assert 30 * low < tf32 < high / 3 and bf16 > 2 * high
     assert [numerics.precision_of(e) for e in (numerics.matmul_relative_error(), tf32, bf16)] == [
         numerics.FLOAT32, numerics.TF32, numerics.BFLOAT16_PASSES]
-    assert list(numerics.TOLERANCES) == list(numerics.PRECISIONS) == list(numerics.DESCRIPTIONS)
+    assert list(numerics.TOLERANCES) == list(numerics.DESCRIPTIONS) == [*numerics.PRECISIONS,
+                                                                        numerics.APPROXIMATE_TRANSCENDENTALS]
     tolerances = [numerics.TOLERANCES[p]["rtol"] for p in numerics.PRECISIONS]
     assert tolerances == sorted(tolerances)  # a coarser precision, a looser tolerance
+
+
+TPU_V5E_TANH_ERROR = 3.3e-6  # measured: tanh(1) in float32 on a TPU v5e (jax 0.10.2), 0.7615967 against 0.7615942
+
+
+def test_transcendentals_here_are_float32_and_far_from_a_tpus():
+    """The CPU's tanh and exp (about 2e-7 relative) and a TPU v5e's (3.3e-6) lie on either side of
+    the boundary, each at least three times from it; the TPU's tolerance is thirty times its error."""
+    here = numerics.transcendental_relative_error()
+    assert here < numerics.TRANSCENDENTAL_BOUNDARY / 3 and TPU_V5E_TANH_ERROR > 3 * numerics.TRANSCENDENTAL_BOUNDARY
+    assert numerics.elementwise_precision() == numerics.FLOAT32
+    approximate = numerics.TOLERANCES[numerics.APPROXIMATE_TRANSCENDENTALS]
+    assert approximate["rtol"] >= 30 * TPU_V5E_TANH_ERROR > numerics.TOLERANCES[numerics.FLOAT32]["rtol"]
+    value = np.tanh(np.linspace(-3, 3, 50))
+    numerics.check_close(value * (1 + TPU_V5E_TANH_ERROR * 10), value, "tpu-like", precision=numerics.APPROXIMATE_TRANSCENDENTALS)
+    with pytest.raises(CheckFailed):  # a missing tanh
+        numerics.check_close(np.linspace(-3, 3, 50), value, "no tanh", precision=numerics.APPROXIMATE_TRANSCENDENTALS)
 
 
 def test_check_close_judges_at_the_precision_given_and_shows_no_values():
@@ -73,6 +91,7 @@ def test_the_lessons_measure_the_precision_as_the_checks_do(lesson):
     for error in (2.5e-7, 9e-6, 1.1e-5, 3.3e-4, 9e-4, 1.1e-3, 2.4e-3, 0.1):
         assert namespace["precision_of"](error) == numerics.precision_of(error), error
     assert numerics.BOUNDARIES == (1e-5, 1e-3) and "< 1e-5" in cell.source and "< 1e-3" in cell.source
-    for precision, tolerance in numerics.TOLERANCES.items():
+    for precision in numerics.PRECISIONS:  # the matrix-product regimes the lessons' lines carry
+        tolerance = numerics.TOLERANCES[precision]
         assert tolerance["rtol"] == tolerance["atol"]
         assert f'"{precision}": {tolerance["rtol"]:.0e}'.replace("e-0", "e-") in cell.source

@@ -2,9 +2,13 @@
 
 `jax-cpu` is this virtual environment's Python with JAX held to the CPU backend; autograde
 and papermill run on it, so grades and CPU artifacts never depend on what accelerator a
-machine happens to have. `jax-tpu` and `jax-gpu` are the same Python held to a TPU or a CUDA
-GPU, for recording those backends' artifacts (`perfcourse artifacts --kernel jax-tpu`) on a
-machine that has one; JAX then fails loudly instead of quietly falling back to the CPU.
+machine happens to have. `jax-tpu` and `jax-gpu` are the same Python on a TPU or a CUDA GPU,
+for trying the lessons (`perfcourse solved`) and recording those backends' artifacts
+(`perfcourse artifacts --kernel jax-tpu`) on a machine that has one: the accelerator first, so it
+is JAX's default backend, and JAX fails loudly where it is missing instead of quietly falling back
+to the CPU; the CPU listed second, as on Colab (where JAX_PLATFORMS is unset and both start),
+because a compiled program's host callbacks (`jax.debug.callback`, which performance-03's and the
+course timer's instruments use) place their operands on a CPU device.
 """
 from __future__ import annotations
 
@@ -17,8 +21,8 @@ from .course import CourseError
 
 KERNELS = {
     "jax-cpu": {"display_name": "Python (JAX, CPU)", "env": {"JAX_PLATFORMS": "cpu"}},
-    "jax-tpu": {"display_name": "Python (JAX, TPU)", "env": {"JAX_PLATFORMS": "tpu"}},
-    "jax-gpu": {"display_name": "Python (JAX, GPU)", "env": {"JAX_PLATFORMS": "cuda"}},
+    "jax-tpu": {"display_name": "Python (JAX, TPU)", "env": {"JAX_PLATFORMS": "tpu,cpu"}},
+    "jax-gpu": {"display_name": "Python (JAX, GPU)", "env": {"JAX_PLATFORMS": "cuda,cpu"}},
 }
 
 

@@ -150,17 +150,18 @@ def check_scanned_result(scanned, rng: np.random.Generator | None = None) -> Non
     import jax.numpy as jnp
 
     rng = rng or np.random.default_rng()
+    precision = numerics.elementwise_precision()  # no matrix product: float32, with this backend's tanh
     for length, batch, width in [(1, 1, 5), (int(rng.integers(2, 40)), 3, 7), (50, 2, 16)]:
         h, xs, a = _loop_inputs(rng, length, batch, width)
         expected = _recurrence(h, xs, a)
         args = (jnp.asarray(h), jnp.asarray(xs), jnp.asarray(a))
         where = "(a loop length and a state shape picked at grading time)"
         value = trusted.array(scanned(*args), dtype=np.float32, shape=(batch, width))
-        numerics.check_close(value, expected, f"scanned on fresh inputs {where}", precision=numerics.FLOAT32)
+        numerics.check_close(value, expected, f"scanned on fresh inputs {where}", precision=precision)
         if batch == 3:  # one program (compiled here) is enough to show what jit makes of it
             value = _run_here(_scanned_program(scanned, args), args, batch, width, "jax.jit(scanned)")
             numerics.check_close(value, expected, f"jax.jit(scanned) on fresh inputs {where}",
-                                 precision=numerics.FLOAT32)
+                                 precision=precision)
 
 
 SIZE_STATE = (2, 3)                    # (batch, width) of the size check's inputs
@@ -205,7 +206,7 @@ def check_scanned_size(scanned, lengths=None, rng: np.random.Generator | None = 
         raise CheckFailed(f"the program of jax.jit(scanned) grows with the loop length: from {sizes[0]} to "
                           f"{sizes[1]} operations over loop lengths picked at grading time. Is part of the "
                           "loop still a Python loop? Put every step inside lax.scan")
-    tolerance = numerics.tolerance(numerics.FLOAT32)
+    tolerance = numerics.tolerance(numerics.elementwise_precision())
     for _, program, args, values in exported:
         # The programs examined above are the loop's: each computes the recurrence, or else what
         # scanned itself computes (called as it is) on the same inputs.

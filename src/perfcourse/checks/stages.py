@@ -48,7 +48,9 @@ What the trusted kernel believes, it observed or verified itself. Per cell:
   run it does not report. Such a submission must still read the program right to pass the stages
   cell. Before grading, `execution_instrument()` confirms in this kernel that this JAX runs a debug
   callback on the calling thread before the call returns (InstrumentMissing otherwise, never a
-  student's mistake).
+  student's mistake). Run as a notebook (no channel: recording artifacts on a TPU, whose runtime
+  runs callbacks on a thread of its own after the call returns), the checks wait for callbacks with
+  jax.effects_barrier() before they count (settle_callbacks).
 - test_hand_count (`check_hand_count`), *values only*: `matmul_flops` for fresh shapes (every
   dimension 2..999) and for shapes with a dimension of 1, where XLA rewrites the product and its
   estimate is not the textbook count: the count must be 2*m*k*n, an int. Called from here.
@@ -333,11 +335,24 @@ class Executions:
 _execution_instrument_confirmed = False  # for this process: its JAX does not change
 
 
+def settle_callbacks() -> None:
+    """Where no channel is open (the lesson run as a notebook: `perfcourse artifacts`, `perfcourse
+    solved`, the tests), wait for the debug callbacks of programs already called. A CPU runs them on
+    the calling thread before the call returns; a TPU (jax 0.10.2, measured) on a thread of its own
+    after it returns, and jax.effects_barrier() waits for them. Grading runs both kernels on the
+    CPU, where there is nothing to wait for."""
+    if not remote.grading():
+        import jax
+
+        jax.effects_barrier()
+
+
 def execution_instrument() -> None:
-    """Check, in this process, that this JAX runs a debug callback in a compiled program on the
-    thread that calls the program, before the call returns (the CPU runtime does): the executions
-    the not-run cell counts are then reported while `read_program` runs. Otherwise InstrumentMissing,
-    never a student's mistake."""
+    """Check, in this process, that this JAX runs a debug callback in a compiled program by the time
+    the call returns (the CPU runtime does, on the calling thread) or, without a channel, by the
+    time settle_callbacks() returns (a TPU's runtime): the executions the not-run cell counts are
+    then all reported when read_program's call is over. Otherwise InstrumentMissing, never a
+    student's mistake."""
     global _execution_instrument_confirmed
     if _execution_instrument_confirmed:
         return
@@ -353,11 +368,17 @@ def execution_instrument() -> None:
         return a * 2
 
     jax.jit(program)(jnp.ones(4, jnp.float32))  # not waited for
-    if threads != [threading.get_ident()]:
+    if remote.grading() and threads != [threading.get_ident()]:
         raise InstrumentMissing(
             f"jax {jax.__version__} on {jax.default_backend()}: a compiled program's debug callback did not run on "
             "the calling thread before the call returned: the not-run cell of performance-03 cannot "
             "count executions on this JAX; update perfcourse.checks.stages")
+    settle_callbacks()
+    if len(threads) != 1:
+        raise InstrumentMissing(
+            f"jax {jax.__version__} on {jax.default_backend()}: a compiled program's debug callback ran "
+            f"{len(threads)} times for one call, after jax.effects_barrier(): the not-run cell of performance-03 "
+            "cannot count executions on this JAX; update perfcourse.checks.stages")
     _execution_instrument_confirmed = True
 
 
@@ -425,6 +446,7 @@ def read_watched(read_program, m: int, k: int, n: int, rng: np.random.Generator,
         reading.returned = _type_name(result)
         if isinstance(result, dict):  # a plain dict, or the channel's copy of the student's
             reading.result = dict(dict.items(result))
+    settle_callbacks()
     reading.traces = [list(t) for t in body._traces]
     reading.runs, reading.reports = body._runs, list(executions._values) if executions else []
     return reading
@@ -477,6 +499,7 @@ def run_compiled(reading: Reading, compiled, shapes_: list, rng: np.random.Gener
     except Exception as exc:
         return [f"{what} could not be called on fresh arrays of the shapes it was read for "
                 f"({type(exc).__name__}): read the program of fn itself, for the shapes and dtypes of args"]
+    settle_callbacks()
     if reading.executions and reading.executions._values[before:] != [float(np.asarray(a)[0, 0])]:
         return [f"{what} is not the workload it was handed (run on fresh arrays, it did not report that run "
                 "as the workload does): return the compiled program of fn itself"]
