@@ -29,7 +29,8 @@ Per cell:
   lengths are drawn here and never told. The file `capture` names must be the
   perfetto_trace.json.gz it wrote under that folder, not the older one (paths: *evidence*, the
   student's kernel reports them). Its bytes, parsed here, must hold the annotation once and every
-  execution counted here (distinct run ids of `jit_<name>`), each starting no earlier than the
+  execution counted here (`executions` of `jit_<name>`: distinct run ids, read from the CPU
+  runtime's operations or a device's "XLA Modules" line), each starting no earlier than the
   annotation's start plus the pauses made before its dispatch, one after another (a trace closed
   before the queued work ran misses the last executions; measured here, with a few milliseconds of
   work per call, it held none of them); the result must be the workload's value (NumPy on the
@@ -40,9 +41,13 @@ Per cell:
   the pauses is refused. *Evidence only* beyond that: a file is data the student's process writes,
   and a program that times its own calls into the plan and writes every event a real trace has at
   those times (an emulation of the profiler) cannot be told from the profiler's file here.
-- test_read_trace (`check_read_trace`), *values only*: two traces built here; `device_time_by_op`
-  must give, for each XLA operation (a complete event with an "hlo_op" in its args), its summed
-  duration, and nothing else ("end:" markers and executor events are not operations); `host_gaps`
+- test_read_trace (`check_read_trace`), *values only*: two traces built here, one laid out as the
+  CPU runtime writes a trace and one as a TPU does (in an order drawn here); `device_time_by_op`
+  must give, for each XLA operation, its summed duration, and nothing else. An operation is a
+  complete event with an "hlo_op" in its args (the CPU runtime's; "end:" markers and executor
+  events are not operations) or an event on the "XLA Ops" line of a "/device:" process (a TPU's,
+  which writes no "hlo_op"; its "XLA Modules", "Steps" and counter lines are not operations), as
+  the lesson teaches: a reader of "hlo_op" alone loses the cell. `host_gaps`
   the gaps between consecutive annotated steps in time order (a list or a one-dimensional array).
   A forger would have to compute exactly these sums and differences for events it was never shown:
   reading the trace, which is the task.
@@ -471,8 +476,9 @@ _trace_instrument_confirmed = False  # for this process: its JAX does not change
 
 def trace_instrument() -> None:
     """Check, in this process, that this JAX's traces show what test_capture and test_train read:
-    annotations by name, executions by `hlo_module` and `run_id`, each starting after the pause
-    before its dispatch (the profiler's clock and this one agree), and a wait among SYNC_CALLS. The
+    annotations by name, executions (`executions`: on a CPU by `hlo_module` and `run_id`, on a TPU
+    by the device's "XLA Modules" line), each starting after the pause before its dispatch (the
+    profiler's clock and this one agree, to `clock_slack`), and a wait among SYNC_CALLS. The
     course's own loop, captured by the course's own probe, must read as correct, and the same loop
     waiting inside each step must show the wait; otherwise InstrumentMissing: a trace layout that a
     new JAX changed must show as a broken lesson, never as every student's mistake."""
