@@ -169,6 +169,73 @@ def step_evidence(trace, scope):
                                   if "hlo_module" in (e.get("args") or {}) and "run_id" in e["args"]})
     return evidence
 """),
+    "compilations counted, not the programs built (the persistent cache hides some)": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    evidence = _right(trace, scope)
+    steps = sorted((e for e in spans if e["name"] == scope), key=lambda e: e["ts"])
+    evidence["compiles"] = [sum(1 for e in spans if e["name"] == "backend_compile_and_load"
+                                and (e["pid"], e["tid"]) == (s["pid"], s["tid"])
+                                and s["ts"] <= e["ts"] <= s["ts"] + s["dur"]) for s in steps]
+    return evidence
+"""),
+    "executions as hlo_module and run_id pairs (a CPU's only)": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    evidence = _right(trace, scope)
+    first = min(e["ts"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("name") == scope)
+    runs = {}
+    for e in trace["traceEvents"]:
+        a = e.get("args") or {}
+        if e.get("ph") == "X" and "hlo_module" in a and "run_id" in a:
+            runs[(a["hlo_module"], a["run_id"])] = min(runs.get((a["hlo_module"], a["run_id"]), e["ts"]), e["ts"])
+    evidence["executions"] = sum(1 for ts in runs.values() if ts >= first)
+    return evidence
+"""),
+    "every run_id counted, the host's launches too": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    evidence = _right(trace, scope)
+    first = min(e["ts"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("name") == scope)
+    runs = {}
+    for e in trace["traceEvents"]:
+        a = e.get("args") or {}
+        if e.get("ph") == "X" and "run_id" in a:
+            runs[a["run_id"]] = min(runs.get(a["run_id"], e["ts"]), e["ts"])
+    evidence["executions"] = sum(1 for ts in runs.values() if ts >= first)
+    return evidence
+"""),
+    "waiting over the loop's span, the same share for every step": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    evidence = _right(trace, scope)
+    mean = sum(evidence["waiting"]) / max(len(evidence["waiting"]), 1)
+    evidence["waiting"] = [mean] * len(evidence["waiting"])
+    return evidence
+"""),
+    "many programs per step, the device's waiting not read": ("test_diagnose", """
+def diagnose(evidence):
+    n = evidence["steps"]
+    if n and all(evidence["compiles"]):
+        return "recompile"
+    if n and evidence["executions"] >= DISPATCH_LIMIT * n:
+        return "dispatch"
+    if n and all(evidence["transfers"]):
+        return "transfer"
+    return "none"
+"""),
+    "the device's waiting alone, programs not counted": ("test_diagnose", """
+def diagnose(evidence):
+    n = evidence["steps"]
+    if n and all(evidence["compiles"]):
+        return "recompile"
+    if n and 2 * sum(w >= DISPATCH_SHARE for w in evidence["waiting"]) > n:
+        return "dispatch"
+    if n and all(evidence["transfers"]):
+        return "transfer"
+    return "none"
+"""),
     "steps in the file's order": ("test_step_evidence", """
 def step_evidence(trace, scope):
     complete = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
@@ -255,18 +322,23 @@ def test_each_further_wrong_method_fails_its_own_cell(mistake, cached_course_loo
                                           for variant in variants])
 def test_every_course_loop_reads_as_its_cause(kind, variant):
     data = diagnosis.draw_data(np.random.default_rng(3), n=(8, 10) if kind == "dispatch" else (12, 14))
-    evidence = diagnosis.course_evidence(kind, variant, 2, data)
+    steps = diagnosis.DIAGNOSE_STEPS
+    evidence = diagnosis.course_evidence(kind, variant, steps, data)
     assert diagnosis.cause_of(evidence) == kind
-    assert evidence["steps"] == 2
+    assert evidence["steps"] == steps and len(evidence["waiting"]) == steps
     if kind == "none":
-        assert evidence == {"steps": 2, "compiles": [0] * 2, "transfers": [0] * 2, "executions": 2}
+        programs = 2 if variant == "with_metrics" else 1
+        assert {k: evidence[k] for k in ("compiles", "transfers", "executions")} == \
+            {"compiles": [0] * steps, "transfers": [0] * steps, "executions": programs * steps}
+        assert all(w < diagnosis.DISPATCH_SHARE for w in evidence["waiting"])
 
 
 def test_the_diagnose_plan_always_holds_the_loops_a_wrong_order_misreads():
     for seed in range(30):
         plan = diagnosis.diagnose_plan(np.random.default_rng(seed))
         assert {kind for kind, _ in plan} == set(diagnosis.CAUSES)
-        assert ("recompile", "shape") in plan
+        assert ("recompile", "shape") in plan and ("recompile", "retrace_per_example") in plan
+        assert ("transfer", "asarray_batch") in plan and ("none", "with_metrics") in plan
         assert ("dispatch", "per_example_eager") in plan or ("dispatch", "per_weight") in plan
     orders = {tuple(kind for kind, _ in diagnosis.diagnose_plan(np.random.default_rng(seed))) for seed in range(30)}
     assert len(orders) > 10
@@ -294,18 +366,42 @@ def test_the_lessons_loops_are_the_courses_and_compute_the_numpy_steps():
 
 # --- the traces built here ----------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(40))
-def test_built_traces_read_as_they_were_built(seed):
+@pytest.mark.parametrize("layout", diagnosis.LAYOUTS)
+def test_built_traces_read_as_they_were_built(seed, layout):
+    """The reference reading of the events gives the counts built and the waiting shares computed
+    from the executions' spans as built (not from the events)."""
     rng = np.random.default_rng(seed)
     scope = diagnosis.fresh_scope(rng)
-    built = diagnosis.built_trace(rng, int(rng.integers(2, 9)), scope)
-    assert diagnosis.step_evidence(built["trace"], scope) == built["evidence"]
+    built = diagnosis.built_trace(rng, int(rng.integers(2, 9)), scope, layout=layout)
+    got = diagnosis.step_evidence(built["trace"], scope)
+    assert diagnosis.evidence_problem(got, built["evidence"]) is None
+    assert {k: got[k] for k in ("steps", "compiles", "transfers", "executions")} == \
+        {k: built["evidence"][k] for k in ("steps", "compiles", "transfers", "executions")}
     json.dumps(built["trace"])  # plain JSON, as a trace file holds
+
+
+def test_built_traces_hold_device_waits_cache_hits_and_a_tpus_lines():
+    waits, cached, host_runs = [], 0, 0
+    for seed in range(20):
+        for layout in diagnosis.LAYOUTS:
+            built = diagnosis.built_trace(np.random.default_rng(seed), 5, "s", layout=layout, shuffle=False)
+            events = diagnosis._complete(built["trace"])
+            waits += built["evidence"]["waiting"]
+            names = [e["name"] for e in events]
+            cached += names.count("lower_sharding_computation") > names.count("backend_compile_and_load")
+            if layout == "tpu":
+                assert diagnosis.device_processes(built["trace"])
+                assert not any("hlo_op" in (e.get("args") or {}) for e in events)
+                host_runs += sum(1 for e in events if "run_id" in (e.get("args") or {})
+                                 and e["pid"] not in diagnosis.device_processes(built["trace"]))
+    assert cached == 40 and host_runs > 0
+    assert sum(w == 0 for w in waits) > 10 and sum(0.05 < w for w in waits) > 10
 
 
 def test_built_traces_hold_what_each_wrong_reading_falls_for():
     built = diagnosis.built_trace(np.random.default_rng(7), 6, "s_1", shuffle=False)
-    events = diagnosis.complete(built["trace"])
-    steps = diagnosis.scope_events(built["trace"], "s_1")
+    events = diagnosis._complete(built["trace"])
+    steps = diagnosis._scope_events(built["trace"], "s_1")
     first, last = steps[0]["ts"], steps[-1]["ts"] + steps[-1]["dur"]
     names = {e["name"] for e in events}
     assert {"PjRtCpuClient::Compile", "lower_sharding_computation", "shard_args", "s_1_logging"} & names
@@ -354,7 +450,7 @@ def test_fix_reports_are_judged_from_the_file():
     assert judge(fixed_report(3, w, b, x, y, lr)) == []
     copied = fixed_report(3, w, b, x, y, lr, extra=[event("DevicePut", 10_010.0, 3.0)])
     assert "copies" in judge(copied)[0]
-    compiled = fixed_report(3, w, b, x, y, lr, extra=[event("backend_compile_and_load", 20_005.0, 30.0)])
+    compiled = fixed_report(3, w, b, x, y, lr, extra=[event("lower_sharding_computation", 20_005.0, 30.0)])
     assert "compiles" in judge(compiled)[0]
     more = fixed_report(3, w, b, x, y, lr, extra=[event("add", 10_020.0, 1.0, tid=3, hlo_op="add",
                                                         hlo_module="jit_add", run_id="9")])
@@ -491,4 +587,102 @@ def test_the_lesson_and_the_checks_name_the_same_events_and_rule():
     assert tuple(namespace["TRANSFER_EVENTS"]) == diagnosis.TRANSFER_EVENTS
     assert tuple(namespace["CAUSES"]) == diagnosis.CAUSES
     assert namespace["DISPATCH_LIMIT"] == diagnosis.DISPATCH_LIMIT
+    assert namespace["DISPATCH_SHARE"] == diagnosis.DISPATCH_SHARE
     assert namespace["STEP_SCOPE"] == diagnosis.STEP_SCOPE == probe.STEP_SCOPE
+
+
+# --- what a TPU v5e wrote (jax 0.10.2, the lesson's own loops; tests/data/tpu-v5e) --------------------
+TPU = ROOT / "tests" / "data" / "tpu-v5e"
+TPU_CAUSES = {"slow_A": "recompile", "slow_B": "transfer", "slow_C": "dispatch",
+              "fixed_A": "none", "fixed_B": "none", "fixed_C": "none"}
+
+
+def tpu_trace(name):
+    with gzip.open(TPU / f"performance-10-{name}.perfetto_trace.json.gz", "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def lesson_data():
+    """The notebook's batch (its cell of data): N=32, D=4, LR=0.1, from zeros, STEPS=4."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 4)).astype(np.float32)
+    y = (x @ np.array([0.5, -1.0, 0.25, 2.0], np.float32) + 0.3).astype(np.float32)
+    return x, y, 0.1, np.zeros(4, np.float32), 0.0
+
+
+@pytest.mark.parametrize("name", sorted(TPU_CAUSES))
+def test_the_tpus_traces_read_as_their_loops(name):
+    """On a TPU no event has both hlo_module and run_id: executions are the XLA Modules line's."""
+    trace = tpu_trace(name)
+    evidence = diagnosis.step_evidence(trace, diagnosis.STEP_SCOPE)
+    assert diagnosis.cause_of(evidence) == TPU_CAUSES[name]
+    assert evidence["steps"] == 4
+    runs = diagnosis.device_runs(trace)
+    assert not any("hlo_module" in (e.get("args") or {}) for e in diagnosis._complete(trace))
+    if name == "slow_C":  # 32 examples, 31 sums and the update: 64 programs per step, the chip waiting
+        assert evidence["executions"] == 4 * 64 and min(evidence["waiting"]) > 0.9
+        assert {module for module, _, _ in runs.values()} == {"jit_loss_fn", "jit__lambda"}
+    else:  # one program per step: jit_sgd_update (or jit__lambda, a lambda's)
+        assert evidence["executions"] == 4 and len(runs) == 4
+    if name == "slow_A":
+        assert evidence["compiles"] == [1] * 4
+    if name == "slow_B":
+        assert evidence["transfers"] == [2] * 4
+
+
+@pytest.mark.parametrize("name", ["fixed_A", "fixed_B", "fixed_C"])
+def test_the_fix_check_reads_a_tpus_fixed_loop(name):
+    """The hidden fix check's reading on the TPU's file: every trace rule holds (the params are the
+    NumPy reference's, as the chip's loop computed them)."""
+    x, y, lr, w, b = lesson_data()
+    want_w, want_b, losses = diagnosis.sgd_numpy(w, b, x, y, lr, 4)
+    with open(TPU / f"performance-10-{name}.perfetto_trace.json.gz", "rb") as handle:
+        report = {"file": handle.read(), "params": [want_w.astype(np.float32), np.float32(want_b)],
+                  "losses": losses.astype(np.float32)}
+    plan = diagnosis.Plan(None, {})
+    plan._asked = 5
+    assert diagnosis.fix_problems(report, 4, plan, x, y, lr, w, b) == []
+    slow = {**report, "file": (TPU / "performance-10-slow_C.perfetto_trace.json.gz").read_bytes()}
+    assert "programs per step" in diagnosis.fix_problems(slow, 4, plan, x, y, lr, w, b)[0]
+
+
+def test_the_trace_steps_check_reads_a_tpus_trace():
+    """Steps numbered, nothing compiled in a step, one whole execution of jit_sgd_update per step on
+    the XLA Modules line, paced: only the params (not this check's) are left to fail."""
+    with open(TPU / "performance-10-fixed_B.perfetto_trace.json.gz", "rb") as handle:
+        data = handle.read()
+    path = "/t/trace-1/plugins/profile/run/perfetto_trace.json.gz"
+    report = {"file": data, "trace_dir": "/t/trace-1", "older": "/t/old", "path": path, "real_path": path,
+              "exists": True, "newest": [path], "params": np.zeros(8, np.float32)}
+    plan = diagnosis.Plan(None, {})
+    plan._asked = 5
+    problems = diagnosis.trace_steps_problems(report, "sgd_update", 4, plan, np.ones(8, np.float32), 8, 0.5, 0.1)
+    assert len(problems) == 1 and "params" in problems[0]
+    assert "missing executions" in diagnosis.trace_steps_problems(report, "other", 4, plan, np.ones(8, np.float32),
+                                                                  8, 0.5, 0.1)[0]
+
+
+def test_a_retracing_loop_reads_as_recompiling_with_the_persistent_cache_on(tmp_path):
+    """With the persistent compilation cache on (and every program cached), a loop that jits a new
+    function in every step compiles nothing after its warm-up (no backend_compile_and_load), but still
+    lowers a program in every step: it reads as recompiling."""
+    import subprocess
+    import sys
+
+    script = f"""
+import json, jax
+jax.config.update("jax_compilation_cache_dir", {str(tmp_path / 'cache')!r})
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+import numpy as np
+from perfcourse.checks import diagnosis
+trace = diagnosis.course_trace("recompile", "fresh_jit", 3, diagnosis.draw_data(np.random.default_rng(0)))
+names = [e["name"] for e in diagnosis._complete(trace)]
+print(json.dumps({{"cause": diagnosis.course_cause(trace), "compiled": names.count("backend_compile_and_load"),
+                   "lowered": names.count("lower_sharding_computation")}}))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"cause": "recompile", "compiled": 0, "lowered": 3}

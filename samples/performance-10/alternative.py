@@ -28,11 +28,14 @@ def step_evidence(trace, scope):
     steps = sorted((e for e in spans if e["name"] == scope), key=lambda e: e["ts"])
     starts = [s["ts"] for s in steps]
     counts = [Counter() for _ in steps]
+    chips = {e["pid"] for e in trace["traceEvents"]
+             if e.get("name") == "process_name" and (e.get("args") or {}).get("name", "").startswith("/device:")}
     runs = {}
     for e in spans:
         args = e.get("args") or {}
-        if "hlo_module" in args and "run_id" in args:
-            runs.setdefault((args["hlo_module"], args["run_id"]), []).append(e["ts"])
+        if "run_id" in args and (not chips or e["pid"] in chips):
+            lo, hi = runs.get(args["run_id"], (e["ts"], e["ts"] + e["dur"]))
+            runs[args["run_id"]] = (min(lo, e["ts"]), max(hi, e["ts"] + e["dur"]))
         if not steps or (e["pid"], e["tid"]) != (steps[0]["pid"], steps[0]["tid"]):
             continue
         i = bisect.bisect_right(starts, e["ts"]) - 1
@@ -41,13 +44,19 @@ def step_evidence(trace, scope):
                 counts[i]["compiles"] += 1
             elif e["name"] in TRANSFER_EVENTS:
                 counts[i]["transfers"] += 1
-    executions = sum(1 for times in runs.values() if steps and min(times) >= starts[0])
+    loop = sorted(span for span in runs.values() if steps and span[0] >= starts[0])
+    idle = [0.0] * len(steps)
+    for i, s in enumerate(steps):
+        mine = [span for span in loop if s["ts"] <= span[0] <= s["ts"] + s["dur"]]
+        idle[i] = sum(max(0.0, b[0] - a[1]) for a, b in zip(mine, mine[1:]))
     return {"steps": len(steps), "compiles": [c["compiles"] for c in counts],
-            "transfers": [c["transfers"] for c in counts], "executions": executions}
+            "transfers": [c["transfers"] for c in counts], "executions": len(loop),
+            "waiting": [w / s["dur"] for w, s in zip(idle, steps)]}
 # %% replace diagnose
 RULES = (
     ("recompile", lambda ev: all(ev["compiles"])),
-    ("dispatch", lambda ev: ev["executions"] / ev["steps"] >= DISPATCH_LIMIT),
+    ("dispatch", lambda ev: ev["executions"] / ev["steps"] >= DISPATCH_LIMIT
+     and np.median(np.asarray(ev["waiting"]) >= DISPATCH_SHARE) > 0.5),
     ("transfer", lambda ev: all(ev["transfers"])),
 )
 

@@ -7,7 +7,8 @@
 # %% replace diagnose
 def diagnose(evidence):
     steps = evidence["steps"]
-    if steps and evidence["executions"] >= DISPATCH_LIMIT * steps:
+    waits = sum(w >= DISPATCH_SHARE for w in evidence["waiting"])
+    if steps and evidence["executions"] >= DISPATCH_LIMIT * steps and 2 * waits > steps:
         return "dispatch"
     if steps and all(c > 0 for c in evidence["compiles"]):
         return "recompile"

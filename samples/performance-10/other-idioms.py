@@ -28,23 +28,28 @@ def trace_steps(step, params, steps, trace_dir):
 def step_evidence(trace, scope):
     events = sorted((e for e in trace["traceEvents"] if e.get("ph") == "X"), key=lambda e: e["ts"])
     steps = [e for e in events if e["name"] == scope]
-    evidence = {"steps": len(steps), "compiles": [0] * len(steps), "transfers": [0] * len(steps), "executions": 0}
+    evidence = {"steps": len(steps), "compiles": [0] * len(steps), "transfers": [0] * len(steps), "executions": 0,
+                "waiting": [0.0] * len(steps)}
     if not steps:
         return evidence
     home = (steps[0]["pid"], steps[0]["tid"])
-    seen = set()
     for e in events:
-        args = e.get("args") or {}
-        key = (args.get("hlo_module"), args.get("run_id"))
-        if None not in key and key not in seen:
-            seen.add(key)  # events in time order: the first one seen is the execution's start
-            evidence["executions"] += e["ts"] >= steps[0]["ts"]
         if (e["pid"], e["tid"]) != home:
             continue
         for i, s in enumerate(steps):
             if s["ts"] <= e["ts"] <= s["ts"] + s["dur"]:
                 evidence["compiles"][i] += e["name"] in COMPILE_EVENTS
                 evidence["transfers"][i] += e["name"] in TRANSFER_EVENTS
+    last_end = {}
+    for _, start, end in sorted(device_runs(trace).values(), key=lambda run: run[1]):
+        if start < steps[0]["ts"]:
+            continue
+        evidence["executions"] += 1
+        for i, s in enumerate(steps):
+            if s["ts"] <= start <= s["ts"] + s["dur"]:
+                if i in last_end:
+                    evidence["waiting"][i] += max(0.0, start - last_end[i]) / s["dur"]
+                last_end[i] = end
     return evidence
 # %% replace diagnose
 def diagnose(evidence):
@@ -53,7 +58,8 @@ def diagnose(evidence):
         return "none"
     if not any(c == 0 for c in evidence["compiles"]):
         return "recompile"
-    if evidence["executions"] >= n * DISPATCH_LIMIT:
+    host_bound = [w >= DISPATCH_SHARE for w in evidence["waiting"]]
+    if evidence["executions"] >= n * DISPATCH_LIMIT and host_bound.count(True) > host_bound.count(False):
         return "dispatch"
     if not any(t == 0 for t in evidence["transfers"]):
         return "transfer"

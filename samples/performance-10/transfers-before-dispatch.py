@@ -12,6 +12,7 @@ def diagnose(evidence):
         return "recompile"
     if steps and all(t > 0 for t in evidence["transfers"]):
         return "transfer"
-    if steps and evidence["executions"] >= DISPATCH_LIMIT * steps:
+    waits = sum(w >= DISPATCH_SHARE for w in evidence["waiting"])
+    if steps and evidence["executions"] >= DISPATCH_LIMIT * steps and 2 * waits > steps:
         return "dispatch"
     return "none"

@@ -9,19 +9,16 @@ def step_evidence(trace, scope):
     complete = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
     steps = sorted((e for e in complete if e.get("name") == scope), key=lambda e: e["ts"])
     if not steps:
-        return {"steps": 0, "compiles": [], "transfers": [], "executions": 0}
+        return {"steps": 0, "compiles": [], "transfers": [], "executions": 0, "waiting": []}
     thread = (steps[0]["pid"], steps[0]["tid"])
     ends = [s["ts"] for s in steps[1:]] + [steps[-1]["ts"] + steps[-1]["dur"]]
-    compiles, transfers = [], []
+    runs = sorted((start, end) for _, start, end in device_runs(trace).values() if start >= steps[0]["ts"])
+    compiles, transfers, waiting = [], [], []
     for step, end in zip(steps, ends):
         inside = [e["name"] for e in complete if (e["pid"], e["tid"]) == thread and step["ts"] <= e["ts"] <= end]
         compiles.append(sum(name in COMPILE_EVENTS for name in inside))
         transfers.append(sum(name in TRANSFER_EVENTS for name in inside))
-    first = {}
-    for e in complete:
-        args = e.get("args") or {}
-        if "hlo_module" in args and "run_id" in args:
-            key = (args["hlo_module"], args["run_id"])
-            first[key] = min(first.get(key, e["ts"]), e["ts"])
-    executions = sum(1 for ts in first.values() if ts >= steps[0]["ts"])
-    return {"steps": len(steps), "compiles": compiles, "transfers": transfers, "executions": executions}
+        mine = [r for r in runs if step["ts"] <= r[0] <= step["ts"] + step["dur"]]
+        waiting.append(sum(max(0.0, b[0] - a[1]) for a, b in zip(mine, mine[1:])) / step["dur"])
+    return {"steps": len(steps), "compiles": compiles, "transfers": transfers, "executions": len(runs),
+            "waiting": waiting}

@@ -6,13 +6,17 @@ factory `make(x, y, lr) -> step` whose `step(params) -> (params, loss)` is one t
 
     kind        variants (what makes each step slow)
     recompile   fresh_jit (jax.jit of a new function in every step), static_lr (a decaying learning
-                rate passed as a static argument), shape (a batch whose length changes every step)
+                rate passed as a static argument), shape (a batch whose length changes every step),
+                retrace_per_example (a new jitted function in every step, run once per example)
     transfer    device_put (the batch uploaded in every step), numpy_into_jit (NumPy arrays passed to
-                the jitted update), float_loss (float(loss) logged in every step)
+                the jitted update), float_loss (float(loss) logged in every step), asarray_batch
+                (jnp.asarray of the batch in every step; from jax 0.10 also a one-operation program,
+                jit_stage, per array)
     dispatch    per_example (one small program per example and per sum), per_example_eager (the
                 same, summed and applied with eager operations and Python floats), per_weight (the
                 weights updated one at a time with .at[j])
-    none        clean (one jitted update, the batch on the device)
+    none        clean (one jitted update, the batch on the device), with_metrics (the same and a
+                second jitted program per step, a running sum of the loss: healthy)
 
 What the trusted side (`perfcourse.checks.diagnosis`) uses; it parses every file and decides:
 
@@ -51,12 +55,13 @@ from .profiling import MAX_TRACE_BYTES, TRACE_FILE, _error, _file_bytes  # noqa:
 STEP_SCOPE = "train"
 PROBES = ("capture_steps", "trace_fixed", "export_fixed")
 VARIANTS = {
-    "recompile": ("fresh_jit", "static_lr", "shape"),
-    # Not jnp.asarray of the batch in every step: from jax 0.10 it also runs a one-operation program
-    # (jit_stage) per call, so by the lesson's rule that loop reads as dispatch-bound there.
-    "transfer": ("device_put", "numpy_into_jit", "float_loss"),
+    "recompile": ("fresh_jit", "static_lr", "shape", "retrace_per_example"),
+    # asarray_batch: jnp.asarray of the batch in every step, the commonest copy; from jax 0.10 it also
+    # runs a one-operation program (jit_stage) per array, so that loop runs three programs per step.
+    "transfer": ("device_put", "numpy_into_jit", "float_loss", "asarray_batch"),
     "dispatch": ("per_example", "per_example_eager", "per_weight"),
-    "none": ("clean",),
+    # with_metrics: a healthy loop of two programs per step, the update and a metrics update
+    "none": ("clean", "with_metrics"),
 }
 
 
@@ -96,6 +101,27 @@ def fresh_jit(x, y, lr):
 
         update = jax.jit(lambda params, x, y: sgd_update(params, x, y, lr))  # a new function: compiled again
         return update(params, x, y)
+    return step
+
+
+def retrace_per_example(x, y, lr):
+    import jax
+    import jax.numpy as jnp
+
+    x, y = _on_device(x, y)
+    n = x.shape[0]
+    rows = [(x[i:i + 1], y[i:i + 1]) for i in range(n)]
+
+    def step(params):
+        # a new function in every step (compiled again), then run once per example: a loop that
+        # recompiles and also runs many small programs
+        example = jax.jit(lambda params, xi, yi: jax.value_and_grad(loss_fn)(params, xi, yi))
+        total = example(params, *rows[0])
+        for xi, yi in rows[1:]:
+            loss_i, grads_i = example(params, xi, yi)
+            total = (total[0] + loss_i, jax.tree.map(jnp.add, total[1], grads_i))
+        loss, grads = total
+        return jax.tree.map(lambda p, g: p - lr * g / n, params, grads), loss / n
     return step
 
 
@@ -164,6 +190,21 @@ def float_loss(x, y, lr):
     return step
 
 
+def asarray_batch(x, y, lr):
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    x, y = np.asarray(x, np.float32), np.asarray(y, np.float32)
+    update = jax.jit(functools.partial(sgd_update, lr=lr))
+
+    def step(params):
+        # the batch made a JAX array again at every step: a copy (from jax 0.10 also a one-operation
+        # program per array, jit_stage)
+        return update(params, jnp.asarray(x), jnp.asarray(y))
+    return step
+
+
 def per_example(x, y, lr):
     import jax
     import jax.numpy as jnp
@@ -226,6 +267,23 @@ def clean(x, y, lr):
 
     def step(params):
         return update(params, x, y)
+    return step
+
+
+def with_metrics(x, y, lr):
+    import jax
+    import jax.numpy as jnp
+
+    x, y = _on_device(x, y)
+    update = jax.jit(functools.partial(sgd_update, lr=lr))
+    # a second small program per step, as training loops keep metrics: a running mean of the loss
+    metrics = jax.jit(lambda state, loss: (state[0] + loss, state[1] + 1.0))
+    state = [(jnp.float32(0.0), jnp.float32(0.0))]
+
+    def step(params):
+        params, loss = update(params, x, y)
+        state[0] = metrics(state[0], loss)
+        return params, loss
     return step
 
 
