@@ -46,16 +46,18 @@ def test_three_regimes_each_far_from_the_boundaries_around_it():
 
 
 TPU_V5E_TANH_ERROR = 3.3e-6  # measured: tanh(1) in float32 on a TPU v5e (jax 0.10.2), 0.7615967 against 0.7615942
+TPU_V5E_RECURRENCE_ERROR = 2.5e-5  # measured there: performance-04's scan against float64, worst of 60 draws
 
 
 def test_transcendentals_here_are_float32_and_far_from_a_tpus():
-    """The CPU's tanh and exp (about 2e-7 relative) and a TPU v5e's (3.3e-6) lie on either side of
-    the boundary, each at least three times from it; the TPU's tolerance is thirty times its error."""
+    """The CPU's tanh and exp (about 1e-7) and a TPU v5e's (3.3e-6 at tanh(1)) lie on either side of
+    the boundary, each at least three times from it; the TPU's tolerance is ten times the worst
+    error its recurrence showed."""
     here = numerics.transcendental_relative_error()
     assert here < numerics.TRANSCENDENTAL_BOUNDARY / 3 and TPU_V5E_TANH_ERROR > 3 * numerics.TRANSCENDENTAL_BOUNDARY
     assert numerics.elementwise_precision() == numerics.FLOAT32
     approximate = numerics.TOLERANCES[numerics.APPROXIMATE_TRANSCENDENTALS]
-    assert approximate["rtol"] >= 30 * TPU_V5E_TANH_ERROR > numerics.TOLERANCES[numerics.FLOAT32]["rtol"]
+    assert approximate["rtol"] >= 10 * TPU_V5E_RECURRENCE_ERROR > numerics.TOLERANCES[numerics.FLOAT32]["rtol"]
     value = np.tanh(np.linspace(-3, 3, 50))
     numerics.check_close(value * (1 + TPU_V5E_TANH_ERROR * 10), value, "tpu-like", precision=numerics.APPROXIMATE_TRANSCENDENTALS)
     with pytest.raises(CheckFailed):  # a missing tanh

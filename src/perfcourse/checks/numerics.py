@@ -40,14 +40,15 @@ operands followed by elementwise functions (the course's workloads):
 
 A computation with no matrix product in it (performance-04's elementwise recurrence) is float32 at
 every precision setting, whatever `matmul_precision()` says; but float32 is not one answer for a
-transcendental function. XLA's CPU `tanh` agrees with NumPy's to about 1e-7 relative; a TPU's
-evaluates it with its own approximation (a TPU v5e, jax 0.10.2, measured: tanh(1) = 0.7615967
-against NumPy's 0.7615942, 3.3e-6 relative). `elementwise_precision()` measures it the same way as
-the product (fixed values, tanh and exp in JAX against float64 NumPy): below TRANSCENDENTAL_BOUNDARY
-= 1e-6 FLOAT32, else APPROXIMATE_TRANSCENDENTALS, whose tolerance, rtol = atol = 1e-4, is thirty
-times the error seen; a recurrence of such steps that contracts (performance-04's, |a| < 0.9)
-keeps the error of one step's order, and a wrong result (a missing tanh, a wrong carry) differs
-by far more.
+transcendental function. XLA's CPU `tanh` and `exp` agree with NumPy's to about 1e-7; a TPU
+evaluates them with its own approximations (a TPU v5e, jax 0.10.2, measured: tanh(1) = 0.7615967
+against NumPy's 0.7615942, 3.3e-6 relative). `elementwise_precision()` measures it as the product
+is measured (fixed values, tanh and exp in JAX against float64 NumPy, the error in units of
+1 + |exact|, the measure rtol = atol applies): below TRANSCENDENTAL_BOUNDARY = 1e-6 FLOAT32, else
+APPROXIMATE_TRANSCENDENTALS, whose tolerance is rtol = atol = 3e-4. On that TPU performance-04's
+recurrence (a tanh per step, contracting: |a| < 0.9) differed from float64 NumPy by at most 2.5e-5
+over 60 random draws of the check's shapes and lengths (1 to 119 steps), so the tolerance is twelve
+times the worst seen; a wrong result (a missing tanh, a wrong carry) differs by far more.
 
 The hidden checks measure the precision in the trusted kernel, which runs the same Python, JAX and
 backend as the student's kernel: never a value the student's process reports.
@@ -71,8 +72,8 @@ BOUNDARY = BOUNDARIES[0]  # float32 operands below it, operands rounded to fewer
 SIZE, SEED = 64, 0
 TOLERANCES = {FLOAT32: {"rtol": 1e-5, "atol": 1e-5}, TF32: {"rtol": 4e-3, "atol": 4e-3},
               BFLOAT16_PASSES: {"rtol": 3e-2, "atol": 3e-2},
-              APPROXIMATE_TRANSCENDENTALS: {"rtol": 1e-4, "atol": 1e-4}}
-TRANSCENDENTAL_BOUNDARY = 1e-6  # relative error of tanh and exp: about 1e-7 on a CPU, 3.3e-6 on a TPU v5e
+              APPROXIMATE_TRANSCENDENTALS: {"rtol": 3e-4, "atol": 3e-4}}
+TRANSCENDENTAL_BOUNDARY = 1e-6  # error of tanh and exp in units of 1 + |exact|: about 1e-7 on a CPU
 DESCRIPTIONS = {FLOAT32: "float32 arithmetic",
                 TF32: "matrix products in TensorFloat-32 (an NVIDIA GPU's default)",
                 BFLOAT16_PASSES: "matrix products with bfloat16 passes (a TPU's default)",
@@ -105,7 +106,7 @@ def matmul_precision() -> str:
 
 
 def transcendental_relative_error() -> float:
-    """max |JAX f(v) - float64 f(v)| / |float64 f(v)| for f in tanh and exp, fixed float32 v in [-3, 3]."""
+    """max |JAX f(v) - float64 f(v)| / (1 + |float64 f(v)|) for f in tanh and exp, fixed float32 v in [-3, 3]."""
     import jax.numpy as jnp
 
     v = np.linspace(-3, 3, 601, dtype=np.float32)
@@ -113,8 +114,7 @@ def transcendental_relative_error() -> float:
     for jax_f, numpy_f in ((jnp.tanh, np.tanh), (jnp.exp, np.exp)):
         got = np.asarray(jax_f(jnp.asarray(v)), dtype=np.float64)
         exact = numpy_f(v.astype(np.float64))
-        nonzero = exact != 0
-        worst = max(worst, float(np.max(np.abs(got - exact)[nonzero] / np.abs(exact[nonzero]))))
+        worst = max(worst, float(np.max(np.abs(got - exact) / (1 + np.abs(exact)))))
     return worst
 
 
