@@ -705,3 +705,16 @@ def test_the_artifact_draws_four_panels_and_a_flow():
     assert memory_panel["kind"] == "bar" and sweep_panel["yscale"] == "log"
     assert all(len(s) == 5 for s in sweep_panel["series"][0]["samples"])
     assert artifact["diagram"]["panel"]["kind"] == "flow"
+
+
+def test_remat_statistics_are_left_out_elsewhere_than_on_the_cpu_and_said_so(monkeypatch, capsys):
+    """Recorded on a TPU, the policies' compiled statistics (the CPU compiler's reading) are not
+    judged: one line says so, and the gradients are still checked against NumPy."""
+    import jax
+
+    from perfcourse.checks import on_the_grading_backend
+
+    assert on_the_grading_backend("x", "y") and capsys.readouterr().out == ""
+    monkeypatch.setattr(jax, "default_backend", lambda: "tpu")
+    assert not on_the_grading_backend("what the compiled gradients save", "why")
+    assert capsys.readouterr().out == "not checked on tpu: what the compiled gradients save (why); grading checks it on the CPU\n"

@@ -109,7 +109,7 @@ import warnings
 
 import numpy as np
 
-from . import CheckFailed, InstrumentMissing, numerics, programs, remote
+from . import CheckFailed, InstrumentMissing, numerics, on_the_grading_backend, programs, remote
 
 # --- shared -------------------------------------------------------------------------------------
 def _number(value) -> float | None:
@@ -1018,6 +1018,11 @@ def check_remat_policies(remat_loss, rng: np.random.Generator | None = None) -> 
             raise CheckFailed(f"{what} is not the gradient of the lesson's network on fresh weights and inputs: "
                               "keep the network (the scan of the given layer, then the mean of h * h) as it is")
         stats[name] = _statistics(compiled)
+    if not on_the_grading_backend(
+            "what the compiled gradients save and recompute",
+            "read from the CPU compiler's estimates: a TPU v5e's (jax 0.10.2) reported 0 temporary bytes for every "
+            "policy and 12288 transcendentals for dots_saveable against 8192 for nothing_saveable"):
+        return
     problems = policy_problems(stats)
     if problems:
         raise CheckFailed("the compiled gradient programs do not save and recompute what the policies ask: "
