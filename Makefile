@@ -11,6 +11,8 @@
 #   make hub        the course's JupyterHub on this machine, for a trial (root; demo users)
 #   make test-newest-jax  the test suite on the newest jax/jaxlib that install for this Python
 #   make test-nightly     what is too long for every change: the whole demo class on a Dask cluster
+#   make test-tpu   on a machine with a TPU (Colab's TPU runtime, a Cloud TPU VM; docs/authors/tests.md):
+#                   every release notebook solved, then every lesson's artifact into artifacts/tpu/
 
 PYTHON ?= python3
 VENV := .venv
@@ -21,7 +23,7 @@ COLAB := .venv-colab
 SITE_STAMP := $(VENV)/.site-installed
 HUB := deploy/jupyterhub
 
-.PHONY: site demo test check test-newest-jax test-nightly release grade report artifacts artifacts-check lab hub hub-proxy clean
+.PHONY: site demo test check test-newest-jax test-nightly test-tpu release grade report artifacts artifacts-check lab hub hub-proxy clean
 
 $(STAMP): requirements-cpu.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -93,6 +95,18 @@ test-nightly: $(STAMP)
 test-newest-jax: $(NEWEST)/.installed $(COLAB)/.installed
 	PERFCOURSE_NEWEST_JAX=1 $(NEWEST_PYTEST) $(FAST)
 	PERFCOURSE_NEWEST_JAX=1 $(NEWEST_PYTEST) $(E2E)
+
+# The course on a TPU, with the Python that has requirements-tpu.txt installed (Colab's own, or a
+# Cloud TPU VM's venv): no .venv of its own, since Colab's runtime is the environment students get.
+# Both steps run whatever the first found, and the target fails if either did.
+TPU_PYTHON ?= python3
+test-tpu:
+	$(TPU_PYTHON) -m perfcourse.cli kernel jax-tpu --user
+	status=0; \
+	$(TPU_PYTHON) -m perfcourse.cli solved --kernel jax-tpu || status=1; \
+	$(TPU_PYTHON) -m perfcourse.cli artifacts --kernel jax-tpu || status=1; \
+	$(TPU_PYTHON) -m perfcourse.cli artifacts --check || status=1; \
+	exit $$status
 
 release: $(STAMP)
 	$(BIN)/perfcourse release

@@ -148,11 +148,21 @@ def cmd_artifacts(root: Path, args) -> int:
     kernels.require(args.kernel)  # bad input is refused before any lesson runs
     for lesson in selected:
         read_notebook(source_notebook(root, lesson))
-    for lesson in selected:
+    failed = []
+    for lesson in selected:  # one lesson's failure is reported and the others still recorded
         print(f"executing {lesson} on kernel {args.kernel}", file=sys.stderr, flush=True)
-        run = execute.execute(root, lesson, args.kernel, progress=sys.stderr.isatty())
+        try:
+            run = execute.execute(root, lesson, args.kernel, progress=sys.stderr.isatty())
+        except CourseError as exc:
+            print(f"perfcourse: error: {exc}", file=sys.stderr, flush=True)
+            failed.append(lesson)
+            continue
         written = record.write(root, record.build(run))
-        print(f"wrote {', '.join(str(p.relative_to(root)) for p in written.values())}")
+        print(f"wrote {', '.join(str(p.relative_to(root)) for p in written.values())}", flush=True)
+    if failed:
+        print(f"perfcourse: error: {len(failed)} of {len(selected)} lessons not recorded: {', '.join(failed)}",
+              file=sys.stderr)
+        return 1
     return 0
 
 
