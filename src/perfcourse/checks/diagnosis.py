@@ -96,7 +96,8 @@ import random
 import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, programs, remote, timing
-from .profiling import Plan, _plain, parse_trace_file
+from .profiling import (DEVICE_CLOCK_SLACK_US, DEVICE_PROCESS, TIMING_SLACK_US, Plan, _at_least, _number, _plain,
+                        events_of, parse_trace_file)
 
 STEP_SCOPE = "train"
 # A program JAX built anew: the lowering of a function it has just traced, which a compilation
@@ -108,9 +109,6 @@ TRANSFER_EVENTS = ("DevicePut", "DevicePutWithSharding", "np.asarray(jax.Array)"
 CAUSES = ("recompile", "dispatch", "transfer", "none")
 DISPATCH_LIMIT = 4          # programs per step from which a loop may be dispatch-bound (a step and its metrics: 2)
 DISPATCH_SHARE = 0.5        # ... when the device waits between a step's programs for this share of the step
-DEVICE_PROCESS = "/device:"
-TIMING_SLACK_US = 100.0     # clock granularity between a pause here and the profiler's timestamps
-DEVICE_CLOCK_SLACK_US = 1000.0  # a TPU's executions may show up to ~215 us before the host's launch ends
 DIAGNOSE_STEPS = 3          # steps of each course loop traced for test_diagnose ("most steps": two of three)
 HOLD = 0.15                 # seconds of device work that hold the last step's execution in test_trace_steps
 WAITING_TOLERANCE = 1e-6    # a step's waiting share, read two ways, agrees to this
@@ -121,19 +119,8 @@ def _thread(event) -> tuple:
     return event.get("pid"), event.get("tid")
 
 
-def _number(value) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def _events(trace) -> list:
-    events = trace.get("traceEvents") if isinstance(trace, dict) else None
-    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
-
-
 def _complete(trace) -> list:
-    return [e for e in _events(trace) if e.get("ph") == "X" and _number(e.get("ts")) is not None]
+    return [e for e in events_of(trace) if e.get("ph") == "X" and _number(e.get("ts")) is not None]
 
 
 def _scope_events(trace, scope: str) -> list:
@@ -143,7 +130,7 @@ def _scope_events(trace, scope: str) -> list:
 
 def device_processes(trace) -> set:
     """The pids of the processes named /device:... (a TPU's or a GPU's); a CPU's trace has none."""
-    return {e.get("pid") for e in _events(trace) if e.get("ph") == "M" and e.get("name") == "process_name"
+    return {e.get("pid") for e in events_of(trace) if e.get("ph") == "M" and e.get("name") == "process_name"
             and isinstance(e.get("args"), dict) and str(e["args"].get("name", "")).startswith(DEVICE_PROCESS)}
 
 
@@ -273,10 +260,6 @@ def trace_instrument() -> None:
 
 def course_cause(trace) -> str:
     return cause_of(step_evidence(trace, STEP_SCOPE)) if trace is not None else "no trace"
-
-
-def _at_least(when: float, since: float, seconds: float, slack: float) -> bool:
-    return when >= since + seconds * 1e6 - slack
 
 
 def _paced(trace, plan: Plan, steps: list, runs: list, first_index: int) -> bool:
