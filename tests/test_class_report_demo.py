@@ -113,3 +113,21 @@ def test_the_page_opens_in_chromium(demo_report, browser, tmp_path):
     assert images and all(width > 0 for _, width in images), images
     assert outside == []  # self-contained: nothing but the folder's own files
     keep_screenshot(page, tmp_path, "report.png")
+
+
+def test_no_failure_of_the_demo_hides_what_the_student_did(demo_report):
+    """Every failure of a demo sample names the student's mistake: no channel stand-in
+    (PeerException) or channel frame in a graded notebook, no bare error type in the report."""
+    root = demo_report[0]
+    report = class_report.collect(root)
+    for cell in report.cells:
+        for failure in cell.failures:
+            if any(s.startswith("sample-") for s in failure.students):
+                assert failure.verdict or failure.message == class_report.NO_ERROR, (cell.grade_id, failure)
+                assert "PeerException" not in failure.message
+    for path in nbgrader_bridge.step(root, "autograded").glob("sample-*/*/*.ipynb"):
+        for cell in nbformat.read(path, 4).cells:
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "error":
+                    assert out["ename"] != "PeerException", path
+                    assert not any("perfcourse/checks/remote.py" in line for line in out["traceback"]), path

@@ -6,7 +6,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from perfcourse.checks import STUDENT_FACING, CheckFailed, audit, trusted
-from perfcourse.grading.feedback import MESSAGE_CHARS, HideHiddenTestOutputs
+from perfcourse.grading.cell_error import MESSAGE_CHARS
+from perfcourse.grading.feedback import HideHiddenTestOutputs
 
 HIDDEN = "x = 1\n### BEGIN HIDDEN TESTS\nsecret_input = 42\ncheck(x)\n### END HIDDEN TESTS"
 

@@ -8,9 +8,9 @@ present, grades.csv (the seconds of the last `perfcourse grade` run). The page a
 are drawn from this by grading/class_report_page.py.
 
 A grade cell is passed with full points. A failure is grouped by what feedback shows the
-student (grading/feedback.py): a check's verdict (an error named in checks.STUDENT_FACING) by
-its message, numbers aside; any other error by its type only, since its text may quote a hidden
-test. Strings here come from student work (ids, messages, flags): whoever shows them escapes them.
+student (grading/cell_error.py): a check's verdict, the student's own exception or a failed
+public check by its message, numbers aside; any other error by its type only, since its text may
+quote a hidden test. Strings here come from student work (ids, messages, flags): whoever shows them escapes them.
 """
 from __future__ import annotations
 
@@ -25,11 +25,10 @@ from pathlib import Path
 import nbformat
 
 from .. import nbgrader_bridge as nbgrader
-from ..checks import STUDENT_FACING
 from ..course import CourseError
 from ..course import lessons as course_lessons
 from . import run
-from .feedback import shown
+from .cell_error import shown
 
 NO_ERROR = "(no error output: the cell earned part of its points, or did not run)"
 NO_NOTEBOOK = "(no autograded notebook)"
@@ -42,8 +41,8 @@ NUMBER_LIST = re.compile(r"\[N(?:, N)*\]")
 @dataclass
 class Failure:
     """One way a grade cell failed, and who failed it so."""
-    message: str  # a check's verdict (numbers as N where they differ), or an error's type
-    verdict: bool  # True: a check's verdict written for students; False: the error's type only
+    message: str  # what feedback shows (numbers as N where they differ), or an error's type
+    verdict: bool  # True: a message students read (grading/cell_error.py); False: the error's type only
     students: list[str] = field(default_factory=list)
 
     @property
@@ -143,14 +142,13 @@ def histogram(scores: list[float], max_score: float) -> list[Bin]:
 
 
 def failure_of(cell) -> tuple[str, bool]:
-    """What feedback shows for a failed grade cell: a check's verdict, or the error's type only."""
-    errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    if not errors:
+    """What feedback shows for a failed grade cell (grading/cell_error.py): a check's verdict, the
+    student's own exception or a public check's message (True), or the error's type only (False)."""
+    found = shown(cell)
+    if found is None:
         return NO_ERROR, False
-    name = shown(str(errors[0].get("ename") or "error"))[:100]
-    if name in STUDENT_FACING:
-        return shown(str(errors[0].get("evalue") or "")), True
-    return name, False
+    kind, text = found
+    return text, kind != "type"
 
 
 def group(failed: list[tuple[str, str, bool]]) -> list[Failure]:

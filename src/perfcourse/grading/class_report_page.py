@@ -238,10 +238,11 @@ def _cell_rows(cells, limit: int | None, with_lesson: bool) -> list[str]:
 
 
 LEGEND = ("<p class=\"legend\">Passed: full points. Failures as students read them in feedback: a "
-          "check's verdict by its message (grouped; N stands for numbers that differ between "
-          "students), any other error by its <span class=\"type\">type</span> only, since its text "
-          "may quote a hidden test. (count) is how many students failed so; in each lesson's "
-          "table, open a failure to see who.</p>")
+          "check's verdict, the student's own exception or a failed public check by its message "
+          "(grouped; N stands for numbers that differ between students), an error of a hidden "
+          "test's own lines by its <span class=\"type\">type</span> only, since its text may quote "
+          "that test. (count) is how many students failed so; in each lesson's table, open a "
+          "failure to see who.</p>")
 
 
 def _cells_section(report: ClassReport) -> str:

@@ -63,7 +63,7 @@ from ..course import FIGURE_TAG
 from ..kernel.output_cap import OUTPUT_CUT_MIME
 from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
-from . import fork_server, interruption, ready_kernel, sandbox, trusted_kernel
+from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
 from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
@@ -787,6 +787,7 @@ class GuardedExecute(Execute):
         finally:
             self.kc, self.km = self.student_kc, self.student_km
             self._in_grade_cell = False
+        cell_error.record(cell, GRADER_ERRORS)  # the student's own exception, not the channel's stand-in
         if self._served is not None:
             cell.outputs.append(_error("NotServing", "the student's kernel stopped answering the checks: "
                                                      "serve() ended or never ran while this cell ran"))
