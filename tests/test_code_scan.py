@@ -3,6 +3,9 @@ every spelling the scan promises; the idioms of honest lesson code are not, and 
 cells and no sample submission raise any flag."""
 from __future__ import annotations
 
+import contextlib
+import time
+
 import nbformat
 import pytest
 
@@ -12,7 +15,7 @@ from perfcourse import samples
 from perfcourse.course import lessons, read_notebook, source_notebook
 from perfcourse.grading import code_scan
 from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, FRAMES, GC, MODULES, PACKAGE,
-                                          scan)
+                                          UNSCANNED, scan)
 
 
 def notebook(*sources, grade=()):
@@ -151,9 +154,35 @@ def test_each_flag_names_every_cell_it_was_found_in():
     assert scan(nb) == [f"{GC} (cell 1, 3, 4)", f"{DESCRIPTORS} (cell 3, 4)"]
 
 
-def test_a_cell_nested_beyond_the_parser_costs_nothing():
+def test_a_cell_the_parser_gives_up_on_is_flagged_never_clean():
+    # 20,000 additions exhaust the parser's recursion (a kernel whose limit a cell raised reads
+    # them); 5,000 parentheses are past Python's fixed nesting limit: no kernel runs that cell.
     nb = notebook("x = " + "+".join(["'a'"] * 20000), "x = " + "(" * 5000 + "1" + ")" * 5000, "import gc")
-    assert scan(nb) == [f"{GC} (cell 3)"]
+    assert scan(nb) == [f"{UNSCANNED} (cell 1)", f"{GC} (cell 3)"]
+
+
+def test_a_long_attribute_chain_neither_blinds_the_scan_nor_costs_more_than_its_length():
+    chain = ".".join(["a"] * 1500)
+    nb = notebook(f"%env X={chain}\nimport gc\ngc.get_objects()", "\n".join(f"y{i} = {chain}" for i in range(40)),
+                  "os.sys.modules.values()")
+    began = time.perf_counter()
+    assert scan(nb) == [f"{MODULES} (cell 3)", f"{GC} (cell 1)"]
+    assert time.perf_counter() - began < 5  # 60,000 links: linear, not quadratic
+
+
+def test_a_reading_stopped_by_the_guard_flags_that_cell_alone():
+    calls = []  # sources no other test reads, so that neither cache holds them
+
+    @contextlib.contextmanager
+    def guard():
+        calls.append(1)
+        if len(calls) == 2:  # the second cell's parse
+            raise code_scan.Unscannable("time")
+        yield
+
+    assert code_scan.scan_cells([(1, "import gc  # guarded"), (2, "x = 2 ** 7  # guarded"),
+                                      (3, "y = 1  # guarded")], guard) == [
+        f"{UNSCANNED} (cell 2)", f"{GC} (cell 1)"]
 
 
 def honest_samples():
@@ -184,3 +213,42 @@ def test_grader_named_is_the_package_flag_alone():
     nb = notebook("import perfcourse\nimport gc")
     assert code_scan.grader_named(nb) == [f"{PACKAGE} (cell 1)"]
     assert scan(nb) == [f"{PACKAGE} (cell 1)", f"{GC} (cell 1)"]
+
+
+# --- the scan in its own process (bounded_scan.py) ---------------------------------------------------
+def test_the_bounded_scan_reads_as_the_scan_does_and_outlives_a_cell_it_cannot_read():
+    from perfcourse.grading import bounded_scan
+
+    nb = notebook("import gc", "x = " + "+".join(["'a'"] * 20000), "os.sys.modules.items()")
+    assert bounded_scan.scan(code_scan.code_cells(nb)) == scan(nb) == [
+        f"{UNSCANNED} (cell 2)", f"{MODULES} (cell 3)", f"{GC} (cell 1)"]
+    child = bounded_scan._child
+    assert bounded_scan.scan([(1, "import gc")]) == [f"{GC} (cell 1)"]
+    assert bounded_scan._child is child  # one process serves a worker's notebooks
+
+
+def test_a_scan_past_its_time_or_a_dead_scanner_flags_the_notebook_and_the_next_is_read(monkeypatch):
+    from perfcourse.grading import bounded_scan
+
+    assert bounded_scan.scan([(1, "x = 1")]) == []
+    bounded_scan._child.kill()
+    bounded_scan._child.wait()
+    assert bounded_scan.scan([(1, "import gc")]) == [f"{GC} (cell 1)"]  # a new process, started on demand
+    monkeypatch.setattr(bounded_scan, "NOTEBOOK_SECONDS", 0.0)
+    assert bounded_scan.scan([(1, "import gc")]) == [
+        f"{UNSCANNED} (the whole notebook: the scan ran past 0 s)"]
+    assert bounded_scan._child is None  # killed, never reused with a reply pending
+    monkeypatch.undo()
+    assert bounded_scan.scan([(2, "import gc")]) == [f"{GC} (cell 2)"]
+
+
+def test_the_scanners_cell_timer_stops_a_cell_that_runs_long(monkeypatch):
+    from perfcourse.grading import bounded_scan
+
+    monkeypatch.setattr(bounded_scan, "CELL_SECONDS", 0.05)
+    with pytest.raises(code_scan.Unscannable):
+        with bounded_scan._cell_timer():
+            time.sleep(1)
+    with bounded_scan._cell_timer():  # a quick cell is untouched, and the timer is off after it
+        pass
+    time.sleep(0.1)

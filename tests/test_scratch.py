@@ -165,6 +165,11 @@ def test_survey_refuses_links_and_keeps_the_other_reasons(tmp_path):
     student("pipe", lambda f: (nbformat.write(nb, f / f"{lesson}.ipynb"), os.mkfifo(f / "fifo")))
     student("renamed", lambda f: nbformat.write(nb, f / "mine.ipynb"))
     student("corrupt", lambda f: (f / f"{lesson}.ipynb").write_text("{not json"))
+    big = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
+                                          nbformat.v4.new_code_cell("x=1\n" * (1 << 20))])  # 4 MiB of code
+    student("big-cell", lambda f: nbformat.write(big, f / f"{lesson}.ipynb"))
+    many = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("y" * (60 << 10))] * 9)
+    student("many-cells", lambda f: nbformat.write(many, f / f"{lesson}.ipynb"))
     (submitted / "linked-lesson").mkdir()
     (submitted / "linked-lesson" / lesson).symlink_to(submitted / "good" / lesson, target_is_directory=True)
     (submitted / "linked-student").symlink_to(submitted / "good", target_is_directory=True)
@@ -181,3 +186,6 @@ def test_survey_refuses_links_and_keeps_the_other_reasons(tmp_path):
     assert reasons["linked-student"] == "refused submitted/linked-student: it is a symbolic link"
     assert "found mine.ipynb: a renamed notebook?" in reasons["renamed"]
     assert "not a notebook" in reasons["corrupt"]
+    assert reasons["big-cell"] == (f"refused submitted/big-cell/{lesson}/{lesson}.ipynb: cell 2 holds 4,194,304 "
+                                   f"characters of source; the grader reads cells of at most {scratch.MAX_CELL_CHARS:,}")
+    assert reasons["many-cells"].endswith(f"notebooks of at most {scratch.MAX_NOTEBOOK_CHARS:,}")

@@ -8,7 +8,8 @@ code in its own kernel does need:
 
     code names the grading package 'perfcourse'   imports or names it (its probes, the channel)
     code iterates sys.modules                      walks or searches the loaded modules (a lookup
-                                                   or `in` test with a literal name is fine)
+                                                   or `in` test with a literal name is fine), or
+                                                   the `.modules` of any module (`os.sys.modules`)
     code imports a computed name                   __import__ / importlib.import_module of a name
                                                    that is not spelled out in literals
     code reads closures                            __closure__, cell_contents, getclosurevars
@@ -18,6 +19,9 @@ code in its own kernel does need:
     code touches file descriptors                  os.dup, os.dup2, os.close, ... or names
                                                    /proc/<pid>/fd or /dev/fd (where the audit
                                                    hook's pipe is found and replaced)
+    code could not be scanned                      a cell the scan could not read to its end
+                                                   (nested beyond the walk, out of memory or time:
+                                                   bounded_scan.py): never read as clean
 
 Each flag ends with the cells it was found in: "code takes frames (cell 7, 9)". Names joined from
 literal pieces ("perf" + "course", f-strings, "".join and os.path.join of literals) count as
@@ -27,10 +31,18 @@ code too. What the scan cannot see: a name computed at run time from anything el
 arrives as data (exec of a string read from a file) beyond what the audit hook records. The flags
 are evidence for a human to review, never a verdict; tests/test_code_scan.py proves that no
 lesson's own cells and no honest sample raise any.
+
+The scan fails closed: a cell whose reading stops (RecursionError, MemoryError, a time limit) is
+flagged "could not be scanned", never clean. A cell that is not Python (a SyntaxError, "too many
+nested parentheses" included) is not flagged: the kernel cannot run it either. The grader runs the
+scan in a process of its own, bounded in memory and time (bounded_scan.py); the cells' sizes are
+capped before any of it (scratch.check_cells).
 """
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
 import re
 
 # At import, not at the first scan: a grading worker scans on a thread (execute._SCANNER), and
@@ -48,7 +60,8 @@ CLOSURES = "code reads closures"
 GC = "code uses gc"
 FRAMES = "code takes frames"
 DESCRIPTORS = "code touches file descriptors"
-FLAGS = (PACKAGE, MODULES, COMPUTED_IMPORT, CLOSURES, GC, FRAMES, DESCRIPTORS)  # the order they are reported in
+UNSCANNED = "code could not be scanned"
+FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, CLOSURES, GC, FRAMES, DESCRIPTORS)  # the order they are reported in
 
 # Names a notebook need not import to use: the lessons' first cell imports sys and os, and a
 # student's cell may rely on that.
@@ -66,25 +79,48 @@ DESCRIPTOR_PATH = re.compile(r"/proc/[^/\s]*/fd(?:info)?\b|/dev/fd\b")
 UNKNOWN = "\0"  # a piece of a string that is not a literal, in a shape
 
 
+class Unscannable(Exception):
+    """A cell whose reading stopped before its end: what it runs is not known."""
+
+
+def _parse(text: str):
+    """The syntax tree of `text`; None if it is not Python (the kernel could not run it either).
+    A parser that runs out of recursion or memory has not read it: Unscannable (the kernel's
+    limits may differ: a cell may raise its recursion limit before the next)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    except (RecursionError, MemoryError) as exc:
+        raise Unscannable(type(exc).__name__) from None
+
+
 def python_of(cell):
     """A code cell's syntax tree, its IPython magics and shell lines left out; None if it is not Python."""
-    try:
-        return ast.parse("\n".join(line for line in cell.source.splitlines()
-                                   if not line.lstrip().startswith(("%", "!"))))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested beyond the parser
-        return None
+    return _python_in(cell.source)
+
+
+def _python_in(source: str):
+    return _parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
 
 
 def code_of(cell) -> list[ast.AST]:
     """The syntax trees of the code a cell runs: its source as IPython turns it into Python (magics
     and shell lines become calls), and the code handed to its magics as text (`%time CODE`,
-    `%%timeit` cells); [] if it is not Python."""
+    `%%timeit` cells); [] if it is not Python. Unscannable if the parser gave up on it."""
+    return _code_in_source(cell.source)
+
+
+def _code_in_source(source: str) -> list[ast.AST]:
     try:
-        tree = ast.parse(TransformerManager().transform_cell(cell.source))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = python_of(cell)  # IPython's own transformation failed: read what parses
-    except Exception:  # IPython's transformers on text no kernel would run
-        tree = python_of(cell)
+        transformed = TransformerManager().transform_cell(source)
+    except (RecursionError, MemoryError) as exc:
+        raise Unscannable(type(exc).__name__) from None
+    except Exception:  # IPython's transformers on text no kernel would run: read what parses
+        transformed = None
+    tree = _parse(transformed) if transformed is not None else None
+    if tree is None:
+        tree = _python_in(source)
     if tree is None:
         return []
     trees, pending = [tree], [tree]
@@ -104,13 +140,13 @@ def code_of(cell) -> list[ast.AST]:
 def _code_in(text: str):
     """The code in a magic's text, after any options: `-n 3 -r 2 f(x)` -> f(x); None if none parses."""
     for _ in range(16):  # options first: drop a word at a time until the rest is code
-        try:
-            return ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            parts = text.split(None, 1)
-            if len(parts) < 2:
-                return None
-            text = parts[1]
+        tree = _parse(text)
+        if tree is not None:
+            return tree
+        parts = text.split(None, 1)
+        if len(parts) < 2:
+            return None
+        text = parts[1]
     return None
 
 
@@ -206,6 +242,7 @@ class _Cell:
 
     def __init__(self, notebook: _Notebook, trees):
         self.notebook, self.found, self.parents = notebook, set(), {}
+        self._modules: dict[int, str | None] = {}  # id(node) -> module(node): each chain read once
         for tree in trees:
             for node in ast.walk(tree):
                 for child in ast.iter_child_nodes(node):
@@ -232,7 +269,26 @@ class _Cell:
         return None
 
     def module(self, node) -> str | None:
-        """The module a node evaluates to, where the code says so."""
+        """The module a node evaluates to, where the code says so. An attribute chain is followed
+        down to its base in a loop and each link remembered, so a chain of any length costs its
+        length once (`a.b.c...` of thousands of links neither recurses nor goes quadratic)."""
+        chain = []  # (node, attribute name), outermost first
+        while id(node) not in self._modules:
+            found = self._base_module(node)
+            if found is not False:
+                self._modules[id(node)] = found
+                break
+            attribute = _attribute(node)
+            chain.append((node, attribute[1]))
+            node = attribute[0]
+        owner = self._modules[id(node)]
+        for link, name in reversed(chain):
+            owner = None if owner is None else f"{owner}.{name}"
+            self._modules[id(link)] = owner
+        return owner
+
+    def _base_module(self, node):
+        """module(node) where it is not an attribute of something else; False where it is."""
         if isinstance(node, ast.Name):
             return self.notebook.modules.get(node.id)
         imported = self.imported_by(node)
@@ -243,18 +299,16 @@ class _Cell:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                 and self.is_sys_modules(node.func.value) and node.args):
             return literal(node.args[0])
-        found = _attribute(node)
-        if found is not None:
-            owner = self.module(found[0])
-            if owner is not None:
-                return f"{owner}.{found[1]}"
-        return None
+        return False if _attribute(node) is not None else None
 
     def is_sys_modules(self, node) -> bool:
+        """sys.modules, under any name: the `modules` of any module (`os.sys.modules`,
+        `importlib.import_module("sys").modules`, a module bound by import), or the name bound by
+        `from sys import modules`. No module but sys has an attribute `modules`."""
         if isinstance(node, ast.Name):
             return self.notebook.imported.get(node.id) == ("sys", "modules")
         found = _attribute(node)
-        return found is not None and found[1] == "modules" and self.module(found[0]) == "sys"
+        return found is not None and found[1] == "modules" and self.module(found[0]) is not None
 
     # --- each node -------------------------------------------------------------------------------
     def visit(self, node) -> None:
@@ -358,11 +412,13 @@ def _called_name(node) -> str | None:
 
 
 # A grading worker scans every notebook it grades, and most cells are the lesson's own, the same
-# in every submission: each cell's trees are kept by its text, and its flags by its text and what
-# the notebook's imports bind (all a cell's flags depend on), for the worker's next notebooks.
+# in every submission: a small cell's trees are kept by its text, and every cell's flags by a digest
+# of its text and what the notebook's imports bind (all a cell's flags depend on), for the worker's
+# next notebooks. Large trees are never kept: a cell past CACHED_TREE_CHARS is parsed again.
 CACHED_CELLS = 2048
+CACHED_TREE_CHARS = 32 << 10
 _trees: dict[str, list[ast.AST]] = {}
-_flags: dict[tuple, frozenset[str] | None] = {}
+_flags: dict[tuple, frozenset[str]] = {}
 
 
 def _remember(cache: dict, key, value):
@@ -372,32 +428,52 @@ def _remember(cache: dict, key, value):
     return value
 
 
+def code_cells(nb) -> list[tuple[int, str]]:
+    """(number, source) of the cells the scan reads: the code cells outside the grade cells."""
+    return [(number, cell.source) for number, cell in enumerate(nb.cells, 1)
+            if cell.cell_type == "code" and not is_grade(cell)]
+
+
 def scan(nb) -> list[str]:
     """Every flag for the code of the cells outside the grade cells: 'code uses gc (cell 4, 9)'."""
-    cells = []
-    for number, cell in enumerate(nb.cells, 1):
-        if cell.cell_type != "code" or is_grade(cell):
-            continue
-        trees = _trees.get(cell.source)
+    return scan_cells(code_cells(nb))
+
+
+def scan_cells(cells: list[tuple[int, str]], guard=contextlib.nullcontext) -> list[str]:
+    """scan's flags for (number, source) pairs. Each cell is read inside `guard()` (the bounded
+    scan's per-cell time limit); a cell whose reading stops, there or in the parser or the walk,
+    is flagged UNSCANNED and the others are read as usual."""
+    unscanned, parsed = [], []
+    for number, source in cells:
+        trees = _trees.get(source)
         if trees is None:
-            trees = _remember(_trees, cell.source, code_of(cell))
-        cells.append((number, cell.source, trees))
-    notebook = _Notebook([tree for _, _, trees in cells for tree in trees])
+            try:
+                with guard():
+                    trees = _code_in_source(source)
+            except (Unscannable, RecursionError, MemoryError):
+                unscanned.append(number)
+                continue
+            if len(source) <= CACHED_TREE_CHARS:
+                _remember(_trees, source, trees)
+        parsed.append((number, source, trees))
+    notebook = _Notebook([tree for _, _, trees in parsed for tree in trees])
     bindings = (tuple(sorted(notebook.modules.items())), tuple(sorted(notebook.imported.items())),
                 tuple(sorted(notebook.starred)))
     where = {flag: [] for flag in FLAGS}
-    for number, source, trees in cells:
-        key = (source, bindings)
-        if key in _flags:
-            found = _flags[key]
-        else:
+    for number, source, trees in parsed:
+        key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest(), bindings)
+        found = _flags.get(key)
+        if found is None:
             try:
-                found = frozenset(_Cell(notebook, trees).found)
-            except RecursionError:  # nested beyond what the walk follows: that cell is not read
-                found = None
+                with guard():
+                    found = frozenset(_Cell(notebook, trees).found)
+            except (Unscannable, RecursionError, MemoryError):  # never kept: the next try may finish
+                unscanned.append(number)
+                continue
             _remember(_flags, key, found)
-        for flag in found or ():
+        for flag in found:
             where[flag].append(number)
+    where[UNSCANNED] = sorted(unscanned)
     return [f"{flag} (cell {', '.join(map(str, numbers))})" for flag, numbers in where.items() if numbers]
 
 

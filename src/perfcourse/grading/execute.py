@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import copy
 import json
 import os
 import shutil
@@ -64,7 +63,8 @@ from ..kernel.output_cap import OUTPUT_CUT_MIME
 from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
-from .code_scan import grader_named, python_of, scan  # noqa: F401 (grader_named: the scan's one flag, by its old name)
+from . import bounded_scan
+from .code_scan import code_cells, grader_named, python_of, scan  # noqa: F401 (grader_named, scan: for callers by the old names)
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
 # grade on this JAX (checks.InstrumentMissing): the grade report names them.
@@ -82,7 +82,8 @@ SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 MESSAGE_FACTOR = 4
 REFUSED_SECONDS = 1.5  # a kernel still running this long after its connection closed did not die: it was refused
 # The scan of a notebook's code (code_scan.py) reads only its cells' sources and tags, which running
-# the cells does not change: it runs on this thread while the cells run, not after them.
+# the cells does not change: it is handed to its process (bounded_scan.py) from this thread while
+# the cells run, not after them.
 _SCANNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-scan")
 
 
@@ -275,9 +276,12 @@ class GuardedExecute(Execute):
         self._figures = figure_sources(instructor) if instructor else set()
         self._report = report_sources(instructor) if instructor else set()
         self._last_grade = max((i for i, cell in enumerate(nb.cells) if is_grade(cell)), default=len(nb.cells))
-        scanned = _SCANNER.submit(scan, nbformat.from_dict(
-            {"cells": [{"cell_type": cell.cell_type, "source": cell.source, "metadata": copy.deepcopy(cell.metadata)}
-                       for cell in nb.cells]}))
+        # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: cells larger
+        # than the grader reads are refused before the scan or any kernel sees them.
+        from .scratch import check_cells
+
+        check_cells(nb)
+        scanned = _SCANNER.submit(bounded_scan.scan, code_cells(nb))
         if self._submission is not None:
             # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: refuse
             # links and special files before any kernel sees the submission (nbgrader then

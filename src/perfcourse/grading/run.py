@@ -102,7 +102,10 @@ def survey(root: Path, lessons: list[str], only: list[str] | None = None
                 refused.append(Outcome(student.name, lesson, error=reason))
                 continue
             try:
-                read_notebook(notebook)
+                scratch.check_cells(read_notebook(notebook))
+            except scratch.SubmissionRefused as exc:
+                refused.append(Outcome(student.name, lesson, error=f"refused {label}{lesson}.ipynb: {exc}"))
+                continue
             except CourseError as exc:
                 refused.append(Outcome(student.name, lesson, error=str(exc).replace(str(root) + "/", "")))
                 continue

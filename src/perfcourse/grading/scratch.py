@@ -12,7 +12,8 @@ copy. So nothing here follows a link or trusts a name twice:
   refused, never followed), into a fresh folder renamed to `into` only when every file copied:
   a refused copy leaves nothing half-written;
 - `open_submission(folder)` is the same walk for the sandbox launcher, which hands the opened
-  files to bubblewrap.
+  files to bubblewrap;
+- `check_cells(nb)` refuses a notebook whose cells are larger than the grader reads.
 """
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ from ..course import CourseError
 MAX_ENTRIES = 200          # files and folders in one submission
 MAX_BYTES = 64 << 20       # total size of its files
 MAX_DEPTH = 16             # folders inside folders
+# A notebook's cells, read before any kernel starts: the lessons' largest cell holds 18k characters
+# and a whole lesson 70k; the code scan, nbgrader's feedback and the report read every cell, and a
+# cell of megabytes costs each of them gigabytes.
+MAX_CELL_CHARS = 64 << 10
+MAX_NOTEBOOK_CHARS = 512 << 10
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a named pipe swapped in after the check must not hang the grader.
@@ -67,6 +73,21 @@ def check_submission(folder: Path) -> None:
     for _kind, _relative, fd in _walk(Path(folder), open_files=False):
         if fd is not None:
             os.close(fd)
+
+
+def check_cells(nb) -> None:
+    """Raise SubmissionRefused if a cell's source, or all of them together, is larger than the
+    grader reads (MAX_CELL_CHARS, MAX_NOTEBOOK_CHARS); the message names the cell."""
+    total = 0
+    for number, cell in enumerate(nb.cells, 1):
+        size = len(cell.get("source", ""))
+        total += size
+        if size > MAX_CELL_CHARS:
+            raise SubmissionRefused(f"cell {number} holds {size:,} characters of source; the grader reads cells "
+                                    f"of at most {MAX_CELL_CHARS:,}")
+    if total > MAX_NOTEBOOK_CHARS:
+        raise SubmissionRefused(f"its cells hold {total:,} characters of source together; the grader reads "
+                                f"notebooks of at most {MAX_NOTEBOOK_CHARS:,}")
 
 
 def digest(folder: Path, checks: Path) -> str:
