@@ -129,6 +129,30 @@ def test_the_report_shows_nbgraders_score_after_the_late_penalty(tmp_path):
         ("kept", "8.0", "0.0", "before"), ("late", "0.0", "8.0", "now"), ("x", "", "", "no")]
 
 
+def test_a_narrowed_run_rewrites_only_its_rows_of_grades_csv(tmp_path):
+    import csv
+
+    def graded(student, lesson, score):
+        return run.Outcome(student, lesson, 2.5, flags=[f"flag of {student}"], export={
+            "assignment": lesson, "student_id": student, "raw_score": score, "late_submission_penalty": "0.0",
+            "score": score, "max_score": "8.0"})
+
+    path = tmp_path / "grades.csv"
+    whole = [graded(s, lesson, "8.0") for s in ("ann", "bo", "cy") for lesson in ("performance-01", "performance-02")]
+    assert report.write_csv(path, whole) == 0
+    first = path.read_text()
+    assert report.write_csv(path, [graded("bo", "performance-02", "3.0")]) == 5
+    with open(path, newline="") as handle:
+        written = list(csv.DictReader(handle))
+    assert [(r["student_id"], r["assignment"]) for r in written] == [(o.student, o.lesson) for o in whole]
+    changed = [r for r in written if r["score"] != "8.0"]
+    assert [(r["student_id"], r["assignment"], r["score"]) for r in changed] == [("bo", "performance-02", "3.0")]
+    assert [line for line in path.read_text().splitlines() if ",bo," not in line or "performance-01" in line] == \
+        [line for line in first.splitlines() if ",bo," not in line or "performance-01" in line]
+    path.write_bytes(b"\xff not a csv")  # an unreadable file is replaced by this run's rows
+    assert report.write_csv(path, whole[:1]) == 0 and len(path.read_text().splitlines()) == 2
+
+
 def test_the_report_names_the_graders_errors_and_a_course_that_cannot_grade_on_this_jax():
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("check()")

@@ -8,7 +8,8 @@ penalty of zero points (nbgrader's LateSubmissionPlugin). The test then checks, 
 - the grade table and grades.csv say what `nbgrader export` says, penalty included; the
   unlisted student is refused with the reason and never added to the gradebook;
 - a second run grades nothing (every submission is up to date) and reports the same scores;
-- a resubmission is graded again, alone; `--student` limits a run; `--force` regrades.
+- a resubmission is graded again, alone; `--student` limits a run; `--force` regrades; a narrowed
+  run rewrites its own rows of grades.csv and keeps the rest of the class.
 """
 from __future__ import annotations
 
@@ -126,10 +127,16 @@ def test_a_second_run_grades_only_what_changed(workflow, first_run):
     assert "stranger" not in resubmitted.stdout
     assert "up to date" not in table_line(resubmitted.stdout, "ontime")
 
-    forced = perfcourse("grade", "--student", "late", "--force", cwd=workflow)
+    before = rows(workflow / "grades.csv")
+    forced = perfcourse("grade", "--student", "late", "--lesson", LESSON, "--force", cwd=workflow)
     assert forced.returncode == 0 and "1 of 1 notebooks graded now" in forced.stdout, forced.stdout + forced.stderr
     assert f"0/{POINTS}" in table_line(forced.stdout, "late")
     assert "graded 1/1" not in forced.stderr and "\r" not in forced.stderr  # line by line off a terminal
+    # grades.csv still holds the whole class: the narrowed run rewrote late's row only, and says so.
+    after = rows(workflow / "grades.csv")
+    assert set(after) == set(before) == {(s, LESSON) for s in ("ontime", "late", "stranger")}
+    assert {k: r for k, r in after.items() if k[0] != "late"} == {k: r for k, r in before.items() if k[0] != "late"}
+    assert after[("late", LESSON)]["graded"] == "now" and "2 other row(s)" in forced.stdout
 
 
 def test_an_unknown_student_is_one_clear_error(workflow, first_run):

@@ -69,13 +69,14 @@ def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) ->
                                cell_timeout=args.cell_timeout, students=args.student,
                                force=args.force or expected is not None, cluster=scheduler)
     print(report.table(outcomes, expected))
-    report.write_csv(root / "grades.csv", outcomes)
+    others = report.write_csv(root / "grades.csv", outcomes)
     failed = [o for o in outcomes if o.error]
     kept = sum(o.up_to_date for o in outcomes)
     print(f"\n{len(outcomes) - len(failed) - kept} of {len(outcomes)} notebooks graded now"
           + (f", {kept} up to date (unchanged since graded; --force regrades them)" if kept else "")
           + (f" on the Dask cluster at {args.cluster} ({_workers(outcomes)} took part)" if args.cluster else "")
-          + "; scores in the gradebook and grades.csv")
+          + "; scores in the gradebook and grades.csv"
+          + (f" (its {others} other row(s), of notebooks outside this run, kept)" if others else ""))
     for o in failed:
         print(f"NOT GRADED {o.student}/{o.lesson}: {o.error}")
     return outcomes

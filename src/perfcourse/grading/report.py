@@ -54,15 +54,38 @@ def table(outcomes: list[Outcome], expected: dict | None = None) -> str:
     return "\n".join(lines)
 
 
-def write_csv(path: Path, outcomes: list[Outcome]) -> None:
-    """nbgrader export's columns for each notebook in view, then what this run adds: when it was
-    graded, and the grader's error, notes and flags."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow([*EXPORT_COLUMNS, "graded", "seconds", "error", "notes", "flags"])
+COLUMNS = (*EXPORT_COLUMNS, "graded", "seconds", "error", "notes", "flags")
+
+
+def write_csv(path: Path, outcomes: list[Outcome]) -> int:
+    """The whole class: nbgrader export's columns for each notebook, then what the run that last
+    saw it adds (when it was graded, and the grader's error, notes and flags). This run's
+    notebooks get new rows; every other row of the file is kept as it was, so a run narrowed to a
+    student or a lesson rewrites only theirs. Returns how many rows were kept."""
+    rows = {}
     for o in outcomes:
         exported = o.export or {"assignment": o.lesson, "student_id": o.student}
-        writer.writerow([exported.get(column, "") for column in EXPORT_COLUMNS]
-                        + ["before" if o.up_to_date else ("now" if not o.error else "no"),
-                           o.seconds, o.error or "", "; ".join(o.notes), "; ".join(o.flags)])
+        rows[(o.student, o.lesson)] = [str(exported.get(column, "")) for column in EXPORT_COLUMNS] + [
+            "before" if o.up_to_date else ("now" if not o.error else "no"),
+            str(o.seconds), o.error or "", "; ".join(o.notes), "; ".join(o.flags)]
+    kept = 0
+    for row in _rows(path):
+        key = (row.get("student_id") or "", row.get("assignment") or "")
+        if all(key) and key not in rows:
+            rows[key] = [row.get(column) or "" for column in COLUMNS]
+            kept += 1
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(COLUMNS)
+    writer.writerows(row for _, row in sorted(rows.items()))
     write_atomic(path, buffer.getvalue())
+    return kept
+
+
+def _rows(path: Path) -> list[dict]:
+    """The rows of an earlier grades.csv (none when there is none, or it cannot be read as one)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
