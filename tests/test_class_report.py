@@ -280,3 +280,14 @@ def test_a_postgresql_gradebook_gives_the_same_report(tmp_path, report, written)
         assert class_report_page.cells_csv(on_postgres) == (written / "cells.csv").read_bytes().decode("utf-8")
         assert [(s.student, s.score, s.late_penalty) for s in on_postgres.submissions] == \
             [(s.student, s.score, s.late_penalty) for s in report.submissions]
+
+
+def test_the_bar_colours_have_a_legend_and_the_columns_say_what_they_count(written):
+    page = (written / "index.html").read_text(encoding="utf-8")
+    assert "Bar colours:" in page
+    for colour, label in class_report_page.RATE_BANDS.values():
+        assert f"color:{colour}" in page and label in page
+    assert [class_report_page._band(rate)[1] for rate in (0, 49.9, 50, 79.9, 80, 100)] == [
+        "under 50%", "under 50%", "50% to 80%", "50% to 80%", "80% or more", "80% or more"]
+    assert "grade-cell s" not in page and "median seconds in grade cells" in page
+    assert "seconds in grade cells: median" in page and "seconds per notebook: median" in page

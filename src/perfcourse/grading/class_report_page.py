@@ -115,15 +115,27 @@ def scores_figure(lesson: Lesson) -> bytes:
     return _png(fig)
 
 
+# The cells figure's bar colours by pass rate (percent): the first band whose bound exceeds it.
+RATE_BANDS = {50: ("#c44e52", "under 50%"), 80: ("#dd8452", "50% to 80%"), 101: ("#55a868", "80% or more")}
+
+
+def _band(rate: float) -> tuple[str, str]:
+    return next(band for bound, band in RATE_BANDS.items() if rate < bound)
+
+
 def cells_figure(report: ClassReport) -> bytes:
     from matplotlib.figure import Figure
 
     cells = [c for c in report.cells if c.students]
     fig = Figure(figsize=(7.5, 1.0 + 0.3 * max(len(cells), 1)))
     ax = fig.add_subplot()
+    from matplotlib.patches import Patch
+
     rates = [100 * c.pass_rate for c in cells]
-    colors = ["#c44e52" if r < 50 else "#dd8452" if r < 80 else "#55a868" for r in rates]
-    ax.barh(range(len(cells)), rates, color=colors)
+    ax.barh(range(len(cells)), rates, color=[_band(r)[0] for r in rates])
+    ax.legend(handles=[Patch(color=colour, label=label) for colour, label in RATE_BANDS.values()],
+              loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False,
+              title="students with full points", title_fontsize=8)
     ax.set_yticks(range(len(cells)), [_label(f"{c.lesson}  {c.grade_id}") for c in cells], fontsize=8)
     for y, c in enumerate(cells):
         ax.text(100 * c.pass_rate + 1, y, f"{c.passed}/{c.students}", va="center", fontsize=8)
@@ -202,7 +214,8 @@ def _lessons_table(report: ClassReport) -> str:
             _median([s.grade_cell_seconds for s in subs if s.grade_cell_seconds is not None]),
         ], {1, 2, 3, 4, 5, 6}))
     return "<h2>Lessons</h2>\n" + _table(
-        ["lesson", "graded", "not graded", "median / points", "late", "flagged", "grade-cell s (median)"], rows)
+        ["lesson", "graded", "not graded", "median / points", "late", "flagged", "median seconds in grade cells"],
+        rows)
 
 
 def _failures(cell, limit: int | None) -> str:
@@ -247,7 +260,9 @@ LEGEND = ("<p class=\"legend\">Passed: full points. Failures as students read th
 
 def _cells_section(report: ClassReport) -> str:
     return ("<h2>Grade cells, the least passed first</h2>\n" + LEGEND
-            + f"\n<p><img src=\"cells.png\" alt=\"{e(_cells_alt(report))}\"></p>\n"
+            + f"\n<p><img src=\"cells.png\" alt=\"{e(_cells_alt(report))}\"></p>\n<p class=\"legend\">Bar colours: "
+            + "; ".join(f"<span style=\"color:{colour}\">&#9632;</span> {label} of the graded students with full "
+                        "points" for colour, label in RATE_BANDS.values()) + ".</p>\n"
             + _table(["lesson", "grade cell", "points", "passed", "pass rate", "most frequent failures"],
                      _cell_rows(report.cells, TOP, True))
             + f"\n<p class=\"legend\">The same table: <a href=\"{CSV_NAME}\">{CSV_NAME}</a>.</p>")
@@ -313,11 +328,13 @@ def _timing_section(report: ClassReport) -> str:
                       "-" if s.grade_cell_seconds is None else f"{s.grade_cell_seconds:.1f}",
                       "-" if s.seconds is None else f"{s.seconds:.1f}", e("; ".join(s.flags)) or "-"],
                      {2, 3, 4, 5, 6}, {7}) for s in every]
-    header = ["student", "lesson", "score", "raw", "late", "grade-cell s", "notebook s", "flags"]
-    return ("<h2>Grading time</h2>\n<p class=\"legend\">Grade-cell seconds: the trusted kernel's share, "
-            "from each graded notebook; notebook seconds: the whole notebook, from grades.csv, for "
-            "the notebooks its last run graded.</p>\n"
-            + _table(["lesson", "grade-cell s (median)", "(max)", "notebook s (median)", "(max)"], rows)
+    header = ["student", "lesson", "score", "raw", "late", "seconds in grade cells", "seconds of the notebook",
+              "flags"]
+    return ("<h2>Grading time</h2>\n<p class=\"legend\">Seconds in grade cells: the trusted kernel's share, "
+            "from each graded notebook; seconds of the notebook: all of it, from grades.csv, for "
+            "the notebooks a run graded.</p>\n"
+            + _table(["lesson", "seconds in grade cells: median", "max", "seconds per notebook: median", "max"],
+                     rows)
             + f"\n<h3>The {min(SLOWEST, len(every))} slowest notebooks</h3>\n" + _table(header, all_rows[:SLOWEST])
             + f"\n<details><summary>Every graded notebook ({len(every)})</summary>\n"
             + _table(header, all_rows) + "\n</details>")
