@@ -24,6 +24,10 @@ def memory_breakdown(compiled):
         missing["total_bytes"] = "some of its parts are missing"
     else:
         found["total_bytes"] = sum(found[k] for k in ("argument_bytes", "output_bytes", "temp_bytes")) - found["alias_bytes"]
+    peak = getattr(stats, "peak_memory_in_bytes", None) if stats is not None else None
+    found["peak_bytes"] = None if peak is None else int(peak)
+    if peak is None:
+        missing["peak_bytes"] = reason if stats is None else "no peak_memory_in_bytes in the statistics"
     return {**found, "missing": missing}
 # %% replace live_memory
 def live_memory(arrays, device):
@@ -78,9 +82,9 @@ def transfer_sweep(sizes, repeats=5, put=jax.device_put, get=jax.device_get, tim
     return rows
 # %% replace transfer_fit
 def fit_transfer(nbytes, seconds):
-    x = np.asarray(nbytes, dtype=np.float64)
-    design = np.column_stack([np.ones_like(x), x])
-    (fixed, per_byte), *_ = np.linalg.lstsq(design, np.asarray(seconds, dtype=np.float64), rcond=None)
+    x, y = np.asarray(nbytes, dtype=np.float64), np.asarray(seconds, dtype=np.float64)
+    design = np.column_stack([np.ones_like(x), x]) / y[:, None]  # each row relative to its own time
+    (fixed, per_byte), *_ = np.linalg.lstsq(design, np.ones_like(y), rcond=None)
     return {"fixed_seconds": float(fixed), "bytes_per_second": float(1 / per_byte)}
 # %% replace cache_settings
 def cache_settings(cache_dir):
@@ -91,7 +95,9 @@ def cache_hit(first, second):
         return False
     if first["jax_version"] != second["jax_version"]:
         return False
-    kept = lambda flags: sorted(flag for flag in flags if not flag.startswith("--xla_dump"))
+    from jax._src import cache_key
+    kept = lambda flags: sorted(flag for flag in flags
+                                if flag.partition("=")[0] not in cache_key.xla_flags_to_exclude_from_cache_key)
     return kept(first["xla_flags"]) == kept(second["xla_flags"])
 # %% replace remat_loss
 def remat_loss(policy):

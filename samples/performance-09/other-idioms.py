@@ -1,7 +1,7 @@
 # Correct in other idioms: the breakdown through operator.attrgetter with EAFP, live bytes with
 # math.fsum over a generator, the donating jit as a functools.partial decorator, the warning
 # filtered by message, the transfers timed through lambdas (the timer calls back into the sweep),
-# the fit in closed form from centred sums, the cache key as a tuple with the flags as a set, and
+# the fit in closed form from weighted centred sums, the cache key as a tuple with the flags as a set, and
 # remat with an explicit if. Full marks.
 # expect: test_memory_breakdown=3 test_live_memory=2 test_donated_update=2 test_donation_evidence=3 test_transfer_sweep=3 test_transfer_fit=2 test_cache_settings=2 test_cache_invalidation=2 test_remat_policies=2
 # tier: nightly
@@ -30,6 +30,12 @@ def memory_breakdown(compiled):
     out["total_bytes"] = None if None in parts else parts[0] + parts[1] + parts[2] - parts[3]
     if out["total_bytes"] is None:
         missing["total_bytes"] = "a part of it is missing"
+    try:
+        out["peak_bytes"] = operator.attrgetter("peak_memory_in_bytes")(stats) if stats is not None else None
+    except AttributeError:
+        out["peak_bytes"] = None
+    if out["peak_bytes"] is None:
+        missing["peak_bytes"] = problem or "peak_memory_in_bytes is not reported"
     out["missing"] = missing
     return out
 # %% replace live_memory
@@ -89,9 +95,10 @@ def transfer_sweep(sizes, repeats=5, put=jax.device_put, get=jax.device_get, tim
 # %% replace transfer_fit
 def fit_transfer(nbytes, seconds):
     x, y = np.array(nbytes, dtype=float), np.array(seconds, dtype=float)
-    dx, dy = x - x.mean(), y - y.mean()
-    slope = (dx * dy).sum() / (dx * dx).sum()
-    return {"fixed_seconds": float(y.mean() - slope * x.mean()), "bytes_per_second": float(1 / slope)}
+    w = 1 / y**2  # least squares of the relative errors: weighted sums, centred on the weighted means
+    mx, my = (w * x).sum() / w.sum(), (w * y).sum() / w.sum()
+    slope = (w * (x - mx) * (y - my)).sum() / (w * (x - mx) ** 2).sum()
+    return {"fixed_seconds": float(my - slope * mx), "bytes_per_second": float(1 / slope)}
 # %% replace cache_settings
 def cache_settings(cache_dir):
     settings = dict(jax_compilation_cache_dir=os.fspath(cache_dir))
@@ -101,9 +108,11 @@ def cache_settings(cache_dir):
     return settings
 # %% replace cache_invalidation
 def cache_hit(first, second):
+    from jax._src.cache_key import xla_flags_to_exclude_from_cache_key
+
     def key(c):
         return (tuple(c["shape"]), str(c["dtype"]), str(c["jax_version"]),
-                {f for f in c["xla_flags"] if not re.match(r"--xla_dump", f)})
+                {f for f in c["xla_flags"] if re.match(r"[^=]*", f).group() not in xla_flags_to_exclude_from_cache_key})
     return key(first) == key(second)
 # %% replace remat_loss
 def remat_loss(policy):

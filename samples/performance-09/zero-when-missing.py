@@ -15,5 +15,6 @@ def memory_breakdown(compiled):
               "temp_bytes": read("temp_size_in_bytes"), "alias_bytes": read("alias_size_in_bytes")}
     result["total_bytes"] = (result["argument_bytes"] + result["output_bytes"] + result["temp_bytes"]
                              - result["alias_bytes"])
+    result["peak_bytes"] = read("peak_memory_in_bytes")
     result["missing"] = {} if stats is not None else {key: "no analysis" for key in result}
     return result

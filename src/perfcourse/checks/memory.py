@@ -14,10 +14,11 @@ messages never name them. Per cell:
   (`LentProgram`, lent: their `memory_analysis()` answers from here), shuffled: the real
   statistics of a donating program compiled here at fresh shapes (every attribute XLA's
   CompiledMemoryStats has, host_* and generated code among them), fresh numbers, `None`,
-  exceptions a backend raises, stats without `alias_size_in_bytes`, and real zeros. Present
-  fields must be the compiler's numbers, `total_bytes` argument + output + temp - alias, missing
-  ones `None` (never 0) and named in "missing" with a reason. Answering the scripts right is the
-  task's own arithmetic.
+  exceptions a backend raises, stats without `alias_size_in_bytes` or without
+  `peak_memory_in_bytes`, and real zeros. Present fields must be the compiler's numbers,
+  `total_bytes` argument + output + temp - alias, `peak_bytes` the compiler's peak (its own
+  number, missing only when it is), missing ones `None` (never 0) and named in "missing" with a
+  reason. Answering the scripts right is the task's own arithmetic.
 - test_live_memory (`check_live_memory`), *values only*: called from here with fresh arrays
   (shapes and dtypes drawn here, sent by value, so they are the student's process's own JAX
   arrays) and stand-in devices (`LentDevice`) whose `memory_stats()` returns None (CPU), a GPU's
@@ -56,8 +57,10 @@ messages never name them. Per cell:
   rows must hold the medians of exactly those times. No clock is read: the instruments' times are
   values this kernel picks.
 - test_transfer_fit (`check_fit_transfer`), *values only*: fresh sweeps (sizes over several
-  decades, a fixed cost and a bandwidth drawn here, noise); the fit must be the least-squares line
-  seconds = fixed + bytes / bandwidth (NumPy's lstsq here), to 1e-6 relative.
+  decades, a fixed cost and a bandwidth drawn here, noise, and one sweep whose largest transfer
+  is slow); the fit must be the line seconds = fixed + bytes / bandwidth by least squares of the
+  relative errors (weights 1 / seconds**2, NumPy's lstsq here), to 1e-6 relative: plain least
+  squares, which the largest transfers decide, differs on every noisy sweep.
 - test_cache_settings (`check_cache_settings`), *verified*: the settings `cache_settings` returns
   for a fresh folder made here (plain values only) are applied by two Python processes this
   kernel starts itself, one after the other, each compiling the same program (a shape and a
@@ -68,10 +71,12 @@ messages never name them. Per cell:
   run. Two processes cost about a second of this kernel's time.
 - test_cache_invalidation (`check_cache_hit`), *values only*: pairs of compile descriptions
   drawn here (shapes, dtypes, argument values, XLA_FLAGS in another order or with a dump folder
-  added, another flag, another jax version, another process): `cache_hit` must say whether the
-  second finds the first's entry, by what JAX's cache key hashes (jax/_src/cache_key.py: the
-  program, with its shapes and dtypes; jaxlib's version; the backend; XLA_FLAGS, sorted, the
-  --xla_dump_* flags left out; the compile options and devices). tests/test_performance_09.py
+  or a listed dump flag or the host device count flag added, an unlisted --xla_dump_ flag added,
+  another flag, another jax version, another process): `cache_hit` must say whether the second
+  finds the first's entry, by what JAX's cache key hashes (jax/_src/cache_key.py: the program,
+  with its shapes and dtypes; jaxlib's version; the backend; XLA_FLAGS, sorted, the flags named in
+  this JAX's `xla_flags_to_exclude_from_cache_key` left out, by the name before "="; the compile
+  options and devices). tests/test_performance_09.py
   confirms each rule on the pinned JAX with real processes.
 - test_remat_policies (`check_remat_policies`), *verified*: for a network of a fresh depth,
   batch and width, `jax.grad` of `remat_loss(policy)` for no policy, dots_saveable and
@@ -167,6 +172,7 @@ def _shuffled(cases: list, rng: np.random.Generator) -> list:
 # --- test_memory_breakdown ----------------------------------------------------------------------
 MEMORY_FIELDS = {"argument_bytes": "argument_size_in_bytes", "output_bytes": "output_size_in_bytes",
                  "temp_bytes": "temp_size_in_bytes", "alias_bytes": "alias_size_in_bytes"}
+PEAK_FIELD = "peak_memory_in_bytes"  # what the program holds at one time, by the compiler's schedule
 OTHER_FIELDS = ("generated_code_size_in_bytes", "host_argument_size_in_bytes", "host_output_size_in_bytes",
                 "host_alias_size_in_bytes", "host_temp_size_in_bytes", "host_generated_code_size_in_bytes")
 
@@ -205,6 +211,7 @@ def expected_breakdown(fields: dict | None) -> dict:
     found["total_bytes"] = (None if any(p is None for p in parts)
                             else found["argument_bytes"] + found["output_bytes"] + found["temp_bytes"]
                             - found["alias_bytes"])
+    found["peak_bytes"] = None if fields is None else fields.get(PEAK_FIELD)
     return found
 
 
@@ -223,7 +230,7 @@ def real_memory_fields(rng: np.random.Generator) -> dict:
     compiled = jax.jit(program, donate_argnums=0).lower(
         jax.ShapeDtypeStruct((rows, width), jnp.float32), jax.ShapeDtypeStruct((width, width), jnp.float32)).compile()
     stats = compiled.memory_analysis()
-    fields = {name: int(getattr(stats, name)) for name in (*MEMORY_FIELDS.values(), *OTHER_FIELDS)
+    fields = {name: int(getattr(stats, name)) for name in (*MEMORY_FIELDS.values(), PEAK_FIELD, *OTHER_FIELDS)
               if isinstance(getattr(stats, name, None), int)}
     return fields
 
@@ -234,6 +241,7 @@ def breakdown_cases(rng: np.random.Generator) -> list[tuple[str, tuple, dict]]:
         numbers_ = {attribute: int(rng.integers(1, 10**7)) for attribute in MEMORY_FIELDS.values()}
         numbers_["alias_size_in_bytes"] = (int(rng.integers(1, numbers_["argument_size_in_bytes"] + 1))
                                            if alias else 0)
+        numbers_[PEAK_FIELD] = int(rng.integers(1, sum(numbers_.values()) + 1))
         numbers_.update({name: int(rng.integers(0, 10**5)) for name in OTHER_FIELDS})
         return numbers_
 
@@ -254,6 +262,10 @@ def breakdown_cases(rng: np.random.Generator) -> list[tuple[str, tuple, dict]]:
     numbers_ = fresh()
     del numbers_["alias_size_in_bytes"]
     cases.append(("statistics without alias_size_in_bytes", ("returns", LentStats(numbers_)),
+                  expected_breakdown(numbers_)))
+    numbers_ = fresh()
+    del numbers_[PEAK_FIELD]
+    cases.append(("statistics without peak_memory_in_bytes", ("returns", LentStats(numbers_)),
                   expected_breakdown(numbers_)))
     numbers_ = fresh(alias=False)
     numbers_["temp_size_in_bytes"] = 0
@@ -715,10 +727,12 @@ def check_transfer_sweep(transfer_sweep, rng: np.random.Generator | None = None)
 
 # --- test_transfer_fit --------------------------------------------------------------------------
 def least_squares(nbytes, seconds) -> tuple[float, float]:
-    """(fixed seconds, bytes per second) of the least-squares line seconds = fixed + bytes / bandwidth."""
+    """(fixed seconds, bytes per second) of the line seconds = fixed + bytes / bandwidth whose
+    relative errors have the least sum of squares: each row and its time divided by that time."""
     x = np.asarray(nbytes, dtype=np.float64)
     y = np.asarray(seconds, dtype=np.float64)
-    (intercept, slope), *_ = np.linalg.lstsq(np.stack([np.ones_like(x), x], axis=1), y, rcond=None)
+    rows = np.stack([np.ones_like(x), x], axis=1) / y[:, None]
+    (intercept, slope), *_ = np.linalg.lstsq(rows, np.ones_like(y), rcond=None)
     return float(intercept), float(1.0 / slope)
 
 
@@ -733,6 +747,9 @@ def fit_cases(rng: np.random.Generator) -> list[tuple[list, list]]:
         seconds = (fixed + nbytes / bandwidth) * (1 + noise * rng.standard_normal(len(nbytes)))
         seconds = np.abs(seconds)
         cases.append(([int(b) for b in nbytes], [float(s) for s in seconds]))
+    slow_end = np.array(cases[0][1]) * np.where(np.arange(len(cases[0][1])) == len(cases[0][1]) - 1,
+                                                float(rng.uniform(1.2, 1.6)), 1.0)
+    cases.append((cases[0][0], [float(s) for s in slow_end]))  # exact but for a slow largest transfer
     return _shuffled(cases, rng)
 
 
@@ -750,11 +767,13 @@ def check_fit_transfer(fit_transfer, rng: np.random.Generator | None = None) -> 
         got_bandwidth, got_fixed = _number(result.get("bytes_per_second")), _number(result.get("fixed_seconds"))
         if got_bandwidth is None or not math.isclose(got_bandwidth, bandwidth, rel_tol=1e-6):
             raise CheckFailed("bytes_per_second is not 1 / slope of the least-squares line seconds = fixed + "
-                              "bytes / bandwidth through every point of the sweep (one line, fit in linear units)")
+                              "bytes / bandwidth through every point of the sweep, each error relative to its "
+                              "time (weights 1 / seconds**2; one line, fit in linear units)")
         scale = max(abs(fixed), 1e-3 * float(np.median(seconds)))
         if got_fixed is None or abs(got_fixed - fixed) > 1e-6 * scale:
             raise CheckFailed("fixed_seconds is not the intercept of the least-squares line seconds = fixed + "
-                              "bytes / bandwidth (the cost of a transfer of zero bytes, in seconds)")
+                              "bytes / bandwidth of the relative errors (the cost of a transfer of zero bytes, "
+                              "in seconds)")
 
 
 # --- test_cache_settings ------------------------------------------------------------------------
@@ -843,12 +862,28 @@ def check_cache_settings(cache_settings, rng: np.random.Generator | None = None)
 FLAGS = ("--xla_cpu_enable_fast_min_max=true", "--xla_cpu_multi_thread_eigen=false",
          "--xla_backend_optimization_level=0")
 DUMP_FLAG = "--xla_dump_to=/tmp/xla-dumps"
+# Flags JAX 0.9 and 0.10 leave out of the key (other dump settings, performance-08's device count),
+# and a real dump flag they keep in it: not every --xla_dump_ flag is left out.
+LEFT_OUT = ("--xla_dump_hlo_as_text=true", "--xla_dump_hlo_pass_re=.*", "--xla_force_host_platform_device_count=8")
+KEPT_DUMP_FLAG = "--xla_dump_large_constants=true"
 VERSIONS = ("0.9.2", "0.10.2")
+
+
+def excluded_flags() -> frozenset[str]:
+    """The flag names this JAX's persistent cache key leaves out (jax/_src/cache_key.py)."""
+    from jax._src import cache_key
+
+    names = getattr(cache_key, "xla_flags_to_exclude_from_cache_key", None)
+    if not names or DUMP_FLAG.split("=")[0] not in names or KEPT_DUMP_FLAG.split("=")[0] in names:
+        raise InstrumentMissing("this JAX's cache key does not leave flags out as jax 0.9 and 0.10 do "
+                                "(jax._src.cache_key.xla_flags_to_exclude_from_cache_key)")
+    return frozenset(names)
 
 
 def key_of(description: dict) -> tuple:
     """What JAX's persistent cache key hashes of a compile description."""
-    flags = frozenset(f for f in description["xla_flags"] if not f.startswith("--xla_dump"))
+    left_out = excluded_flags()
+    flags = frozenset(f for f in description["xla_flags"] if f.split("=")[0] not in left_out)
     return tuple(description["shape"]), description["dtype"], description["jax_version"], flags
 
 
@@ -876,6 +911,13 @@ def invalidation_cases(rng: np.random.Generator) -> list[tuple[str, dict, dict]]
     cases.append(("the same XLA flags in another order", first, changed(first, xla_flags=first["xla_flags"][::-1])))
     first = base()
     cases.append(("a dump folder added to XLA_FLAGS", first, changed(first, xla_flags=first["xla_flags"] + [DUMP_FLAG])))
+    first = base()
+    listed = [f for f in LEFT_OUT if f.split("=")[0] in excluded_flags()]
+    cases.append(("a flag JAX leaves out of the key added", first,
+                  changed(first, xla_flags=first["xla_flags"] + [str(rng.choice(listed))])))
+    first = base()
+    cases.append(("a dump flag JAX keeps in the key added", first,
+                  changed(first, xla_flags=first["xla_flags"] + [KEPT_DUMP_FLAG])))
     first = base()
     cases.append(("another shape", first, changed(first, shape=[first["shape"][0] + 1, first["shape"][1]])))
     first = base()
@@ -911,7 +953,7 @@ def check_cache_hit(cache_hit, rng: np.random.Generator | None = None) -> None:
             raise CheckFailed(f"for {what}, cache_hit says {'a hit' if got else 'a miss'}, but JAX's cache key "
                               f"{'is the same' if want else 'changes'}: the key hashes the program (shapes and "
                               "dtypes, not argument values), jaxlib's version, the backend and XLA_FLAGS (sorted, "
-                              "--xla_dump_* flags left out)")
+                              "the flags JAX lists in xla_flags_to_exclude_from_cache_key left out)")
 
 
 # --- test_remat_policies ------------------------------------------------------------------------
