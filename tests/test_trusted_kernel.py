@@ -124,11 +124,11 @@ def test_a_temporary_folder_too_deep_for_the_channel_socket_is_one_clear_error(m
         notebook_limit(ROOT)
     # Each grading worker's TMPDIR is a folder of its own inside it (WorkerSlot): a TMPDIR with
     # room for the sockets but not for that folder too is refused as well.
-    from perfcourse.grading import run, trusted_kernel
+    from perfcourse.grading import trusted_kernel, worker_slot
 
     room = trusted_kernel.MAX_SOCKET_BYTES - len(trusted_kernel.longest_socket("/tmp"))
     monkeypatch.setattr(tempfile, "tempdir", "/tmp/" + "d" * (room - 1))  # only its length is read
     assert len(trusted_kernel.longest_socket()) <= trusted_kernel.MAX_SOCKET_BYTES < len(
-        trusted_kernel.longest_socket(run.worker_tempdir()))
+        trusted_kernel.longest_socket(worker_slot.worker_tempdir()))
     with pytest.raises(CourseError, match="too deep for the grader's sockets"):
         notebook_limit(ROOT)

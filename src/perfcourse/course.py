@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import CourseError  # noqa: F401 (every step imports it from here, beside the layout)
+
 GRADER_CONFIG = "grader_config.py"
 COURSE_SETTINGS = "course.toml"
 # The course's configuration files, and everything committed that a scratch copy of the course needs.
@@ -15,10 +17,6 @@ ASSIGNMENT_PREFIXES = ("performance-",)
 # Cells that only draw the lesson's figure (and its drawing code): the artifact tool and students
 # run them; grading does not, since figures earn no points and compute nothing a check needs.
 FIGURE_TAG = "figure"
-
-
-class CourseError(Exception):
-    """A problem the user can act on; the tool prints it as one line and exits non-zero."""
 
 
 def find_root(start: Path | None = None) -> Path:

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .course import CourseError
+from .errors import CourseError
 
 # nbgrader's `nbgrader db upgrade` starts `alembic` by name, and Jupyter starts kernels through
 # this environment's executables: this environment's bin/ comes first on PATH, in this process

@@ -41,7 +41,7 @@ DOCS = "docs"
 SECTIONS = (
     ("For students", "students", ("start", "colab", "audit-project")),
     ("For instructors", "instructors", ("commands", "grading", "configuration", "report", "cluster", "hub", "trust")),
-    ("For course authors", "authors", ("lesson", "checks", "samples", "artifacts", "tolerances", "tests", "site")),
+    ("For course authors", "authors", ("lesson", "checks", "samples", "artifacts", "tolerances", "tests", "site", "code")),
 )
 # Files of the repository that are pages too, at their own path (so links to them hold in both),
 # after the section's docs/ pages.

@@ -1,4 +1,6 @@
-"""Release: an unfilled solution cell says which task it is, instead of a bare NotImplementedError.
+"""Loaded by nbgrader, not imported: grader_config.py names `perfcourse.stubs.TaskStubs` among
+generate_assignment's preprocessors. Release: an unfilled solution cell says which task it is,
+instead of a bare NotImplementedError.
 
 nbgrader's ClearSolutions replaces each solution with one stub for the whole course
 (`raise NotImplementedError()`). A student who runs a fresh notebook then meets a bare

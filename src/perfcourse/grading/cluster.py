@@ -47,7 +47,7 @@ from .. import __version__
 from .. import nbgrader_bridge as nbgrader
 from ..course import CONFIG_FILES, CourseError, write_atomic
 from . import scratch
-from .run import Outcome, Progress, WorkerSlot, notebook_limit
+from .worker_slot import Outcome, Progress, WorkerSlot, notebook_limit
 
 GUARD = "perfcourse.grading.execute.GuardedExecute"
 REPLAY = "perfcourse.grading.replay.ReplayExecution"
