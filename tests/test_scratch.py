@@ -169,6 +169,9 @@ def test_survey_refuses_links_and_keeps_the_other_reasons(tmp_path):
                                           nbformat.v4.new_code_cell("x=1\n" * (1 << 20))])  # 4 MiB of code
     student("big-cell", lambda f: nbformat.write(big, f / f"{lesson}.ipynb"))
     many = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("y" * (60 << 10))] * 9)
+    pictured = nbformat.v4.new_markdown_cell("![a](attachment:a.png)",
+                                            attachments={"a.png": {"image/png": "QUJD" * (20 << 10)}})
+    student("attachment", lambda f: nbformat.write(nbformat.v4.new_notebook(cells=[pictured]), f / f"{lesson}.ipynb"))
     student("many-cells", lambda f: nbformat.write(many, f / f"{lesson}.ipynb"))
     (submitted / "linked-lesson").mkdir()
     (submitted / "linked-lesson" / lesson).symlink_to(submitted / "good" / lesson, target_is_directory=True)
@@ -187,5 +190,7 @@ def test_survey_refuses_links_and_keeps_the_other_reasons(tmp_path):
     assert "found mine.ipynb: a renamed notebook?" in reasons["renamed"]
     assert "not a notebook" in reasons["corrupt"]
     assert reasons["big-cell"] == (f"refused submitted/big-cell/{lesson}/{lesson}.ipynb: cell 2 holds 4,194,304 "
-                                   f"characters of source; the grader reads cells of at most {scratch.MAX_CELL_CHARS:,}")
+                                   f"characters of source and attachments; the grader reads cells of at most "
+                                   f"{scratch.MAX_CELL_CHARS:,}")
+    assert "cell 1 holds 81,9" in reasons["attachment"]
     assert reasons["many-cells"].endswith(f"notebooks of at most {scratch.MAX_NOTEBOOK_CHARS:,}")

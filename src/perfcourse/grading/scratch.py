@@ -76,17 +76,20 @@ def check_submission(folder: Path) -> None:
 
 
 def check_cells(nb) -> None:
-    """Raise SubmissionRefused if a cell's source, or all of them together, is larger than the
+    """Raise SubmissionRefused if a cell's source and attachments, or all of them together, is larger than the
     grader reads (MAX_CELL_CHARS, MAX_NOTEBOOK_CHARS); the message names the cell."""
+    import json
+
     total = 0
     for number, cell in enumerate(nb.cells, 1):
-        size = len(cell.get("source", ""))
+        # A markdown cell's attachments (images, base64) are drawn into the feedback as its source is.
+        size = len(cell.get("source", "")) + (len(json.dumps(cell["attachments"])) if cell.get("attachments") else 0)
         total += size
         if size > MAX_CELL_CHARS:
-            raise SubmissionRefused(f"cell {number} holds {size:,} characters of source; the grader reads cells "
-                                    f"of at most {MAX_CELL_CHARS:,}")
+            raise SubmissionRefused(f"cell {number} holds {size:,} characters of source and attachments; the "
+                                    f"grader reads cells of at most {MAX_CELL_CHARS:,}")
     if total > MAX_NOTEBOOK_CHARS:
-        raise SubmissionRefused(f"its cells hold {total:,} characters of source together; the grader reads "
+        raise SubmissionRefused(f"its cells hold {total:,} characters of source and attachments together; the grader reads "
                                 f"notebooks of at most {MAX_NOTEBOOK_CHARS:,}")
 
 
