@@ -14,17 +14,28 @@ pytestmark = [pytest.mark.e2e,  # kernels, graded classes or executed notebooks 
               pytest.mark.xdist_group("graded-demo")]  # one pytest-xdist worker grades the demo class once
 
 SAMPLES = [s for s in discover(ROOT) if not s.nightly]  # what `perfcourse demo --quick` grades
+# and beside them, the hostile entries marked '# tier: demo'
+HOSTILE = [s for s in discover(ROOT, folder="adversarial", prefix="hostile") if s.demo and not s.nightly]
 
 
 def test_demo_succeeds_and_prints_the_grade_table(graded_demo):
     _, proc, grades = graded_demo
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "student" in proc.stdout and "score" in proc.stdout
-    assert f"demo: all {len(SAMPLES)} sample submissions scored as expected" in proc.stdout
-    rows = list(csv.DictReader(io.StringIO(grades)))
-    assert len(rows) == len(SAMPLES) and all(not row["error"] for row in rows)
+    assert (f"demo: all {len(SAMPLES)} sample submissions scored as expected, and the {len(HOSTILE)} hostile "
+            "ones from adversarial/ too") in proc.stdout
+    rows = {(row["student_id"], row["assignment"]): row for row in csv.DictReader(io.StringIO(grades))}
+    assert set(rows) == {(s.student, s.lesson) for s in SAMPLES + HOSTILE}
+    samples = [rows[(s.student, s.lesson)] for s in SAMPLES]
+    assert all(not row["error"] for row in samples)
     # Honest work in every lesson, lesson cells included, raises no evidence flag.
-    assert [(row["student_id"], row["assignment"], row["flags"]) for row in rows if row["flags"]] == []
+    assert [(row["student_id"], row["assignment"], row["flags"]) for row in samples if row["flags"]] == []
+    # The hostile ones are refused or flagged, each with the reason its entry gives.
+    for sample in HOSTILE:
+        row = rows[(sample.student, sample.lesson)]
+        assert bool(row["error"]) == (sample.expected is None), row
+        for reason in sample.reasons:
+            assert reason in row["error"] + row["notes"] + row["flags"], (sample.case, reason, row)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: f"{s.lesson}/{s.case}")

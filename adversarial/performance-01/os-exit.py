@@ -2,6 +2,7 @@
 # notebook is still scored.
 # reason: KernelDied
 # expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=0
+# tier: demo
 # %% solutions
 # %% replace timer
 import os

@@ -9,6 +9,7 @@
 # reason: the evidence channel went silent
 # reason: code touches file descriptors
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# tier: demo
 # %% solutions
 # %% replace workload
 import os

@@ -111,16 +111,24 @@ def cmd_demo(root: Path, args) -> int:
     lesson_ids = args.lesson or lessons(root)
     release.generate(root, lesson_ids)
     class_samples = [s for s in samples.discover(root, lesson_ids) if not (args.quick and s.nightly)]
-    samples.write_submissions(root, class_samples)
-    expected = {(s.student, s.lesson): sum(s.expected.values()) for s in class_samples}
+    # A few hostile submissions (`# tier: demo`) beside them: the report's flags, notes and refusals.
+    hostile = [s for s in samples.discover(root, lesson_ids, folder="adversarial", prefix="hostile")
+               if s.demo and not (args.quick and s.nightly)]
+    samples.write_submissions(root, class_samples + hostile)
+    # The score each must get; None: refused, never graded.
+    expected = {(s.student, s.lesson): None if s.expected is None else sum(s.expected.values())
+                for s in class_samples + hostile}
     outcomes = _grade_and_report(root, lesson_ids, args, expected)
     mismatched = [o for o in outcomes if (o.student, o.lesson) in expected
-                  and (not o.score or o.score.score != expected[(o.student, o.lesson)])]
+                  and (o.score.score if o.score else None) != expected[(o.student, o.lesson)]]
     if mismatched:
         print("demo: scores differ from the samples' expectations: "
               + ", ".join(f"{o.student}/{o.lesson}" for o in mismatched))
         return 1
-    print(f"demo: all {len(expected)} sample submissions scored as expected")
+    refused = sum(s.expected is None for s in hostile)
+    print(f"demo: all {len(class_samples)} sample submissions scored as expected"
+          + (f", and the {len(hostile)} hostile ones from adversarial/ too ({refused} refused, as they should be: "
+             "NOT GRADED above); their flags and notes are for review in 'perfcourse report'" if hostile else ""))
     return 0
 
 

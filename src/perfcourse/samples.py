@@ -27,6 +27,8 @@ prefix `sample` for samples/ and `hostile` for the adversarial catalogue in adve
 `# expect: not-graded` says the submission must be refused, and `# reason: TEXT` gives text
 that the grade report must show for it. `# tier: nightly` leaves a sample out of make test's
 end-to-end tier (`perfcourse demo --quick`): `make demo` and the nightly tier grade it.
+`# tier: demo` puts an entry of adversarial/ into `make demo`'s class beside the samples, so
+that the demo's grade table and report show evidence flags, grader's notes and a refusal.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ DIRECTIVE = re.compile(r"^# %% (solutions|replace|delete|metadata|file)(?: (\S+(
 EXPECT = re.compile(r"^# expect:(.*)$")
 REASON = re.compile(r"^# reason:(.*)$")
 NIGHTLY = "# tier: nightly"  # graded by `make demo` and the nightly tier, not by make test's end-to-end tier
+DEMO = "# tier: demo"  # a hostile entry that `make demo` grades beside the samples
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
 
@@ -58,6 +61,7 @@ class Sample:
     reasons: list[str] = field(default_factory=list)
     prefix: str = "sample"
     nightly: bool = False  # `# tier: nightly`: left out of `perfcourse demo --quick`
+    demo: bool = False  # `# tier: demo`: an adversarial/ entry that `perfcourse demo` grades too
 
     @property
     def student(self) -> str:
@@ -67,7 +71,7 @@ class Sample:
 def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
     lines = path.read_text(encoding="utf-8").splitlines()
     description, expected, steps, reasons = [], {}, [], []
-    current, nightly = None, False
+    current, nightly, demo = None, False, False
     for number, line in enumerate(lines, 1):
         directive = DIRECTIVE.match(line)
         if directive:
@@ -81,6 +85,8 @@ def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
             current[2].append(line)
         elif line.strip() == NIGHTLY:
             nightly = True
+        elif line.strip() == DEMO:
+            demo = True
         elif (match := REASON.match(line)):
             reasons.append(match.group(1).strip())
         elif (match := EXPECT.match(line)) and match.group(1).split() == ["not-graded"]:
@@ -96,7 +102,7 @@ def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
             description.append(line.lstrip("# ").strip())
     return Sample(lesson, path.stem, path, " ".join(description).strip(), expected,
                   [(verb, target, "\n".join(body).strip("\n")) for verb, target, body in steps],
-                  reasons, prefix, nightly)
+                  reasons, prefix, nightly, demo)
 
 
 def discover(root: Path, lesson_ids: list[str] | None = None, folder: str = "samples",

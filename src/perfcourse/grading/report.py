@@ -35,7 +35,8 @@ def _penalty(o: Outcome) -> str:
 
 
 def table(outcomes: list[Outcome], expected: dict | None = None) -> str:
-    """One row per notebook; with `expected`, whether each raw score is the intended one."""
+    """One row per notebook; with `expected` ({(student, lesson): score, or None where the
+    submission must be refused}), whether each raw score is the intended one."""
     header = ("student", "lesson", "score", "penalty", "seconds") + (("expected",) if expected else ()) \
         + ("notes", "flags")
     rows = [header]
@@ -43,9 +44,13 @@ def table(outcomes: list[Outcome], expected: dict | None = None) -> str:
         seconds = "up to date" if o.up_to_date else f"{o.seconds:.1f}"
         row = (o.student, o.lesson, _score(o), _penalty(o), seconds)
         if expected:
-            want = expected.get((o.student, o.lesson))
             got = o.score.score if o.score else None
-            row += ("-" if want is None else f"{_points(want)} " + ("ok" if got == want else "MISMATCH"),)
+            if (o.student, o.lesson) not in expected:
+                said = "-"
+            else:
+                want = expected[(o.student, o.lesson)]
+                said = ("not graded " if want is None else f"{_points(want)} ") + ("ok" if got == want else "MISMATCH")
+            row += (said,)
         row += ("; ".join(([o.error] if o.error else []) + o.notes) or "-", "; ".join(o.flags) or "-")
         rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
