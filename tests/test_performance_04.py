@@ -447,6 +447,12 @@ def growth_sorted_order(lengths, equations, compile_seconds):
             "longest_seconds": b + a * lengths[-1]}
 
 
+def growth_verdict_from_end_samples(lengths, equations, compile_seconds):
+    right = growth_polyfit(lengths, equations, compile_seconds)
+    (_, e0, c0), (_, e1, c1) = sorted(zip(lengths, equations, compile_seconds))[::len(lengths) - 1]
+    return {**right, "verdict": VERDICTS[e1 >= 2 * e0, c1 >= 2 * c0]}
+
+
 def growth_ratio_of_means(lengths, equations, compile_seconds):
     right = growth_polyfit(lengths, equations, compile_seconds)
     return {**right, "verdict": "both grow" if right["equations_per_step"] > 0.5 else "neither grows"}
@@ -463,10 +469,12 @@ def test_least_squares_readings_pass_the_growth_check(reading, seed):
     (growth_slope_sign, "verdict is 'only compile time grows', not 'neither grows'"),
     (growth_sorted_order, "shortest_seconds is not right"),
     (growth_ratio_of_means, "verdict is"),
+    (growth_verdict_from_end_samples, "verdict is 'only the equations grow', not 'both grow'"),
     (lambda *args: "both grow", "should return a dict"),
     (lambda *args: 1 / 0, "raised ZeroDivisionError"),
     (lambda *args: {"verdict": "both grow"}, "has no 'equations_per_step'"),
-], ids=["two-ends", "slope-sign", "sorted-order", "one-verdict", "not-a-dict", "raises", "keys-missing"])
+], ids=["two-ends", "slope-sign", "sorted-order", "one-verdict", "end-samples-verdict", "not-a-dict", "raises",
+        "keys-missing"])
 def test_wrong_readings_fail_the_growth_check(reading, message):
     for seed in range(20):
         with pytest.raises(AssertionError, match=message):
@@ -477,7 +485,10 @@ def test_the_drawn_sweeps_hold_each_verdict_clearly_and_in_every_order():
     for seed in range(100):
         cases = loops.growth_cases(np.random.default_rng(seed))
         assert [loops.expected_growth(*case[1:])["verdict"] for case in cases] == [
-            "both grow", "neither grows", "only compile time grows", "only the equations grow"]
+            "both grow", "neither grows", "only compile time grows", "only the equations grow", "both grow"]
+        # the last: its two end samples alone say the compile time does not grow
+        lengths, seconds = cases[-1][1], cases[-1][3]
+        assert seconds[lengths.index(max(lengths))] < 2 * seconds[lengths.index(min(lengths))]
         for what, lengths, equations, seconds in cases:
             assert len(lengths) == len(equations) == len(seconds) >= 3 and max(lengths) >= 4 * min(lengths)
             expected = loops.expected_growth(lengths, equations, seconds)

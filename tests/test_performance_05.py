@@ -324,9 +324,16 @@ TIMING_MISTAKES = {
     "smaller range": (compare_with(spread=lambda o, r, got: min(max(o) - min(o), max(r) - min(r))), "larger of the two"),
     "ordinary range only": (compare_with(verdict=lambda o, r, got: _verdict(got["difference"], max(o) - min(o))),
                             "verdict is"),
+    "a difference reaching the spread": (compare_with(verdict=lambda o, r, got: _verdict_at_least(got)),
+                                         "exceeds the spread"),
     "difference reversed": (compare_with(difference=lambda o, r, got: -got["difference"]), "remat median minus"),
     "mean difference": (compare_with(difference=_mean_difference), "remat median minus"),
 }
+
+
+def _verdict_at_least(got):
+    difference, spread = got["difference"], got["spread"]
+    return "remat slower" if difference >= spread else "remat faster" if -difference >= spread else "within the spread"
 
 
 def _verdict(difference, spread):
@@ -354,6 +361,9 @@ def test_timing_cases_keep_away_from_the_boundary_and_show_every_verdict():
         for what, ordinary, rematerialized in remat.timing_cases(np.random.default_rng(seed)):
             want = remat.expected_timing_verdict(ordinary, rematerialized)
             assert want["ordinary_median"] == statistics.median(ordinary)
+            if "exactly" in what:  # on the rule's edge, exactly, in floating point too
+                assert abs(want["difference"]) == want["spread"] and want["verdict"] == "within the spread"
+                continue
             assert abs(abs(want["difference"]) - want["spread"]) > 0.1 * want["spread"], what
             verdicts.append(want["verdict"])
         assert set(verdicts) == set(remat.TIMING_VERDICTS)

@@ -343,6 +343,14 @@ def test_scaling_timings_show_every_verdict_and_no_near_tie():
         assert {entry["verdict"] for _, entry, _ in found} == {"faster", "slower", "no clear difference"}
         unclear = [entry["median_seconds"] < one for _, entry, one in found if entry["verdict"] == "no clear difference"]
         assert True in unclear and False in unclear
+        # medians past one device's quartiles on both sides, their middle halves overlapping one device's
+        past = set()
+        for warm in cases:
+            read = sharding.expected_scaling(warm)
+            low, high = read[1]["quartiles"]
+            past |= {"below" if entry["median_seconds"] < low else "above" for count, entry in read.items()
+                     if entry["verdict"] == "no clear difference" and not low <= entry["median_seconds"] <= high}
+        assert past == {"below", "above"}
         assert all(1 in warm and 4 <= min(len(s) for s in warm.values()) for warm in cases)
         assert not any(sharding._close_calls(warm) for warm in cases)
     example = {1: [0.010, 0.011, 0.012, 0.013, 0.014], 8: [0.015, 0.016, 0.017, 0.018]}
@@ -350,3 +358,19 @@ def test_scaling_timings_show_every_verdict_and_no_near_tie():
     assert read[8]["verdict"] == "slower" and np.allclose(read[8]["quartiles"], [0.01575, 0.01725])
     assert read[1] == {"median_seconds": 0.012, "quartiles": [0.011, 0.013], "speedup": 1.0, "efficiency": 1.0,
                        "verdict": "no clear difference"}
+
+
+def test_a_median_against_one_devices_quartiles_fails_the_scaling_check():
+    """The rule compares middle halves: a median past one device's quartile, whose middle half still
+    overlaps one device's, is no clear difference."""
+    def median_against_quartiles(warm_seconds):
+        read = sharding.expected_scaling(warm_seconds)
+        low, high = read[1]["quartiles"]
+        for entry in read.values():
+            median = entry["median_seconds"]
+            entry["verdict"] = "faster" if median < low else "slower" if median > high else "no clear difference"
+        return read
+
+    for seed in range(10):
+        with pytest.raises(CheckFailed, match="verdict is"):
+            sharding.check_scaling_evidence(median_against_quartiles, np.random.default_rng(seed))

@@ -135,6 +135,14 @@ def update_donates_grads():
     return jax.jit(sgd, donate_argnums=1)
 
 
+def update_donates_both():
+    return jax.jit(sgd, donate_argnums=(0, 1))  # JAX drops the grads' donation here: no output left for them
+
+
+def update_donates_learning_rate():
+    return jax.jit(sgd, donate_argnames=("params", "lr"))
+
+
 def update_wrong_values():
     return jax.jit(lambda params, grads, lr: jax.tree.map(lambda p, g: p + lr * g, params, grads), donate_argnums=0)
 
@@ -193,8 +201,19 @@ def sweep_lambdas(sizes, repeats=5, put=jax.device_put, get=jax.device_get, time
         gets = []
         for _ in range(repeats):
             device = put(host)
+            device.block_until_ready()
             gets.append(timer(lambda: get(device)))
         rows.append({"bytes": size, "put_seconds": statistics.median(puts), "get_seconds": statistics.median(gets)})
+    return rows
+
+
+def sweep_put_in_flight(sizes, repeats=5, put=jax.device_put, get=jax.device_get, timer=None):
+    rows = []
+    for size in sizes:
+        host = np.ones(size // 4, np.float32)
+        puts = [timer(put, host) for _ in range(repeats)]
+        gets = [timer(get, put(host)) for _ in range(repeats)]  # the fresh put is never waited for
+        rows.append({"bytes": size, "put_seconds": float(np.median(puts)), "get_seconds": float(np.median(gets))})
     return rows
 
 
@@ -229,7 +248,7 @@ def sweep_statistic(statistic):
         for size in sizes:
             host = np.ones(size // 4, np.float32)
             puts = [timer(put, host) for _ in range(repeats)]
-            gets = [timer(get, put(host)) for _ in range(repeats)]
+            gets = [timer(get, jax.block_until_ready(put(host))) for _ in range(repeats)]
             rows.append({"bytes": size, "put_seconds": float(statistic(puts)), "get_seconds": float(statistic(gets))})
         return rows
     return sweep
@@ -317,6 +336,14 @@ def settings_default_min_compile_time(cache_dir):
 
 def settings_fixed_folder(cache_dir):
     return {**settings_right(cache_dir), "jax_compilation_cache_dir": cache_dir + "-elsewhere"}
+
+
+def settings_dumps_only(cache_dir):
+    return {"jax_dump_ir_to": cache_dir}  # the same files in both processes, no cache at all
+
+
+def settings_cache_elsewhere(cache_dir):
+    return {**settings_right(cache_dir + "-elsewhere"), "jax_dump_ir_to": cache_dir}
 
 
 def settings_not_an_option(cache_dir):
@@ -462,6 +489,8 @@ def test_a_donating_update_passes(right):
     (update_not_donated, "does not donate the params"),
     (update_not_jitted, "does not donate the params"),
     (update_donates_grads, "does not donate the params"),
+    (update_donates_both, "grads or the learning rate too"),
+    (update_donates_learning_rate, "grads or the learning rate too"),
     (update_wrong_values, "differ from an independent"),
 ])
 def test_update_mistakes_are_caught(wrong, words):
@@ -517,8 +546,10 @@ def test_a_right_sweep_passes(right):
 @pytest.mark.parametrize("wrong, words", [
     (sweep_reuses_device_array, "already fetched"),
     (sweep_warm_get_first, "already fetched"),
+    (sweep_put_in_flight, "nobody waited for"),
     (sweep_statistic(np.mean), "median"),
     (sweep_statistic(np.min), "median"),
+    (sweep_statistic(lambda times: sorted(times)[len(times) // 2]), "median"),  # a middle element, not the mean of two
     (sweep_elements_not_bytes, "bytes"),
     (sweep_both_in_one, "more than one transfer"),
     (sweep_one_call, "repeats"),
@@ -559,6 +590,8 @@ def test_right_settings_pass_across_two_processes():
     (settings_default_min_compile_time, "wrote nothing"),
     (settings_fixed_folder, "wrote nothing"),
     (settings_not_an_option, "could not apply"),
+    (settings_dumps_only, "never looked its program up"),
+    (settings_cache_elsewhere, "never looked its program up"),
     (lambda folder: [("jax_compilation_cache_dir", folder)], "a dict"),
 ])
 def test_settings_mistakes_are_caught(wrong, words):

@@ -161,6 +161,58 @@ def step_evidence(trace, scope):
                                  and s["ts"] <= e["ts"] <= s["ts"] + s["dur"]) for s in steps]
     return evidence
 """),
+    "a step's span without its end": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    evidence = _right(trace, scope)
+    steps = sorted((e for e in spans if e["name"] == scope), key=lambda e: e["ts"])
+    for key, names in (("compiles", COMPILE_EVENTS), ("transfers", TRANSFER_EVENTS)):
+        evidence[key] = [sum(1 for e in spans if e["name"] in names and (e["pid"], e["tid"]) == (s["pid"], s["tid"])
+                             and s["ts"] <= e["ts"] < s["ts"] + s["dur"]) for s in steps]
+    return evidence
+"""),
+    "markers counted (events that are not complete events)": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    evidence = _right(trace, scope)
+    steps = sorted((e for e in trace["traceEvents"] if e.get("ph") == "X" and e["name"] == scope), key=lambda e: e["ts"])
+    timed = [e for e in trace["traceEvents"] if "ts" in e and "tid" in e]
+    for key, names in (("compiles", COMPILE_EVENTS), ("transfers", TRANSFER_EVENTS)):
+        evidence[key] = [sum(1 for e in timed if e.get("name") in names and (e["pid"], e["tid"]) == (s["pid"], s["tid"])
+                             and s["ts"] <= e["ts"] <= s["ts"] + s["dur"]) for s in steps]
+    return evidence
+"""),
+    "a trace with no step raises": ("test_step_evidence", """
+_right = step_evidence
+def step_evidence(trace, scope):
+    first = min(e["ts"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("name") == scope)
+    return _right(trace, scope)
+"""),
+    "a program built in every step read as a total": ("test_diagnose", """
+def diagnose(evidence):
+    steps = evidence["steps"]
+    if steps and sum(evidence["compiles"]) >= steps:
+        return "recompile"
+    waits = sum(w >= DISPATCH_SHARE for w in evidence["waiting"])
+    if steps and evidence["executions"] >= DISPATCH_LIMIT * steps and 2 * waits > steps:
+        return "dispatch"
+    if steps and all(t > 0 for t in evidence["transfers"]):
+        return "transfer"
+    return "none"
+"""),
+    "no steps read as recompiling": ("test_diagnose", """
+def diagnose(evidence):
+    if all(c > 0 for c in evidence["compiles"]):
+        return "recompile"
+    steps = evidence["steps"]
+    waits = sum(w >= DISPATCH_SHARE for w in evidence["waiting"])
+    if evidence["executions"] >= DISPATCH_LIMIT * steps and 2 * waits > steps:
+        return "dispatch"
+    if all(t > 0 for t in evidence["transfers"]):
+        return "transfer"
+    return "none"
+"""),
     "executions from before the loop counted": ("test_step_evidence", """
 _right = step_evidence
 def step_evidence(trace, scope):
@@ -686,3 +738,45 @@ print(json.dumps({{"cause": diagnosis.course_cause(trace), "compiled": names.cou
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"cause": "recompile", "compiled": 0, "lowered": 3}
+
+
+def test_a_fix_that_jits_in_every_step_fails_with_the_persistent_cache_on(tmp_path):
+    """Fix A that still makes a new jax.jit in every step, in a process whose persistent compilation
+    cache is on from its start (so no step compiles): each step still lowers, and the fix fails."""
+    import subprocess
+    import sys
+
+    script = f"""
+import jax
+jax.config.update("jax_compilation_cache_dir", {str(tmp_path / 'cache')!r})
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+import numpy as np
+from perfcourse.checks import CheckFailed, diagnosis
+from perfcourse.kernel.probes import diagnosis as probe
+
+hits = []
+jax.monitoring.register_event_listener(
+    lambda event, **kwargs: hits.append(1) if event == "/jax/compilation_cache/cache_hits" else None)
+
+
+def fast_loop_a(x, y, lr):
+    def step(params):
+        return jax.jit(lambda p, xs, ys: probe.sgd_update(p, xs, ys, lr))(params, x, y)
+    return step
+
+
+for seed in range(2):  # the second run finds every program in the cache
+    try:
+        diagnosis.check_fix(fast_loop_a, "a", np.random.default_rng(seed))
+        print("passed")
+    except CheckFailed as failure:
+        print("failed:", failure)
+print("hits", len(hits))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("passed", "failed"))]
+    assert len(lines) == 2 and all("still compiles during its steps" in line for line in lines), lines
+    assert int(out.stdout.split("hits ")[-1]) > 0  # the steps' programs came from the cache

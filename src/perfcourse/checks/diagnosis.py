@@ -496,9 +496,32 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
     gap_event_at = int(rng.integers(0, steps - 1))
     loader_at = int(rng.integers(0, steps))
     windows, built_so_far = [], 0
+    # Events at a step's edges: one starting exactly at some step's start, one exactly at some step's
+    # end (ts + dur), both inside the span as the lesson defines it. The steps' starts and ends are
+    # multiples of 1/8 us, so ts + dur is exact in floating point and the edge is the edge.
+    edges = {"start": int(rng.integers(steps)), "end": int(rng.integers(steps))}
+    # Events that are not complete events ("ph": "X"): an instant event with a counted name inside a
+    # step, and a begin/end pair named as the steps. Neither is a program built, a copy or a step.
+    marker_at = int(rng.integers(steps))
+
+    at_edges = {"compiles": [0] * steps, "transfers": [0] * steps}
+
+    def edge_event(at: float, i: int) -> None:
+        name = str(rng.choice(COMPILE_EVENTS + TRANSFER_EVENTS))
+        x(host, at, r(0.5, 2), name)
+        at_edges["compiles" if name in COMPILE_EVENTS else "transfers"][i] += 1
+
     for i in range(steps):
-        start = t
+        start = t = math.ceil(t * 8) / 8
+        if edges["start"] == i:
+            edge_event(start, i)
         t += r(2, 6)
+        if marker_at == i:
+            events.append({"ph": "i", "s": "t", "pid": pid, "tid": host, "ts": round(t, 3),
+                           "name": str(rng.choice(COMPILE_EVENTS + TRANSFER_EVENTS))})
+            events.append({"ph": "B", "pid": pid, "tid": host, "ts": round(t + 0.5, 3), "name": scope})
+            events.append({"ph": "E", "pid": pid, "tid": host, "ts": round(t + 1.5, 3)})
+            t += 2
         work = ["compile"] * compiles[i] + ["transfer"] * transfers[i] + ["program"] * programs[i]
         rng.shuffle(work)
         module = str(rng.choice(MODULES))
@@ -520,9 +543,11 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
             if rng.random() < 0.5:
                 x(host, t + 0.2, r(0.5, 3), str(rng.choice(HOST_NOISE)))
                 t += r(4, 6)
-        t += r(2, 6)
+        t = math.ceil((t + r(2, 6)) * 8) / 8
         x(host, start, t - start, scope, step_num=str(i))
-        windows.append((round(start, 3), round(start, 3) + round(t - start, 3)))
+        windows.append((start, t))
+        if edges["end"] == i:
+            edge_event(t, i)
         if i == loader_at:  # a data-loading thread copies the next batch meanwhile: not this step's
             transfer(start + r(1, 3), "DevicePutWithSharding", tid=loader)
         t += r(3, 8)
@@ -545,6 +570,8 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
     for start, end in windows:
         mine = [s for s in loop_runs if start <= s[0] <= end]
         waiting.append(sum(max(0.0, b[0] - a[1]) for a, b in zip(mine, mine[1:])) / (end - start))
+    compiles = [a + b for a, b in zip(compiles, at_edges["compiles"])]
+    transfers = [a + b for a, b in zip(transfers, at_edges["transfers"])]
     evidence = {"steps": steps, "compiles": compiles, "transfers": transfers, "executions": sum(programs),
                 "waiting": waiting}
     if shuffle:
@@ -612,6 +639,25 @@ def evidence_problem(got, want: dict) -> str | None:
     return None
 
 
+NO_STEPS = {"steps": 0, "compiles": [], "transfers": [], "executions": 0, "waiting": []}
+
+
+def stepless_trace(rng: np.random.Generator) -> tuple[dict, str]:
+    """A built trace and a scope none of its complete events is named: only a begin/end pair of
+    that name, which is no step. Its evidence is NO_STEPS, whatever the trace ran."""
+    built = built_trace(rng, int(rng.integers(2, 5)), fresh_scope(rng))
+    names = {str(e.get("name")) for e in events_of(built["trace"])}
+    scope = fresh_scope(rng)
+    while any(name.startswith(scope) or scope.startswith(name) for name in names if name):
+        scope = fresh_scope(rng)
+    events = built["trace"]["traceEvents"]
+    host = next(e for e in events if e.get("ph") == "X")
+    at = round(float(rng.uniform(10, 100)), 3)
+    events.append({"ph": "B", "pid": host["pid"], "tid": host["tid"], "ts": at, "name": scope})
+    events.append({"ph": "E", "pid": host["pid"], "tid": host["tid"], "ts": round(at + 5, 3)})
+    return built["trace"], scope
+
+
 def check_step_evidence(step_evidence_, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for layout in LAYOUTS:
@@ -620,6 +666,15 @@ def check_step_evidence(step_evidence_, rng: np.random.Generator | None = None) 
         problem = evidence_problem(step_evidence_(built["trace"], scope), built["evidence"])
         if problem:
             raise CheckFailed(problem + (" (a trace shaped like a TPU's)" if layout == "tpu" else ""))
+    trace, scope = stepless_trace(rng)
+    try:
+        got = step_evidence_(trace, scope)
+    except Exception as exc:  # noqa: BLE001 (the student's function, on a trace with no step)
+        raise CheckFailed(f"step_evidence raised {type(exc).__name__} for a trace with no step of the scope asked "
+                          "for: return zero steps, empty lists and zero executions") from None
+    if evidence_problem(got, NO_STEPS):
+        raise CheckFailed("for a trace with no complete event named scope, step_evidence should return zero steps, "
+                          "empty lists and zero executions")
 
 
 # --- test_diagnose: the evidence of loops built at grading time -----------------------------------
@@ -681,7 +736,8 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
     costs little there); a dispatch-bound loop that copies in every step; a copying loop of fewer
     than DISPATCH_LIMIT programs per step whose device waits most of the step (not dispatch); many
     programs per step on a device busy most of every step (not dispatch); the device waiting in one
-    step of three only; a program built in one step only. Each with its cause."""
+    step of three only; a program built in one step only; as many programs built as steps, or more,
+    but none in one step (not "every step"); no steps at all ("none"). Each with its cause."""
     steps = int(rng.integers(3, 7))
     low = lambda: [round(float(rng.uniform(0.0, DISPATCH_SHARE * 0.9)), 4) for _ in range(steps)]  # noqa: E731
     high = lambda: [round(float(rng.uniform(DISPATCH_SHARE, 0.99)), 4) for _ in range(steps)]  # noqa: E731
@@ -696,6 +752,10 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
 
     one = [0] * steps
     one[int(rng.integers(steps))] = 1
+    # As many programs built as steps, or more, but none in one step: not a program in every step.
+    uneven = some()
+    idle = int(rng.integers(steps))
+    uneven[idle], uneven[(idle + 1) % steps] = 0, int(rng.integers(2, 4))
     waits_once = low()
     waits_once[int(rng.integers(steps))] = DISPATCH_SHARE
     cases = [
@@ -705,6 +765,8 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
         (ev(zeros, zeros, many, low()), "none"),
         (ev(zeros, some(), many, waits_once), "transfer"),
         (ev(one, zeros, many, high()), "dispatch"),
+        (ev(uneven, some(), few, low()), "transfer"),
+        (dict(NO_STEPS), "none"),
     ]
     order = rng.permutation(len(cases))
     return [cases[i] for i in order]
@@ -720,6 +782,18 @@ def _diagnosed(diagnose_, evidence: dict):
 def check_diagnose(diagnose_, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for evidence, kind in written_cases(rng):
+        if not evidence["steps"]:
+            try:
+                answer = _diagnosed(diagnose_, evidence)
+            except CheckFailed:
+                raise
+            except Exception as exc:  # noqa: BLE001 (the student's function, on evidence of no steps)
+                raise CheckFailed(f"diagnose raised {type(exc).__name__} for the evidence of no steps: there is no "
+                                  "loop to be slow, so its cause is 'none'") from None
+            if answer != "none":
+                raise CheckFailed(f"diagnose named {answer!r} for the evidence of no steps: there is no loop to be "
+                                  "slow, so its cause is 'none' (a rule over every step holds for none)")
+            continue
         if _diagnosed(diagnose_, evidence) != kind:
             raise CheckFailed(
                 f"diagnose did not name the cause of evidence written at grading time ({evidence['steps']} steps, "

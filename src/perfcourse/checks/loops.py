@@ -464,6 +464,7 @@ GROWTH_VERDICTS = {(True, True): "both grow", (False, False): "neither grows",
                    (False, True): "only compile time grows", (True, False): "only the equations grow"}
 GROWTH_RTOL = 1e-6   # of the quantity's own scale: any least-squares method in float64 agrees far closer
 GROWS, FLAT = 2.6, 1.5  # drawn sweeps grow at least this much, or at most that much (the rule's line is 2)
+ENDS_MISLEAD = 1.1      # a sweep with a slow end: its two end samples alone are this far across the rule's line
 
 GROWTH_HINTS = {
     "equations_per_step": "equations_per_step is the slope of the least-squares line of the equation counts "
@@ -519,12 +520,21 @@ def _ratio(expected: dict) -> float:
     return longest / shortest if shortest > 0 else math.inf
 
 
+def _ends_say_flat(lengths, seconds) -> bool:
+    """Do the sweep's two end samples alone say, clearly (ENDS_MISLEAD), that it does not grow?"""
+    shortest, longest = lengths.index(min(lengths)), lengths.index(max(lengths))
+    return seconds[longest] / seconds[shortest] <= 2 / ENDS_MISLEAD
+
+
 def _growth_case(rng: np.random.Generator, program_grows: bool, compile_grows: bool, order: str,
-                 slow_compile: bool = False):
+                 slow_compile: bool = False, slow_end: bool = False):
     """(lengths, equations, compile_seconds) of one sweep, drawn until its compile line's growth is
     clearly on one side of the rule's line (GROWS or FLAT) with a positive slope, in the order asked:
-    'ascending' (as the lesson sweeps), 'descending' (longest first) or 'shuffled'."""
-    for _ in range(200):
+    'ascending' (as the lesson sweeps), 'descending' (longest first) or 'shuffled'. With `slow_end`,
+    the shortest length's compile was slow, so that the two end samples alone say the compile time
+    does not grow, where the line through every sample does (a growing line only: an end's sample
+    weighs so much in a line that a slow longest one moves a flat line across the rule's too)."""
+    for _ in range(2000 if slow_end else 200):
         lengths = _sweep_lengths(rng)
         low, high = min(lengths), max(lengths)
         if program_grows:
@@ -539,9 +549,12 @@ def _growth_case(rng: np.random.Generator, program_grows: bool, compile_grows: b
         seconds = [(fixed + per_step * n) * float(1 + rng.normal(0, 0.04)) for n in lengths]
         if slow_compile:  # one slow compile (another process, say) at a length inside the sweep
             seconds[int(rng.integers(1, len(lengths) - 1))] *= float(rng.uniform(1.4, 1.8))
+        if slow_end:
+            seconds[0] *= float(rng.uniform(1.8, 3.0))
         expected = expected_growth(lengths, equations, seconds)
         ratio = _ratio(expected)
-        if expected["seconds_per_step"] > 0 and (ratio >= GROWS if compile_grows else ratio <= FLAT):
+        if expected["seconds_per_step"] > 0 and (ratio >= GROWS if compile_grows else ratio <= FLAT) \
+                and (not slow_end or _ends_say_flat(lengths, seconds)):
             break
     else:
         raise RuntimeError("no sweep drawn with a clear growth")
@@ -554,7 +567,8 @@ def _growth_case(rng: np.random.Generator, program_grows: bool, compile_grows: b
 
 def growth_cases(rng: np.random.Generator) -> list[tuple[str, list, list, list]]:
     """(what, lengths, equations, compile_seconds): one sweep of each verdict, at a fresh scale,
-    in ascending, descending and shuffled order, one with a slow compile inside the sweep."""
+    in ascending, descending and shuffled order, one with a slow compile inside the sweep, and one
+    whose slow compile at its shortest length makes the two end samples say the other verdict."""
     return [
         ("an unrolled loop swept in ascending order", *_growth_case(rng, True, True, "ascending")),
         ("a scanned loop swept longest first, one compile slow", *_growth_case(rng, False, False, "descending",
@@ -562,6 +576,8 @@ def growth_cases(rng: np.random.Generator) -> list[tuple[str, list, list, list]]
         ("a scan unrolled while lowering, swept in a shuffled order", *_growth_case(rng, False, True, "shuffled")),
         ("an unrolled loop whose fixed compile cost hides its growth, shuffled",
          *_growth_case(rng, True, False, "shuffled")),
+        ("an unrolled loop whose shortest compile was slow, shuffled", *_growth_case(rng, True, True, "shuffled",
+                                                                                     slow_end=True)),
     ]
 
 

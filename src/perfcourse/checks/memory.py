@@ -34,7 +34,9 @@ messages never name them. Per cell:
   reads it the same way (InstrumentMissing if this JAX marks donation otherwise). A forger must
   send a program that donates exactly the params and computes the update: the task. A donation
   JAX cannot use leaves no mark (it only warns, and deletes nothing), so `donate_argnums=(0, 1)`,
-  whose grads have no output left to pair with, reads as the params' donation it amounts to.
+  whose grads have no output left to pair with, would read as the params' alone: a second export,
+  with bfloat16 params (whose buffers no float32 result can take) and a scalar leaf, leaves the
+  results to the grads and then the learning rate, and neither may carry a mark there.
 - test_donation_evidence (`check_donation_evidence`), *observed*: this kernel calls
   `donation_evidence` itself on functions of this module built at grading time (`DonationCase`:
   products with fresh constants, a sum, a narrowing cast, a reshape, two outputs), lent: the
@@ -53,8 +55,10 @@ messages never name them. Per cell:
   to the transfers made inside (a fixed cost plus bytes over a bandwidth, all drawn here, with
   jitter and one stalled call per size and kind); a get of an array fetched before costs almost
   nothing, as JAX's cached host copy does. Every size must be timed `repeats` times each way on
-  host arrays of that many bytes, each get on a fresh array, one transfer per timer call, and the
-  rows must hold the medians of exactly those times. No clock is read: the instruments' times are
+  host arrays of that many bytes, each get on a fresh array whose put was waited for (`put`
+  returns a `LentArray`, in flight until its `block_until_ready()` is called, here, by the
+  timer, or by a get), one transfer per timer call, and the rows must hold the medians of exactly
+  those times. No clock is read: the instruments' times are
   values this kernel picks.
 - test_transfer_fit (`check_fit_transfer`), *values only*: fresh sweeps (sizes over several
   decades, a fixed cost and a bandwidth drawn here, noise, and one sweep whose largest transfer
@@ -65,10 +69,12 @@ messages never name them. Per cell:
   for a fresh folder made here (plain values only) are applied by two Python processes this
   kernel starts itself, one after the other, each compiling the same program (a shape and a
   constant drawn here, so no earlier entry can serve it). This kernel lists the folder before
-  and after each: the first process must write an entry, the second must write nothing (and,
-  where this JAX reports cache events, count no miss): it compiled nothing. The verdict rests on
-  the files, which this kernel reads itself; the events (the child's own report) can only fail a
-  run. Two processes cost about a second of this kernel's time.
+  and after each: the first process must write an entry and report a cache miss (and no hit),
+  the second must write nothing and report a hit (and no miss): it compiled nothing. The children
+  run this module's own script with plain values, so their jax.monitoring events are observed
+  here; files alone are not a cache (settings that only dump IR write the same files twice), and
+  jax_compilation_cache_dir must name the folder given (or one inside it). Two processes cost
+  about a second of this kernel's time.
 - test_cache_invalidation (`check_cache_hit`), *values only*: pairs of compile descriptions
   drawn here (shapes, dtypes, argument values, XLA_FLAGS in another order or with a dump folder
   or a listed dump flag or the host device count flag added, an unlisted --xla_dump_ flag added,
@@ -452,6 +458,30 @@ def check_donated_update(make_update, rng: np.random.Generator | None = None) ->
     for name in shapes:
         numerics.check_close(got[name], params[name].astype(np.float64) - float(lr) * grads[name].astype(np.float64),
                              "the update on fresh params and grads", precision=numerics.FLOAT32)
+    if any(_asked_beyond_params(make_update, rows, columns)):
+        raise CheckFailed("make_update()'s function asks XLA to donate the grads or the learning rate too: with "
+                          "these shapes JAX drops the donation it cannot use, with others it writes into them. "
+                          "Donate only what the update replaces, the params")
+
+
+def _asked_beyond_params(make_update, rows: int, columns: int) -> list[bool]:
+    """Whether the grads and the learning rate are donated, read where JAX could use them: params
+    in bfloat16 (no float32 result can take their buffers), so the results (float32, a scalar
+    among them) are left to the grads and then the learning rate, if they were donated."""
+    shapes = {"b": [], "w": [rows, columns]}
+    try:
+        data = remote.probe("memory.export_update", make_update, shapes, "bfloat16")
+    except CheckFailed:
+        raise
+    except Exception as exc:
+        raise CheckFailed(f"make_update()'s function could not be exported for bfloat16 params and float32 grads "
+                          f"({type(exc).__name__}): jit the lesson's sgd as it is") from None
+    specs = [([], "bfloat16"), ([rows, columns], "bfloat16"), ([], "float32"), ([rows, columns], "float32"),
+             ([], "float32")]
+    marks = donated_arguments(programs.program_from(data, specs, what="make_update()'s function").mlir_module())
+    if marks is None or len(marks) != 5:
+        raise CheckFailed("make_update()'s function came back as a program the grader cannot read")
+    return marks[2:]
 
 
 # --- test_donation_evidence ---------------------------------------------------------------------
@@ -605,6 +635,23 @@ class TransferLog:
             self._timing.append((kind, size, self._seconds(kind, size, cached), note))
 
 
+class LentArray:
+    """What the lent `put` returns: a device array of this kernel's, whose transfer is in flight
+    until something waits for it (`block_until_ready`, as `jax.block_until_ready` calls it, or
+    the timer, which waits for what it timed). A get of one still in flight would time the put."""
+
+    def __init__(self, tag: int, shape: tuple):
+        self._tag, self.shape, self.dtype, self._ready = tag, tuple(shape), "float32", False
+        self.nbytes = 4 * int(np.prod(self.shape, dtype=np.int64))
+
+    def block_until_ready(self):
+        self._ready = True
+        return self
+
+    def __repr__(self) -> str:
+        return f"Array(float32{list(self.shape)})"
+
+
 class LentPut:
     """`put(host_array)`: records its bytes and returns a device array carrying a tag."""
 
@@ -612,8 +659,6 @@ class LentPut:
         self._log = log
 
     def __call__(self, host):
-        import jax.numpy as jnp
-
         if not isinstance(host, (np.ndarray, np.generic)) and type(host).__name__ != "ArrayImpl":
             raise TypeError("put takes a host array (NumPy)")
         array = np.asarray(host)
@@ -622,37 +667,40 @@ class LentPut:
         log._next_tag += 1
         log._sizes[tag] = int(array.nbytes)
         log.record("put", int(array.nbytes))
-        return jnp.full(array.shape, tag, jnp.float32)
+        return LentArray(tag, array.shape)
 
     def __repr__(self) -> str:
         return "<function device_put>"
 
 
 class LentGet:
-    """`get(device_array)`: records which array it fetched (a second fetch of one costs nothing)."""
+    """`get(device_array)`: records which array it fetched (a second fetch of one costs nothing),
+    and whether its put had been waited for."""
 
     def __init__(self, log: TransferLog):
         self._log = log
 
     def __call__(self, device):
-        array = np.asarray(device)
         log = self._log
-        tag = int(array.reshape(-1)[0]) if array.size else None
-        if tag not in log._sizes:
+        if not isinstance(device, LentArray) or device._tag not in log._sizes:
             log.unknown_gets += 1
-            log.record("get", int(array.nbytes), note="unknown")
-            return array
+            log.record("get", int(getattr(device, "nbytes", 0) or 0), note="unknown")
+            return np.asarray(device) if not isinstance(device, LentArray) else np.zeros(device.shape, np.float32)
+        tag = device._tag
         cached = tag in log._fetched
         log._fetched.add(tag)
-        log.record("get", log._sizes[tag], cached=cached, note="cached" if cached else "")
-        return array
+        note = "cached" if cached else ("" if device._ready else "in flight")
+        log.record("get", log._sizes[tag], cached=cached, note=note)
+        device._ready = True  # a get waits for the array it fetches
+        return np.full(device.shape, tag, np.float32)
 
     def __repr__(self) -> str:
         return "<function device_get>"
 
 
 class LentTimer:
-    """`timer(fn, *args)`: calls fn(*args) and returns the seconds given to the transfers inside."""
+    """`timer(fn, *args)`: calls fn(*args), waits for its result as the course's timer does, and
+    returns the seconds given to the transfers inside."""
 
     def __init__(self, log: TransferLog):
         self._log = log
@@ -663,7 +711,9 @@ class LentTimer:
             raise RuntimeError("the timer was called inside another timer call")
         log._timing = []
         try:
-            fn(*args)
+            result = fn(*args)
+            if isinstance(result, LentArray):
+                result.block_until_ready()
         finally:
             inside, log._timing = log._timing, None
         log.timed.append(inside)
@@ -689,6 +739,10 @@ def sweep_problems(rows, sizes: list[int], repeats: int, log: TransferLog) -> li
     if any(note == "cached" for _, _, _, note in transfers):
         return ["get was timed on an array it had already fetched: JAX keeps the host copy of an array it "
                 "fetched, so nothing moved; put a fresh device array before every timed get"]
+    if any(note == "in flight" for _, _, _, note in transfers):
+        return ["get was timed on a fresh device array whose put nobody waited for: put returns before the "
+                "copy is done, so that get's time holds the rest of the put too; jax.block_until_ready the "
+                "fresh array before timing get"]
     for size in sizes:
         for kind in ("put", "get"):
             count = sum(1 for k, s, _, _ in transfers if k == kind and s == size)
@@ -711,7 +765,8 @@ def sweep_problems(rows, sizes: list[int], repeats: int, log: TransferLog) -> li
 
 def check_transfer_sweep(transfer_sweep, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
-    repeats = int(rng.integers(3, 6))
+    # An even count: the median is then the mean of the two middle times, which a middle element is not.
+    repeats = int(rng.choice((4, 6)))
     exponents = sorted(rng.choice(np.arange(6, 16), int(rng.integers(4, 6)), replace=False))
     sizes = [int(2 ** int(e)) + 4 * int(rng.integers(0, 8)) for e in exponents]
     log = TransferLog(rng, repeats)
@@ -826,6 +881,21 @@ def _files(folder: str) -> set[str]:
     return found
 
 
+def _inside(path, folder: str) -> bool:
+    """Is `path` the folder, or a folder inside it?"""
+    if not isinstance(path, str) or not path:
+        return False
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder + os.sep)
+
+
+def _looked_up(found: dict, hit: bool) -> bool:
+    """Did the child's compile consult the persistent cache and find its entry (`hit`) or not?
+    The child is this kernel's own script, run with plain values: its events are observed here."""
+    hits, misses = int(found.get("hits") or 0), int(found.get("misses") or 0)
+    return (hits >= 1 and misses == 0) if hit else (misses >= 1 and hits == 0)
+
+
 def check_cache_settings(cache_settings, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     folder = tempfile.mkdtemp(prefix="jax-cache-")
@@ -849,9 +919,13 @@ def check_cache_settings(cache_settings, rng: np.random.Generator | None = None)
             raise CheckFailed("a fresh process with these settings compiled a small program and wrote nothing to "
                               "the folder it was given: point the cache at that folder, and lower the minimum "
                               "compile time (by default only programs that took a second or more are kept)")
+        if not _inside(settings.get("jax_compilation_cache_dir"), folder) or not _looked_up(first, hit=False):
+            raise CheckFailed("a fresh process with these settings never looked its program up in a persistent "
+                              "compilation cache in the folder given (JAX reported no cache miss): files written "
+                              "there are not a cache; set jax_compilation_cache_dir to that folder")
         second = run_child(settings, size, scale)
         again = _files(folder) - written
-        if second.get("error") or again or int(second.get("misses") or 0):
+        if second.get("error") or again or not _looked_up(second, hit=True):
             raise CheckFailed("a second process with the same settings compiled the same program again instead "
                               "of reading the entry the first one wrote")
     finally:

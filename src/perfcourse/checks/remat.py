@@ -658,9 +658,30 @@ def _samples(rng: np.random.Generator, centre: float, width: float, count: int, 
     return [float(value) for value in values]
 
 
+def _on_the_spread(rng: np.random.Generator) -> tuple[list[float], list[float]]:
+    """Two odd-count sample lists whose medians differ by exactly the larger range, either way: whole
+    multiples of a power of two near the fresh scale, so that every median, difference and range is
+    exact in floating point and `difference > spread` is decided by the rule, not by rounding."""
+    unit = 2.0 ** int(rng.integers(-24, -10))
+    width = 2 * int(rng.integers(8, 64))
+    centre = int(rng.integers(4, 16)) * width
+
+    def samples(middle: int, span: int, count: int) -> list[float]:
+        inside = [int(v) for v in rng.integers(middle - span // 2, middle + span // 2 + 1, count - 3)]
+        below, above = sorted(inside)[:(count - 3) // 2], sorted(inside)[(count - 3) // 2:]
+        values = [middle - span // 2, *[min(v, middle) for v in below], middle,
+                  *[max(v, middle) for v in above], middle + span // 2]
+        rng.shuffle(values)
+        return [float(v * unit) for v in values]
+
+    other = centre + (width if rng.random() < 0.5 else -width)
+    return samples(centre, width, 2 * int(rng.integers(2, 5)) + 1), samples(other, width // 2, 2 * int(rng.integers(2, 5)) + 1)
+
+
 def timing_cases(rng: np.random.Generator) -> list[tuple[str, list[float], list[float]]]:
     """(what, ordinary samples, remat samples), at a fresh scale: each verdict, odd and even counts,
-    one slow call, the wider range on either side, and a difference between the two ranges."""
+    one slow call, the wider range on either side, a difference between the two ranges, and one
+    exactly equal to the wider range (within it: the rule's "exceeds" is strict)."""
     scale = float(10 ** rng.uniform(-5, -1))  # seconds: tens of microseconds to a tenth of a second
     odd, even = 2 * int(rng.integers(2, 6)) + 1, 2 * int(rng.integers(2, 6))
     tight, wide = 0.02 * scale, 0.3 * scale
@@ -677,6 +698,7 @@ def timing_cases(rng: np.random.Generator) -> list[tuple[str, list[float], list[
          _samples(rng, scale, tight, odd)),
         ("a slowdown beyond both ranges, counts of both kinds", _samples(rng, scale, wide, even),
          _samples(rng, scale + wide + gap, tight, odd)),
+        ("medians apart by exactly the wider range", *_on_the_spread(rng)),
     ]
 
 

@@ -723,10 +723,14 @@ def _timings(rng: np.random.Generator, centre: float, width: float) -> list[floa
     return [float(s) for s in samples]
 
 
-# What each drawn device count is meant to show: the verdict it must get, and for the overlapping
-# ones, on which side of one device's median its own median must lie.
-SCALING_INTENTS = {"faster": (FASTER, None), "slower": (SLOWER, None),
-                   "overlap below": (UNCLEAR, "below"), "overlap above": (UNCLEAR, "above")}
+# What each drawn device count is meant to show: the verdict it must get, for the overlapping ones
+# on which side of one device's median its own median must lie, and whether that median lies past
+# one device's quartile on that side (its middle half still overlapping one device's: a median
+# compared with one device's quartiles reads it as a difference, the rule does not).
+SCALING_INTENTS = {"faster": (FASTER, None, False), "slower": (SLOWER, None, False),
+                   "overlap below": (UNCLEAR, "below", False), "overlap above": (UNCLEAR, "above", False),
+                   "median past the quartile below": (UNCLEAR, "below", True),
+                   "median past the quartile above": (UNCLEAR, "above", True)}
 
 
 def scaling_dataset(rng: np.random.Generator, intents: list[str]) -> dict:
@@ -738,25 +742,35 @@ def scaling_dataset(rng: np.random.Generator, intents: list[str]) -> dict:
         warm = {1: _timings(rng, centre, rng.uniform(0.08, 0.25))}
         for count, intent in zip(counts, intents):
             factor = {"faster": rng.uniform(0.25, 0.75), "slower": rng.uniform(1.4, 3.0),
-                      "overlap below": 1 - rng.uniform(0.02, 0.06), "overlap above": 1 + rng.uniform(0.02, 0.06)}[intent]
-            warm[count] = _timings(rng, centre * factor, rng.uniform(0.15, 0.3) if "overlap" in intent else 0.05)
+                      "overlap below": 1 - rng.uniform(0.02, 0.06), "overlap above": 1 + rng.uniform(0.02, 0.06),
+                      "median past the quartile below": rng.uniform(0.7, 0.9),
+                      "median past the quartile above": rng.uniform(1.1, 1.4)}[intent]
+            width = (rng.uniform(0.3, 0.5) if "past" in intent else rng.uniform(0.15, 0.3) if "overlap" in intent
+                     else 0.05)
+            warm[count] = _timings(rng, centre * factor, width)
         found = expected_scaling(warm)
-        one_median = found[1]["median_seconds"]
+        one_median, (one_low, one_high) = found[1]["median_seconds"], found[1]["quartiles"]
         shown = True
         for count, intent in zip(counts, intents):
-            want, side = SCALING_INTENTS[intent]
-            below = found[count]["median_seconds"] < one_median
-            shown = shown and found[count]["verdict"] == want and (side is None or below == (side == "below"))
+            want, side, past = SCALING_INTENTS[intent]
+            median = found[count]["median_seconds"]
+            beyond = median < one_low if side == "below" else median > one_high
+            shown = (shown and found[count]["verdict"] == want
+                     and (side is None or (median < one_median) == (side == "below"))
+                     and (not past or beyond))
         if shown and not _close_calls(warm):
             return dict(sorted(warm.items()))
 
 
 def scaling_cases(rng: np.random.Generator) -> list[dict]:
-    """Three datasets that between them show every verdict, and medians on both sides of one
-    device's median where the spread says there is no clear difference."""
-    intents = list(SCALING_INTENTS)
+    """Three datasets that between them show every verdict, medians on both sides of one device's
+    median where the spread says there is no clear difference, and medians past one device's
+    quartiles on both sides whose middle halves still overlap one device's."""
+    intents = list(SCALING_INTENTS)[:4]
     extra = [intents[int(i)] for i in rng.integers(0, len(intents), size=2)]
-    plans = [["faster", "overlap below"], ["slower", "overlap above", extra[0]], [extra[1], "overlap below", "faster"]]
+    plans = [["faster", "overlap below", "median past the quartile below"],
+             ["slower", "overlap above", "median past the quartile above", extra[0]],
+             [extra[1], "overlap below", "faster"]]
     return [scaling_dataset(rng, [plan[int(i)] for i in rng.permutation(len(plan))]) for plan in plans]
 
 

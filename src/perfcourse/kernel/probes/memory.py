@@ -15,19 +15,21 @@ from __future__ import annotations
 PROBES = ("export_update", "export_gradients")
 
 
-def export_update(make_update, shapes):
-    """The student's `make_update()` exported for params and grads {name: float32 array of shape}
-    and a float32 learning rate: `update(params, grads, lr)`, as `jax.export` bytes."""
+def export_update(make_update, shapes, params_dtype="float32"):
+    """The student's `make_update()` exported for params {name: array of shape, `params_dtype`},
+    grads of the same shapes in float32 and a float32 learning rate: `update(params, grads, lr)`,
+    as `jax.export` bytes."""
     import jax
     import jax.numpy as jnp
 
     update = make_update()
     tree = {str(name): jax.ShapeDtypeStruct(tuple(int(d) for d in shape), jnp.float32)
             for name, shape in dict(shapes).items()}
+    params = {name: jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(str(params_dtype))) for name, leaf in tree.items()}
     # A function that is not jitted yet is jitted here as it is (without donation): its export
     # then shows what the student's function asked for, which is nothing.
     target = update if hasattr(update, "lower") and hasattr(update, "trace") else jax.jit(update)
-    return bytes(jax.export.export(target)(tree, tree, jax.ShapeDtypeStruct((), jnp.float32)).serialize())
+    return bytes(jax.export.export(target)(params, tree, jax.ShapeDtypeStruct((), jnp.float32)).serialize())
 
 
 POLICIES = ("none", "dots_saveable", "nothing_saveable")
