@@ -160,6 +160,70 @@ def test_the_usual_ways_around_are_flagged_too(tmp_path):
                      f"{LABELS['gc.get_objects']} (once)"]
 
 
+def test_code_compiled_from_a_string_in_a_cell_is_the_students_under_any_label(tmp_path):
+    flags, _ = run(tmp_path, '''
+        run_cells([
+            # Functions defined by code the cell ran from a string, called later by a library.
+            "#ok\\nns = {}\\nexec(compile('import sys\\\\ndef peek():\\\\n    return sys._getframe()', 'helpers', 'exec'), ns)",
+            "#ok\\nimport functools\\nfunctools.reduce(lambda a, b: ns['peek'](), [1, 2])",
+            "#ok\\nwalk = eval(compile('lambda: __import__(\\\\'gc\\\\').get_objects()', 'x.txt', 'eval'))\\nlist(map(lambda f: f(), [walk]))",
+        ])
+        # A library's code compiled under the same label is the library's.
+        ns = {}
+        exec(compile("import sys\\ndef peek():\\n    return sys._getframe()", "helpers", "exec"), ns)
+        ns["peek"]()
+    ''')
+    assert flags == [f"{LABELS['frame:sys._getframe']} (once)", f"{LABELS['gc.get_objects']} (once)"]
+
+
+def test_events_on_threads_the_student_started_are_the_students(tmp_path):
+    flags, _ = run(tmp_path, '''
+        import threading
+        run_cells([
+            "#ok\\nimport gc, sys, threading, functools\\n"
+            "t = threading.Thread(target=gc.get_objects); t.start(); t.join()",
+            "#ok\\nt = threading.Thread(target=functools.partial(gc.get_referrers, t)); t.start(); t.join()",
+            "#ok\\nfrom concurrent.futures import ThreadPoolExecutor\\n"
+            "with ThreadPoolExecutor(1) as pool:\\n    pool.submit(sys._getframe).result()",
+            "#ok\\nimport _thread, time\\n_thread.start_new_thread(gc.get_referents, (t,)); time.sleep(0.5)",
+            "#ok\\nimport inspect\\nt = threading.Timer(0, inspect.currentframe); t.start(); t.join()",
+        ])
+        # A thread a library starts on its own function, which walks objects, is the library's.
+        import json
+        import gc
+        t = threading.Thread(target=json.loads, args=("1",)); t.start(); t.join()
+        t = threading.Thread(target=gc.collect); t.start(); t.join()
+    ''')
+    assert flags == [f"{LABELS['gc.get_objects']} (once)", f"{LABELS['gc.get_referrers']} (once)",
+                     f"{LABELS['frame:sys._getframe']} (2 times)", f"{LABELS['gc.get_referents']} (once)"]
+
+
+def test_a_trace_or_profile_function_in_place_when_a_cell_starts_is_flagged(tmp_path):
+    flags, _ = run(tmp_path, '''
+        shell = InteractiveShell.instance()
+        assert evidence.beat_each_cell()
+        run_cells([
+            "#ok\\nimport threading\\nthreading.settrace(lambda *a: None)",  # no audit event of its own
+            "#ok\\nthreading.setprofile(print)",
+            "#ok\\nthreading._trace_hook = threading._profile_hook = None",
+            "#ok\\n%prun -q x = 1",  # a profiler on and off within a cell leaves nothing in place
+        ])
+        # A trace function set outside any cell (by a library, between heartbeats) is seen at the next cell.
+        sys.settrace(lambda *a: None)
+        run_cells(["#ok\\nx = 2"])
+        sys.settrace(None)
+    ''')
+    assert flags == [f"{LABELS['hook:threading.settrace']} (2 times)",
+                     f"{LABELS['hook:threading.setprofile']} (once)",
+                     f"{LABELS['hook:sys.settrace']} (once)"]
+
+
+def test_an_instruments_changed_library_is_named_once_each(tmp_path):
+    path = tmp_path / "evidence.txt"
+    path.write_bytes(b"changed:jax.numpy.int32\nchanged:json.loads\nchanged:jax.numpy.int32\n" + evidence.SECOND.encode() + b"\n")
+    assert read_evidence(path) == [f"{evidence.CHANGED_FLAG}: jax.numpy.int32, json.loads", evidence.SECOND_FLAG]
+
+
 def test_the_graders_own_code_and_code_outside_cells_are_not_flagged(tmp_path):
     flags, _ = run(tmp_path, '''
         import perfcourse, gc

@@ -404,6 +404,35 @@ def test_an_evidence_channel_closed_while_the_kernel_runs_is_flagged(kernel, how
     assert read_evidence(k.evidence) == ["walked every object (gc.get_objects) (once)", evidence.CLOSED_FLAG]
 
 
+@ROOTED
+def test_a_second_descriptor_on_the_evidence_pipe_is_seen_from_outside(kernel):
+    """The kernel keeps the real pipe under another number, puts a pipe of its own in its place and
+    writes heartbeats of its choosing to the real one: the launcher reads the sandbox's descriptors
+    from outside and marks it, while children that inherit the pipe under its number are no mark."""
+    k = kernel("""
+        import os, subprocess, time
+        from perfcourse.kernel import evidence
+        fd = int(os.environ["PERFCOURSE_EVIDENCE_FD"])
+        evidence.install()
+        subprocess.run(["true"], check=True)  # a child holds the pipe under its number until it execs
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(0.6)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        real = os.dup(fd)
+        mine, own = os.pipe()
+        os.dup2(own, fd)
+        exec(compile("import gc\\ngc.get_objects()\\n", "<ipython-input-1-0123abcd>", "exec"), {})  # lost
+        os.write(real, b"cell\\n")
+        time.sleep(1)
+        print("swapped", flush=True)
+    """, evidence=True)
+    assert k.run().returncode == 0, k.log
+    assert "swapped" in k.log
+    assert read_evidence(k.evidence) == [evidence.SECOND_FLAG]
+
+
 ENDS = {"return": "pass", "os._exit": "os._exit(3)", "killed": "os.kill(os.getpid(), signal.SIGKILL)"}
 
 

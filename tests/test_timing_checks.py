@@ -122,11 +122,11 @@ def reads_the_instruments_internals(fn, *args, warm_calls=7):
     # The forgery a red-team pass found: take the schedule from the function's closure, ask it
     # for each call's trip count and report the share of a first call of 0.2 s, a long warm call
     # of 40 ms and a short one of 10 ms that the old plan fixed, sleeping it off, never waiting.
-    schedule = next(c.cell_contents for c in fn.__closure__ if hasattr(c.cell_contents, "next_call"))
+    ask = next(c.cell_contents for c in fn.__closure__ if getattr(c.cell_contents, "__name__", "") == "next_call")
     trips = []
     for _ in range(warm_calls + 1):
         start = time.perf_counter()
-        trips.append(schedule.next_call())
+        trips.append(ask())
     longest = max(trips[1:])
     seconds = [0.2] + [0.040 if n == longest or n > longest / 2 else 0.010 for n in trips[1:]]
     time.sleep(sum(seconds))
@@ -170,6 +170,37 @@ def test_a_first_call_mistake_costs_the_first_call_check_only(timer):
 def test_a_timer_that_reads_its_instrument_and_never_waits_fails_the_synchronization_check():
     with pytest.raises(AssertionError, match="shorter than the calls"):
         timing.check_synchronized(reads_the_instruments_internals, warm_calls=6)
+
+
+def test_no_trip_count_passes_anything_student_code_can_replace(monkeypatch):
+    """The red team's timer learned each call's trip count by replacing jax.numpy.int32, which the
+    instrument looked up at call time: the instrument binds what it calls at import, its function
+    leads nowhere through __globals__, and what was replaced is named for the evidence."""
+    import jax.numpy as jnp
+
+    from perfcourse.kernel import library
+    from perfcourse.kernel.probes import timing as instrument  # noqa: F401 (a kernel imports it at start-up)
+
+    seen, handed = [], []
+    real = jnp.int32
+
+    def spy(*args, **kwargs):
+        seen.append(args)
+        return real(*args, **kwargs)
+
+    def predicts_the_work(fn, *args, warm_calls=7):
+        handed.append(fn)
+        return synchronized(fn, *args, warm_calls=warm_calls)
+
+    assert library.changed() == []
+    monkeypatch.setattr(jnp, "int32", spy)
+    monkeypatch.setattr(jax, "block_until_ready", jax.block_until_ready)  # the same object: no change
+    timing.run_timer(predicts_the_work, 3)
+    assert seen == []
+    assert library.changed() == ["jax.numpy.int32"]
+    assert set(handed[0].__globals__) == {"__builtins__", "make"} and handed[0].__globals__["__builtins__"] == {}
+    monkeypatch.undo()
+    assert library.changed() == []
 
 
 def test_the_schedule_counts_calls_on_the_checking_side():

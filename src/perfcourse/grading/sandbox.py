@@ -85,7 +85,7 @@ from pathlib import Path
 
 from ..course import CourseError
 from ..kernel.evidence import ENV_FD as ENV_EVIDENCE_FD
-from ..kernel.evidence import CLOSED, TRUNCATED
+from ..kernel.evidence import CLOSED, SECOND, TRUNCATED
 from ..kernel import CHANNEL_FD_ENV as ENV_CHANNEL_FD
 from . import scratch
 
@@ -95,6 +95,7 @@ HOME = "/home/student"                # the kernel's home inside the sandbox: a 
 WORKDIR = "/home/student/work"        # its working directory: another tmpfs, with the submission
 EVIDENCE_CAP = 1 << 20
 CLOSE_GRACE = 2.0                     # seconds a sandbox has to exit once its kernel's evidence pipe closed
+HOLDERS_EVERY = 0.2                   # seconds between looks at which descriptors hold the evidence pipe
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
 LIMIT_KEYS = ("memory_bytes", "pids", "disk_bytes", "cpu_seconds", "file_bytes", "open_files")
 SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "channel", "evidence", "limits", "fork")
@@ -570,17 +571,37 @@ def _listen(path: str) -> int:
     return fd
 
 
-def _copy_evidence(source: int, target: int, kernel: "ExecKernel | ForkedKernel") -> int:
+def _copy_evidence(source: int, target: int, kernel: "ExecKernel | ForkedKernel", number: int,
+                   cgroups=()) -> int:
     """Copy the kernel's evidence lines into the file until every writer is gone; the child's status.
 
     Only the kernel holds the pipe's write end (this launcher closes its own, and bubblewrap's
     processes close what they pass on), so the end of file comes when the kernel ends, or when
     its code closes or replaces that descriptor (os.close, os.dup2 of /dev/null over it). A
     kernel that ends takes its sandbox with it at once; one whose sandbox still runs CLOSE_GRACE
-    seconds later closed the channel while it ran, and the file says so (CLOSED)."""
-    written, cut = 0, False
+    seconds later closed the channel while it ran, and the file says so (CLOSED).
+
+    Meanwhile, every HOLDERS_EVERY seconds, the launcher reads from outside which descriptors of
+    the sandbox's processes hold the pipe (`second_holders`): the write end under any number but
+    `number`, the one handed over, in two looks in a row, means the kernel duplicated it (os.dup),
+    to put a pipe of its own in its place and write what it likes to the real one; the file says so
+    once (SECOND). A duplicate kept for less than HOLDERS_EVERY can pass unseen."""
+    import select
+
+    written, cut, second, looked, before = 0, False, False, 0.0, set()
+    pipe = f"pipe:[{os.fstat(source).st_ino}]"
     while True:
+        if not second and time.monotonic() - looked >= HOLDERS_EVERY:
+            # Seen twice in a row: a kernel being started holds the pipe under another number for a
+            # moment (a forked one receives it so), until it puts it in its place.
+            looked, now = time.monotonic(), set(second_holders(pipe, number, kernel.roots(), cgroups))
+            if now & before:
+                os.write(target, b"\n" + SECOND.encode() + b"\n")
+                second = True
+            before = now
         try:
+            if not select.select([source], [], [], HOLDERS_EVERY)[0]:
+                continue
             chunk = os.read(source, 1 << 16)
         except InterruptedError:
             continue
@@ -599,6 +620,47 @@ def _copy_evidence(source: int, target: int, kernel: "ExecKernel | ForkedKernel"
     if status is None:
         status = kernel.wait(None)
     return kernel.exit_code(status)
+
+
+def second_holders(pipe: str, number: int, roots, cgroups=()) -> list[tuple[int, int]]:
+    """(pid, descriptor) of each process of the sandbox (its cgroups' members and the descendants of
+    `roots`) that holds `pipe` ('pipe:[INODE]') open for writing under a number other than `number`
+    (a child forked by the kernel keeps its number; a read end is the launcher's, or its child's
+    before it execs). Read from outside (/proc/PID/fd): nothing in the sandbox can change it."""
+    me, pids, seen = os.getpid(), [], set()
+    for directory in cgroups:
+        with contextlib.suppress(OSError, ValueError):
+            pids += [int(p) for p in (Path(directory) / "cgroup.procs").read_text().split()]
+    pending = [r for r in roots if r]
+    while pending:  # descendants, through every thread's children
+        pid = pending.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        pids.append(pid)
+        with contextlib.suppress(OSError, ValueError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as file:
+                    pending += [int(c) for c in file.read().split()]
+    found = []
+    for pid in dict.fromkeys(pids):
+        if pid == me:
+            continue
+        with contextlib.suppress(OSError):
+            for name in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError, ValueError):
+                    if name != str(number) and os.readlink(f"/proc/{pid}/fd/{name}") == pipe and _writes(pid, name):
+                        found.append((pid, int(name)))
+    return found
+
+
+def _writes(pid: int, name: str) -> bool:
+    """Whether descriptor `name` of `pid` is open for writing (a pipe's write end, not its read end)."""
+    with open(f"/proc/{pid}/fdinfo/{name}") as file:
+        for line in file:
+            if line.startswith("flags:"):
+                return int(line.split()[1], 8) & os.O_ACCMODE != os.O_RDONLY
+    return False
 
 
 def _wait(child: int, seconds: float) -> int | None:
@@ -704,7 +766,7 @@ def main(argv: list[str]) -> int:
             os.close(fd)
     if evidence is None:
         return kernel.exit_code(kernel.wait(None))
-    return _copy_evidence(reader, evidence, kernel)
+    return _copy_evidence(reader, evidence, kernel, writer, entered)
 
 
 def _alive(pid_file: Path) -> bool:
@@ -738,6 +800,10 @@ class ExecKernel:
     def __init__(self, child: int):
         self.child = child
 
+    def roots(self) -> list[int]:
+        """The processes whose descendants are the sandbox's: bubblewrap (or the kernel unsandboxed)."""
+        return [self.child]
+
     def wait(self, seconds: float | None) -> int | None:
         """Its wait status if it ends within `seconds` (None: however long it takes), else None."""
         if seconds is None:
@@ -765,10 +831,10 @@ class ForkedKernel:
     sandbox that bubblewrap built around a placeholder; its exit status comes from the fork
     server's watcher."""
 
-    def __init__(self, connection, hold: int):
+    def __init__(self, connection, hold: int, pid: int | None = None):
         import threading
 
-        self.connection, self.hold = connection, hold
+        self.connection, self.hold, self.pid = connection, hold, pid
         self.status: int | None = None
         self.ended = threading.Event()
         threading.Thread(target=self._watch, daemon=True).start()
@@ -850,7 +916,7 @@ class ForkedKernel:
             os.close(ready_read)
         if problem is None:
             connection.settimeout(None)
-            return cls(connection, hold)
+            return cls(connection, hold, answer["pid"] if type(answer.get("pid")) is int else None)
         # Nothing of the student's has run: start again by exec, the submission's files re-read.
         connection.close()
         os.close(hold)
@@ -882,6 +948,10 @@ class ForkedKernel:
         if pid == box:
             raise OSError("the sandbox has no placeholder")
         return os.pidfd_open(pid)
+
+    def roots(self) -> list[int]:
+        """The kernel, in this launcher's PID namespace (the fork server's watcher says which)."""
+        return [self.pid] if self.pid else []
 
     def wait(self, seconds: float | None) -> int | None:
         """The kernel's wait status if it ends within `seconds` (None: however long it takes), else None."""

@@ -18,8 +18,9 @@ import selectors
 import socket
 
 from ..channel.codec import ChannelError, Codec
-from . import CHANNEL_FD_ENV
+from . import CHANNEL_FD_ENV, library
 from ..channel.endpoint import Endpoint, PeerError, as_exception
+from .probes import timing  # noqa: F401 (imported at start-up: the instrument binds what it calls now)
 
 # The operators a grade cell may apply to a student's object (a == b, a / b, a[i], -a, ...).
 OPERATORS = {name: getattr(operator, name) for name in (
@@ -139,6 +140,8 @@ class Agent:
         raise ChannelError(f"unknown request {op[:40]!r}")
 
 
+library.keep("perfcourse.kernel.agent.Lent", Lent, added=True)
+library.keep("perfcourse.kernel.agent.Agent", Agent, added=True)
 _agent: Agent | None = None
 
 
@@ -156,6 +159,20 @@ def install(path: str) -> None:
         _agent = Agent(listener, namespace)
     else:
         _agent = Agent.at(path, namespace)
+    # What answers the trusted side from now on: the agent and its codec as they are (its endpoint
+    # for the current request is checked apart, `sound_endpoint`), kept before any student code runs.
+    library.keep("perfcourse.kernel.agent._agent", _agent, added=True, skip=("current",))
+    library.keep("perfcourse.kernel.agent._agent.codec", _agent.codec, added=True)
+    library.watch("perfcourse.kernel.agent._agent.current", sound_endpoint)
+
+
+def sound_endpoint(endpoint_type=Endpoint, socket_type=socket.socket, handle=Agent.handle,
+                   fields=frozenset({"sock", "codec", "handle", "_next_id", "broken"})) -> bool:
+    """Whether the connection now answering the trusted side is the agent's own, as accept() made it."""
+    current = _agent.current
+    return current is None or (type(current) is endpoint_type and type(current.sock) is socket_type
+                               and current.codec is _agent.codec and set(vars(current)) <= fields
+                               and getattr(current.handle, "__func__", None) is handle)
 
 
 def serve() -> None:

@@ -59,6 +59,8 @@ from __future__ import annotations
 import os
 import sys
 
+from .library import CHANGED_EVENT
+
 EVIDENCE_KEY = "perfcourse_evidence"   # nb.metadata key of a graded notebook: list of flag strings
 ENV_FD = "PERFCOURSE_EVIDENCE_FD"
 PER_KIND = 100                         # lines written per kind; the summary then says "or more"
@@ -67,6 +69,9 @@ CLOSED = "#closed"                     # written by the sandbox launcher: the pi
 HEARTBEAT = "cell"                     # written by the hook at the start of each cell the kernel runs
 HEARTBEAT_EVENT = "perfcourse.evidence.cell"  # the audit event the pre_run_cell callback raises
 READ_LIMIT = 2 << 20
+MAX_CODES = 20_000                     # code objects kept as the student's (compiled from strings in cells)
+SECOND = "#second"                     # written by the sandbox launcher: the pipe open under a second descriptor
+CHANGED = "changed:"                   # + a name: what an instrument relies on was replaced (kernel/library.py)
 
 FRAME_ATTRIBUTES = {"tb_frame": "frame:tb_frame", "gi_frame": "frame:gi_frame",
                     "cr_frame": "frame:cr_frame", "ag_frame": "frame:ag_frame"}
@@ -92,6 +97,11 @@ LABELS = {
     "sys.settrace": "installed a trace function (sys.settrace)",
     "sys.setprofile": "installed a profile function (sys.setprofile, or a profiler's enable())",
     "sys.addaudithook": "added an audit hook (sys.addaudithook)",
+    "hook:sys.settrace": "a trace function was in place when a cell started (sys.settrace)",
+    "hook:sys.setprofile": "a profile function was in place when a cell started (sys.setprofile)",
+    "hook:threading.settrace": "a trace function for new threads was in place when a cell started (threading.settrace)",
+    "hook:threading.setprofile": "a profile function for new threads was in place when a cell started "
+                                 "(threading.setprofile)",
     "compile:file": "compiled code under a file's path (compile)",
     "code.__new__": "built a code object (types.CodeType or code.replace)",
     "function.__new__": "built a function from a code object (types.FunctionType)",
@@ -161,12 +171,17 @@ def _make_hook(fd: int):
     import ctypes  # for where it lives: its own frames are seen through, to the code that called it
     import inspect
     import re
+    import threading
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     library = os.path.dirname(os.path.abspath(inspect.__file__))  # the standard library's folder
     through = (os.path.abspath(inspect.__file__), os.path.join(library, "unittest", "mock.py"),
                os.path.dirname(os.path.abspath(ctypes.__file__)) + os.sep)
+    # Where a thread calls what it was started with (Thread.run, Timer.run, a pool's _WorkItem.run):
+    # the code responsible is whatever the thread was given to run.
+    machinery = (os.path.abspath(threading.__file__), os.path.join(library, "concurrent", "futures", "thread.py"))
     cell_name = re.compile(r"<ipython-input-\d+-[0-9a-f]+>\Z|[/\\]ipykernel_\d+[/\\]\d+\.py\Z")
+    safe_name = re.compile(r"[^A-Za-z0-9_.]")
 
     def frame_attribute(args):
         return FRAME_ATTRIBUTES.get(args[1]) if len(args) > 1 and isinstance(args[1], str) else None
@@ -204,14 +219,17 @@ def _make_hook(fd: int):
         **{event: (f"ctypes:{event}", caller) for event in CTYPES_EVENTS},
     }
     # What each file name means: 1 a cell, 2 seen through (inspect, ctypes, unittest.mock, code
-    # compiled from a string), 3 the grader's own code, 0 anything else. Cached: the same few files recur.
-    OTHER, CELL, THROUGH, GRADER = 0, 1, 2, 3
+    # compiled from a string), 3 the grader's own code, 4 a thread's machinery, 0 anything else.
+    # Cached: the same few files recur.
+    OTHER, CELL, THROUGH, GRADER, MACHINERY = 0, 1, 2, 3, 4
 
     def classify(name, cache={}):
         found = cache.get(name)
         if found is None:
             if cell_name.search(name):
                 found = CELL
+            elif name in machinery:
+                found = MACHINERY
             elif name.startswith(through) or (name.startswith("<") and not name.startswith("<frozen ")):
                 found = THROUGH
             elif name.startswith(package):
@@ -232,30 +250,122 @@ def _make_hook(fd: int):
             known.append(shell.user_global_ns)
         return known[0]
 
-    def blame(frame, policy):
-        """Is the student's code responsible for the event raised from `frame`?"""
+    # Code the student's cells compiled from strings and ran (exec, eval), whatever label it was
+    # compiled under, with the functions defined in it: by code object, so a library's code
+    # compiled under the same label stays the library's. At most MAX_CODES kept.
+    codes = {}
+
+    def keep_code(code, depth=0):
+        if len(codes) < MAX_CODES and depth < 32 and type(code).__name__ == "code":
+            codes[id(code)] = code
+            for const in code.co_consts:
+                if type(const) is type(code):
+                    keep_code(const, depth + 1)
+
+    def responsible(frame, policy):
+        """1: the student's code, 0: not, None: undecided (look at the frame's caller)."""
         namespace = student_namespace()
+        if namespace is not None and frame.f_globals is namespace:
+            return 1
+        code = frame.f_code
+        if id(code) in codes:
+            return 1
+        what = classify(code.co_filename)
+        if what == CELL:
+            return 1
+        if what == MACHINERY and code.co_name == "run":
+            target = given(frame)
+            if target is not None:
+                return 1 if runs_student_code(target) else (0 if policy == caller else None)
+            return None
+        if what == GRADER or (what in (OTHER, MACHINERY) and policy == caller):
+            return 0
+        return None
+
+    def given(frame):
+        """What a thread's run() calls: a Thread's target, a Timer's function, a pool's work item."""
+        self = frame.f_locals.get("self")
+        for attribute in ("_target", "function", "fn"):
+            target = getattr(self, attribute, None) if self is not None else None
+            if target is not None:
+                for _ in range(8):  # functools.partial around it
+                    inner = getattr(target, "func", None)
+                    if inner is None or not callable(inner):
+                        break
+                    target = inner
+                return target
+        return None
+
+    def runs_student_code(target):
+        """A thread started on a builtin (gc.get_objects, sys._getframe) or on code seen through was
+        started by the student: no library starts one so; one on a library's function is the library's."""
+        code = getattr(getattr(target, "__func__", target), "__code__", None)
+        if code is None:
+            return True
+        return id(code) in codes or classify(code.co_filename) in (CELL, THROUGH)
+
+    def blame(frame, policy):
+        """Is the student's code responsible for the event raised from `frame`? An event with no
+        Python frame at all was raised by a thread started on a builtin: the student's."""
+        if frame is None:
+            return True
         for _ in range(256):
             if frame is None:
                 return False
-            if namespace is not None and frame.f_globals is namespace:
-                return True
-            what = classify(frame.f_code.co_filename)
-            if what == CELL:
-                return True
-            if what == GRADER or (what == OTHER and policy == caller):
-                return False
+            verdict = responsible(frame, policy)
+            if verdict is not None:
+                return verdict == 1
             frame = frame.f_back
         return False
+
+    def hooks(trace=sys.gettrace, profile=sys.getprofile, threads=vars(threading)):
+        """The trace and profile functions in place now: this thread's, and those set for new threads."""
+        found = []
+        if trace() is not None:
+            found.append("hook:sys.settrace")
+        if profile() is not None:
+            found.append("hook:sys.setprofile")
+        if threads.get("_trace_hook") is not None:
+            found.append("hook:threading.settrace")
+        if threads.get("_profile_hook") is not None:
+            found.append("hook:threading.setprofile")
+        return found
+
+    def record(kind, counts, write, fd, limit):
+        if counts.get(kind, 0) < limit:
+            counts[kind] = counts.get(kind, 0) + 1
+            write(fd, kind.encode() + b"\n")
 
     # Everything the hook uses is bound here, as defaults: replacing one means assigning the
     # hook's __defaults__, which the hook records before the assignment happens.
     def hook(event, args, rules=rules, blame=blame, counts={}, busy=set(), ident=_thread.get_ident,
              getframe=sys._getframe, write=os.write, fd=fd, limit=PER_KIND, beat=HEARTBEAT_EVENT,
-             beat_line=HEARTBEAT.encode() + b"\n"):
+             beat_line=HEARTBEAT.encode() + b"\n", changed=CHANGED_EVENT, hooks=hooks, record=record,
+             keep_code=keep_code, safe_name=safe_name):
         if event == beat:  # a cell starts: every one is written, whoever raised it
             try:
                 write(fd, beat_line)
+                for kind in hooks():
+                    record(kind, counts, write, fd, limit)
+            except Exception:
+                pass
+            return
+        if event == changed:  # an instrument's library was replaced (kernel/library.py): written as it comes
+            try:
+                record(CHANGED + safe_name.sub("?", str(args[0]))[:120], counts, write, fd, limit)
+            except Exception:
+                pass
+            return
+        if event == "exec":  # code run from a string: the student's when a student's frame ran it
+            try:
+                me = ident()
+                if me not in busy:
+                    busy.add(me)
+                    try:
+                        if blame(getframe(1), caller):
+                            keep_code(args[0])
+                    finally:
+                        busy.discard(me)
             except Exception:
                 pass
             return
@@ -273,10 +383,13 @@ def _make_hook(fd: int):
                 return
             busy.add(me)
             try:
-                if not blame(getframe(1), policy):
+                try:
+                    frame = getframe(1)
+                except ValueError:  # no Python frame: a thread started on a builtin
+                    frame = None
+                if not blame(frame, policy):
                     return
-                counts[kind] = counts.get(kind, 0) + 1
-                write(fd, kind.encode() + b"\n")
+                record(kind, counts, write, fd, limit)
             finally:
                 busy.discard(me)
         except Exception:  # never into the student's code: a lost record is better than a changed run
@@ -287,6 +400,9 @@ def _make_hook(fd: int):
 
 CLOSED_FLAG = "the evidence channel closed while the kernel ran: nothing it did after that is recorded"
 SILENT_FLAG = "the evidence channel went silent"
+SECOND_FLAG = ("the evidence channel was open under a second descriptor in the kernel (os.dup): "
+               "what reached it may be the kernel's own writing")
+CHANGED_FLAG = "what the course's instrument relies on was replaced in the student's kernel"
 
 
 def read_evidence(path, cells: int | None = None) -> list[str]:
@@ -297,7 +413,7 @@ def read_evidence(path, cells: int | None = None) -> list[str]:
     data = _read(path)
     if data is None:
         return []
-    counts, unknown, truncated, closed, beats = {}, 0, False, False, 0
+    counts, unknown, truncated, closed, second, beats, changed = {}, 0, False, False, False, 0, {}
     for raw in data.split(b"\n"):
         line = raw.decode("ascii", "replace").strip()
         if not line:
@@ -308,11 +424,19 @@ def read_evidence(path, cells: int | None = None) -> list[str]:
             truncated = True
         elif line == CLOSED:
             closed = True
+        elif line == SECOND:
+            second = True
         elif line in LABELS:
             counts[line] = counts.get(line, 0) + 1
+        elif line.startswith(CHANGED) and len(line) > len(CHANGED):
+            changed[line[len(CHANGED):]] = True
         else:
             unknown += 1
     flags = [f"{LABELS[kind]} ({_times(n)})" for kind, n in counts.items()]
+    if changed:
+        flags.append(f"{CHANGED_FLAG}: {', '.join(sorted(changed)[:12])}" + (" ..." if len(changed) > 12 else ""))
+    if second:
+        flags.append(SECOND_FLAG)
     if unknown:
         flags.append(f"lines on the evidence channel that the audit hook does not write ({_times(unknown)}): "
                      "the kernel's code wrote to it")

@@ -8,56 +8,101 @@ accelerator would, so the call returns before its result is ready. Each call fir
 trusted side's `schedule` how many iterations it runs; the trusted side records the call and
 holds its answer for a time it never tells (checks/timing.py). The program is compiled before
 the function is handed over, so no call's length includes compiling it.
+
+The trip count must reach the device without passing anything student code could replace to
+read it (a timer that learned each call's count could sleep the predicted work instead of
+waiting). So everything the instrument calls is bound here, when the kernel imports this module
+at start-up (perfcourse.kernel.agent), before any student code: the count goes from the channel's
+reply (whose classes, `json` and `socket` are kept as they were then: kernel/library.py) through
+NumPy's int32 (a C type) into the jitted program (JAX's C++ dispatch: no Python runs on the way).
+The function handed over is a closure made in a namespace of its own, so its `__globals__` lead
+nowhere. `run_timer` compares everything kept with what it was at start-up, before and after the
+student's timer runs, and has each difference flagged (library.report). What remains is
+JAX's own machinery (its tracing, lowering and compiler, run when the program is first built):
+rewriting that is beyond a module attribute (docs/authors/checks.md, Known limits).
 """
 from __future__ import annotations
 
-import functools
+import json
+import json.decoder
+import json.encoder
+import socket
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ...channel import codec, endpoint
+from .. import library
 
 PROBES = ("run_timer", "spin")
 MATRIX = 256
 
+# Bound now, at the kernel's start-up: what student code later does to these names is not called here.
+_jit, _block, _fori = jax.jit, jax.block_until_ready, jax.lax.fori_loop
+_float32, _ones, _int32 = jnp.float32, jnp.ones, np.int32
 
-@functools.lru_cache(maxsize=None)
+for _name, _owner, _attributes in (
+        ("jax", jax, ("jit", "block_until_ready")), ("jax.lax", jax.lax, ("fori_loop",)),
+        ("jax.numpy", jnp, ("int32", "float32", "ones")), ("numpy", np, ("int32",)),
+        ("json", json, ("loads", "dumps", "_default_decoder", "_default_encoder", "JSONDecoder", "JSONEncoder")),
+        ("json.decoder", json.decoder, None), ("json.encoder", json.encoder, None),
+        ("socket", socket, ("socket",)), ("sys", sys, ("audit",)),
+        ("perfcourse.channel.endpoint", endpoint, None), ("perfcourse.channel.codec", codec, None)):
+    library.keep(_name, _owner, _attributes)
+for _name, _owner in (("json.JSONDecoder", json.JSONDecoder), ("json.JSONEncoder", json.JSONEncoder),
+                      ("json._default_decoder", json._default_decoder), ("socket.socket", socket.socket),
+                      ("perfcourse.channel.endpoint.Endpoint", endpoint.Endpoint),
+                      ("perfcourse.channel.codec.Codec", codec.Codec)):
+    library.keep(_name, _owner, added=True)
+
+
+def _spin(iterations, matrix):
+    spun = _fori(0, iterations, lambda i, c: c * _float32(0.9999999) + 1.0, _float32(0))
+    # Ready only after the loop and the product, but the same value for every trip count (XLA
+    # keeps a float times zero): a result that grew with the work would tell a timer how much
+    # work each call had without its waiting for it.
+    return (matrix @ matrix)[:2, :2] * 0 + (spun * 0 + 1)
+
+
+_UNIT = _jit(_spin)
+_matrix: list = []  # made at the first use: an array needs JAX's backend, which the lesson may configure first
+
+# The function handed to the timer closes over the program, the count's type, the schedule's
+# call and the matrix; defined in a namespace of its own, it reaches nothing else.
+_MAKER: dict = {"__builtins__": {}}
+exec(compile("def make(unit, int32, ask, matrix):\n"
+             "    def timed_function(*args, **kwargs):\n"
+             "        return unit(int32(ask()), matrix)\n"
+             "    return timed_function\n", "<perfcourse timing instrument>", "exec"), _MAKER)
+
+
 def _unit():
-    import jax
-    import jax.numpy as jnp
-
-    @jax.jit
-    def unit(iterations, matrix):
-        spun = jax.lax.fori_loop(0, iterations, lambda i, c: c * jnp.float32(0.9999999) + 1.0, jnp.float32(0))
-        # Ready only after the loop and the product, but the same value for every trip count (XLA
-        # keeps a float times zero): a result that grew with the work would tell a timer how much
-        # work each call had without its waiting for it.
-        return (matrix @ matrix)[:2, :2] * 0 + (spun * 0 + 1)
-
-    return unit, jnp.ones((MATRIX, MATRIX), jnp.float32)
+    if not _matrix:
+        _matrix.append(_ones((MATRIX, MATRIX), _float32))
+    return _UNIT, _matrix[0]
 
 
 def spin(iterations: int):
     """One call of the unit, dispatched; the caller synchronizes (used to calibrate)."""
-    import jax.numpy as jnp
-
     unit, matrix = _unit()
-    return unit(jnp.int32(iterations), matrix)
+    return unit(_int32(iterations), matrix)
 
 
 def instrument(schedule):
     """The function handed to the student's timer: each call runs the work its schedule says."""
-    import jax
-    import jax.numpy as jnp
-
     unit, matrix = _unit()
-    jax.block_until_ready(unit(jnp.int32(1), matrix))  # compiled now, not in the first call
-
-    def timed_function(*args, **kwargs):
-        return unit(jnp.int32(schedule.next_call()), matrix)
-
-    return timed_function
+    _block(unit(_int32(1), matrix))  # compiled now, not in the first call
+    return _MAKER["make"](unit, _int32, schedule.next_call, matrix)
 
 
 def run_timer(timer, schedule, calls_keyword: str, warm_calls: int):
-    """The student's timer, run on the instrument with two small arrays as its arguments."""
-    import jax.numpy as jnp
-
-    fn = instrument(schedule)
-    return timer(fn, jnp.ones((4, 3), jnp.float32), jnp.ones((3, 2), jnp.float32), **{calls_keyword: warm_calls})
+    """The student's timer, run on the instrument with two small arrays as its arguments; whatever
+    the instrument relies on and student code changed, before or while it ran, is flagged."""
+    seen = library.changed()
+    try:
+        fn = instrument(schedule)
+        return timer(fn, _ones((4, 3), _float32), _ones((3, 2), _float32), **{calls_keyword: warm_calls})
+    finally:
+        library.report(dict.fromkeys(seen + library.changed()))
