@@ -61,13 +61,16 @@ Grade cells run in the trusted kernel. Per cell:
   compiler-thread parts, copies of every kind,
   executions split over two threads, queued past their step and past the loop, executor and `end:`
   events, a warm-up's execution before the first step, copies on a data-loading thread and in the
-  gaps between steps, a scope whose name extends the step's, the events shuffled). The answer must
-  be exactly the counts built, and the waiting shares computed from the executions' spans as built.
+  gaps between steps, a scope whose name extends the step's, events starting exactly at a step's
+  start and at its end, an instant event and a begin/end pair that are no complete events, the
+  events shuffled); then a trace with no complete event named as the scope asked for. The answer
+  must be exactly the counts built (zero steps, empty lists and zero executions for the last), and
+  the waiting shares computed from the executions' spans as built.
   A forger would have to count them, which is the task.
 - test_diagnose (`check_diagnose`), *values only*: first evidence written here on the rule's edges
   (`written_cases`: a program built in every step with every sign of dispatch, fewer programs than
   DISPATCH_LIMIT with a waiting device, many programs on a busy device, waiting in a minority of
-  steps); then loops the lesson describes, one per cause and a clean one, in an order and in
+  steps, as many programs built as steps but none in one step, no steps at all: "none"); then loops the lesson describes, one per cause and a clean one, in an order and in
   variants drawn here (always with recompiling loops whose steps also copy or run many programs,
   jnp.asarray of the batch, a step with its metrics update, and a dispatch-bound loop whose steps
   also copy), on data drawn here, are traced in this kernel by the course's own driver and read with
