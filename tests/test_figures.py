@@ -343,7 +343,8 @@ def test_a_spans_panel_draws_each_lane_and_series_on_one_clock(drawn):
     (line([{"label": "t", "y": [1, 2], "x": [1, 2, 3]}]), "each series needs a label and 3 y values"),
     (line([{"label": "t", "y": [1, 2, 3, 4], "style": "dashed"}]), "'style' must be one of both, line, points"),
     (line([{"label": "t", "y": [1, 2, 3, 4], "names": ["a"]}]), "'names' must hold one text (or null) per point (4)"),
-    (bar(marks=[]), "'xscale' and 'marks' belong to line panels"),
+    (bar(marks=[]), "'xscale', 'marks' and 'ylim' belong to line panels"),
+    (line([{"label": "t", "y": [1, 2, 3, 4]}], ylim=[3, 1]), "'ylim' must be [low, high]"),
     (bar(series=[{"label": "t", "y": [1, 2, 3], "style": "line"}]), "'x', 'style' and 'names' belong to line panels"),
     ({"kind": "spans", "title": "T", "lanes": ["host"], "series": [{"label": "s", "lane": "device", "spans": []}]},
      "each series needs a label and a lane among ['host']"),
@@ -395,3 +396,49 @@ def test_a_committed_drawing_may_differ_from_this_machines_only_by_antialiasing_
     assert not record.same_drawing(render.draw(other)[0], drawn)
     assert not record.same_drawing(png(pixels[:-1]), drawn)
     assert not record.same_drawing(b"not the drawing", drawn)
+
+
+def test_a_line_panel_with_a_y_range_writes_the_points_beyond_it(drawn):
+    """performance-01's linear panel: one slow warm call would flatten the rest; with 'ylim' the axis
+    ends there and the call beyond is a triangle at the edge with its value written."""
+    fig = drawn(panels(line([{"label": "warm", "y": [4e-3, 3e-5, 2e-5, 3e-5]}], ylim=[0.0, 1.2e-4])))
+    ax = fig.axes[0]
+    assert ax.get_ylim() == (0.0, 1.2e-4)
+    assert "0.004 (off the scale)" in [t.get_text() for t in texts(fig)]
+    assert any(line.get_marker() == "^" and list(line.get_ydata()) == [1.2e-4] for line in ax.get_lines())
+
+
+def test_legends_take_two_columns_where_they_fit_so_a_log_axis_keeps_its_decades(drawn):
+    """performance-10's time panel (three short labels) and 07's roofline: two legend columns, and
+    the axis ends within two decades of the data (it ran to 1e5 ms for data up to 100 ms)."""
+    fig = drawn(panels(bar(yscale="log", series=[{"label": "as given", "y": [80.0, 0.1, 0.6],
+                                                  "samples": [[79.0, 81.0], [0.1], [0.6]]},
+                                                 {"label": "fixed", "y": [0.01, 0.01, 0.01]}])))
+    ax = fig.axes[0]
+    assert ax.get_legend()._ncols == 2
+    assert ax.get_ylim()[1] < 100 * 81
+
+
+def test_a_spans_series_with_nothing_in_the_panel_has_no_legend_entry(drawn):
+    timeline = {"kind": "spans", "title": "Steps", "xlabel": "microseconds", "lanes": ["host", "device"],
+                "series": [{"label": "dispatch", "lane": "host", "spans": [[0, 5]]},
+                           {"label": "wait after the loop", "lane": "host", "spans": [], "colour": "#8172b3"},
+                           {"label": "step on the device", "lane": "device", "spans": [[6, 34]]}]}
+    fig = drawn(panels(timeline))
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["dispatch", "step on the device"]
+
+
+def test_point_names_keep_off_the_marks_labels(drawn):
+    """performance-07: names of points near a ridge are placed clear of the ridge's label."""
+    from matplotlib.transforms import Bbox
+
+    panel = roofline(series=[{"label": "roof", "x": [0.1, 4.0, 100.0], "y": [1e9, 4e10, 4e10], "style": "line"},
+                             {"label": "workloads", "x": [3.8, 3.9], "y": [2e9, 3e9], "style": "points",
+                              "names": ["near one", "near two"]}])
+    fig = drawn(panels(panel))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = {t.get_text(): t.get_window_extent(renderer) for t in texts(fig)}
+    mark = boxes["ridge 4 FLOP/byte"]
+    for name in ("near one", "near two"):
+        assert not Bbox.intersection(boxes[name], mark) or Bbox.intersection(boxes[name], mark).width <= 1, name

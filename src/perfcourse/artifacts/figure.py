@@ -17,6 +17,8 @@ and each bar or line series is {"label": ..., "y": [one value per label or x]}. 
     panel "integer": true for whole-number ticks (the default when every value is a whole number);
     panel "marks" (line panels): [{"x": ..., "label": ...}], each a dotted vertical line with its
         label (a ridge point, say);
+    panel "ylim" (line panels): [low, high], the y range shown, where one outlier would flatten the
+        rest: a point above it is drawn as a triangle at the top edge, its value written beside it;
     series "samples": one list of measured values per label or x, drawn as small dots beside
         the value they summarize (a median), so the spread of noisy timings shows;
     series "x" (line panels): the series' own x values, instead of the panel's;
@@ -26,7 +28,8 @@ and each bar or line series is {"label": ..., "y": [one value per label or x]}. 
 A line series equal to an earlier one is drawn thinner, on top of it, and its legend says so.
 A spans panel is a timeline measured on one clock: one row per lane (top to bottom, as listed),
 and each series {"label": ..., "lane": ..., "spans": [[start, end], ...]} a colour of bars in its
-lane; panel "xlim": [low, high] fixes the time axis (so two panels share a scale).
+lane (series "colour" picks it; a series with no spans is left out of the legend); panel "xlim":
+[low, high] fixes the time axis (so two panels share a scale).
 diagram is None or {"title": ..., "prediction": ..., "height": inches, "panel": ...}, where the
 panel is {"kind": "timeline"} or {"kind": "flow", "steps": [...], "notes": [one per step]};
 a flow diagram takes the height its notes need.
@@ -122,39 +125,69 @@ def _draw_panel(ax, panel):
     ax.xaxis.get_offset_text().set_fontsize(FONT)
     if integer and not log:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    columns = _legend_columns(handles)
     if values:
-        _set_limits(ax, values, log, len(handles))
-    ax.legend(handles=handles or None, fontsize=SMALL, loc="upper left")
-    _name_points(ax, named)
+        _set_limits(ax, values, log, -(-len(handles) // columns), panel.get("ylim"))
+    # With a y range of its own a panel keeps no room above its data: the legend goes where it covers least.
+    ax.legend(handles=handles or None, fontsize=SMALL, loc="best" if panel.get("ylim") else "upper left",
+              ncol=columns)
+    _name_points(ax, named, panel.get("marks") or [])
+
+
+def _legend_columns(handles) -> int:
+    """Two legend columns where the labels fit side by side in a panel (fewer rows, so less room
+    above the data), else one."""
+    labels = [handle.get_label() for handle in handles]
+    if len(labels) < 3:
+        return 1
+    rows = -(-len(labels) // 2)  # matplotlib fills the first column first
+    inches = [max(len(label) for label in column) * 0.55 * SMALL / 72 + 0.5
+              for column in (labels[:rows], labels[rows:])]
+    return 2 if sum(inches) <= COLUMN_WIDTH - 0.9 else 1
 
 
 # Where a point's name may go, in points from the point (x, y, horizontal alignment), in order.
 NAME_PLACES = [(5, 3, "left"), (5, -12, "left"), (-5, 3, "right"), (-5, -12, "right"), (5, 13, "left"),
-               (5, -22, "left"), (-5, 13, "right"), (-5, -22, "right")]
+               (5, -22, "left"), (-5, 13, "right"), (-5, -22, "right"), (5, 23, "left"), (-5, 23, "right"),
+               (5, -32, "left"), (-5, -32, "right")]
 
 
-def _name_points(ax, named):
+def _name_points(ax, named, marks=()):
     """Each point's name beside it, in the first place (NAME_PLACES) where it overlaps no name
-    already written, judged on the axes' scale once their limits are set (names of close points fan
-    out; the figure's final layout moves the axes a little, not the points relative to each other)."""
+    already written nor a mark's label (where every place overlaps, the one that overlaps least), judged on the axes' scale once their limits are set (names
+    of close points fan out; the figure's final layout moves the axes a little, not the points
+    relative to each other)."""
     scale = ax.figure.dpi / 72  # display units per point
+    bottom = ax.transAxes.transform((0, 0.02))[1]
     taken = []
+    for mark in marks:  # a mark's label runs upwards from the bottom, just right of its line
+        left = ax.transData.transform((mark["x"], 1))[0] + 2 * scale
+        taken.append((left, bottom, left + SMALL * 1.2 * scale,
+                      bottom + 0.6 * SMALL * len(mark["label"]) * scale))
     for at, y, name in sorted(named, key=lambda item: (item[0], item[1])):
         px, py = ax.transData.transform((at, y))
         width, height = 0.6 * SMALL * len(name) * scale, SMALL * 1.1 * scale
-        for dx, dy, align in NAME_PLACES:
+        def overlap(place):
+            dx, dy, align = place
             left = px + dx * scale - (width if align == "right" else 0)
             box = (left, py + dy * scale, left + width, py + dy * scale + height)
-            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
-                break
-        taken.append(box)
+            return sum(max(0, min(box[2], b[2]) - max(box[0], b[0])) * max(0, min(box[3], b[3]) - max(box[1], b[1]))
+                       for b in taken), box
+
+        dx, dy, align = next((place for place in NAME_PLACES if overlap(place)[0] == 0),
+                             min(NAME_PLACES, key=lambda place: overlap(place)[0]))
+        taken.append(overlap((dx, dy, align))[1])
         ax.annotate(name, (at, y), xytext=(dx, dy), textcoords="offset points", fontsize=SMALL, ha=align,
                     zorder=10)
 
 
-def _set_limits(ax, values, log, entries):
-    """Room above the data for the legend (upper left, `entries` lines), so it never covers it."""
-    room = 0.12 + 0.11 * entries  # of the axes' height
+def _set_limits(ax, values, log, rows, ylim=None):
+    """Room above the data for the legend (upper left, `rows` lines), so it never covers it; or
+    the panel's own y range, where it gives one."""
+    if ylim:
+        ax.set_ylim(*ylim)
+        return
+    room = (rows * 1.5 * SMALL + 14) / (2.4 * 72)  # the legend's height over the axes', both in points
     if log:
         low, high = min(v for v in values if v > 0), max(values)
         bottom = 10 ** math.floor(math.log10(low) - 0.05)
@@ -219,6 +252,13 @@ def _draw_lines(ax, panel):
         handles.append(line)
         named += [(at, y, name) for at, y, name in zip(x, series["y"], series.get("names") or [])
                   if name and y is not None]
+        top = (panel.get("ylim") or [None, None])[1]
+        above = [(at, y) for at, y in zip(x, series["y"]) if top is not None and y is not None and y > top]
+        for at, y in above:  # off the panel's scale: a triangle at the edge, and the value beside it
+            ax.plot([at], [top], marker="^", markersize=size + 1, color=line.get_color(), clip_on=False,
+                    zorder=5)
+            ax.annotate(f"{y:.3g} (off the scale)", (at, top), xytext=(8, -12), textcoords="offset points",
+                        fontsize=SMALL, ha="left", zorder=10)
         for at, sample in zip(x, series.get("samples") or []):
             sample = [v for v in sample if v is not None]
             for k, value in enumerate(sample):
@@ -258,6 +298,8 @@ def _draw_spans(ax, panel):
     for j, series in enumerate(panel["series"]):
         colour = series.get("colour") or SPAN_COLOURS[j % len(SPAN_COLOURS)]
         bars = [(start, max(end - start, 0.0)) for start, end in series["spans"]]
+        if not bars:  # nothing of it in this panel: no entry in its legend either
+            continue
         ax.broken_barh(bars, (row[series["lane"]] - 0.32, 0.64), facecolors=colour, edgecolor="black",
                        linewidth=0.4, zorder=2)
         handles.append(Rectangle((0, 0), 1, 1, facecolor=colour, edgecolor="black", linewidth=0.4,

@@ -58,8 +58,13 @@ def check_data(data, diagram, name: str) -> None:
                                   f"not {panel[key]!r}")
         if "integer" in panel and not isinstance(panel["integer"], bool):
             raise CourseError(f"{where}: 'integer' must be true or false, not {panel['integer']!r}")
-        if panel["kind"] == "bar" and any(key in panel for key in ("xscale", "marks")):
-            raise CourseError(f"{where}: 'xscale' and 'marks' belong to line panels")
+        if panel["kind"] == "bar" and any(key in panel for key in ("xscale", "marks", "ylim")):
+            raise CourseError(f"{where}: 'xscale', 'marks' and 'ylim' belong to line panels")
+        ylim = panel.get("ylim")
+        if ylim is not None and not (isinstance(ylim, list) and len(ylim) == 2 and all(_number(v) for v in ylim)
+                                     and ylim[0] < ylim[1]
+                                     and (panel.get("yscale") != "log" or ylim[0] > 0)):
+            raise CourseError(f"{where}: 'ylim' must be [low, high], low < high (and low > 0 on a log axis)")
         marks = panel.get("marks", [])
         if not isinstance(marks, list) or not all(isinstance(m, dict) and _number(m.get("x"))
                                                   and isinstance(m.get("label"), str) for m in marks):
