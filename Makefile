@@ -7,7 +7,9 @@
 #   make report     what the class got wrong: report/index.html from the gradebook and autograded/
 #   make site       the course as a static website (Jupyter Book 2, offline): _site/html/
 #   make artifacts  re-execute every lesson on the jax-cpu kernel and rewrite artifacts/cpu/
-#   make lab        JupyterLab (with nbgrader's extensions) on the course
+#   make lab        JupyterLab (with nbgrader's extensions) on the course, for the instructor
+#   make student-lab  JupyterLab as a student has it: on the student publication (_student/), with the
+#                   Assignments panel and Validate on the course's exchange, nothing of source/ in sight
 #   make hub        the course's JupyterHub on this machine, for a trial (root; demo users)
 #   make test-newest-jax  the test suite on the newest jax/jaxlib that install for this Python
 #   make test-nightly     what is too long for every change: the whole demo class on a Dask cluster
@@ -22,8 +24,10 @@ NEWEST := .venv-newest-jax
 COLAB := .venv-colab
 SITE_STAMP := $(VENV)/.site-installed
 HUB := deploy/jupyterhub
+# A student's Jupyter settings (nbgrader's course id and exchange; no Formgrader), beside this Makefile
+STUDENT_CONFIG := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))/deploy/jupyterhub/student
 
-.PHONY: site demo test check test-newest-jax test-nightly test-tpu release grade report artifacts artifacts-check lab hub hub-proxy clean
+.PHONY: site demo test check test-newest-jax test-nightly test-tpu release grade report artifacts artifacts-check lab student-lab hub hub-proxy clean
 
 $(STAMP): requirements-cpu.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -131,6 +135,23 @@ lab: $(STAMP)
 	mkdir -p exchange
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab --notebook-dir=. $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
 
+# A student's JupyterLab on this machine: `perfcourse publish` writes what students get into
+# STUDENT_DIR (git-ignored; a student's fetched lessons there stay when it is written again), and
+# JupyterLab serves that folder with a student's nbgrader settings (deploy/jupyterhub/student/:
+# this course's id and exchange, the Assignments panel and Validate, no Formgrader). Validate saves
+# into STUDENT_DIR, never into the tracked release/. The Assignments panel lists the lessons the
+# instructor released to the exchange (make lab: Formgrader > Release; or `nbgrader
+# release_assignment LESSON`): it is empty until then, and the notebooks under release/ are there.
+STUDENT_DIR ?= _student
+COURSE_ID = $$($(BIN)/python -c 'from pathlib import Path; from perfcourse.nbgrader_bridge import coursedir; print(coursedir(Path(".")).course_id)')
+student-lab: $(STAMP)
+	$(BIN)/perfcourse publish $(STUDENT_DIR)
+	mkdir -p exchange
+	course_id="$(COURSE_ID)" && cd $(STUDENT_DIR) && \
+	  PATH="$(abspath $(BIN)):$$PATH" JUPYTER_CONFIG_PATH="$(STUDENT_CONFIG)" \
+	  PERFCOURSE_COURSE_ID="$$course_id" PERFCOURSE_EXCHANGE="$(abspath exchange)" \
+	  $(abspath $(BIN))/jupyter lab --notebook-dir=. $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
+
 # JupyterHub for a class on one server (deploy/jupyterhub/): as root, creates the demo users
 # pc-instructor, pc-student1 and pc-student2, the instructor's course and the shared exchange,
 # and runs the hub on http://127.0.0.1:$(HUB_PORT) until Ctrl+C. Its proxy,
@@ -147,5 +168,5 @@ hub: $(STAMP) $(HUB)/node_modules/.installed
 	$(BIN)/python $(HUB)/trial.py --port $(HUB_PORT)
 
 clean:
-	rm -rf $(VENV) $(NEWEST) $(COLAB) $(HUB)/node_modules _site submitted autograded/*/ feedback exchange gradebook.db grades.csv report \
+	rm -rf $(VENV) $(NEWEST) $(COLAB) $(HUB)/node_modules _site _student submitted autograded/*/ feedback exchange gradebook.db grades.csv report \
 	  $(patsubst source/%,%,$(wildcard source/*))

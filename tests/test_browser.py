@@ -30,6 +30,7 @@ shares with tests/test_hub.py) and make.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
@@ -67,8 +68,10 @@ SERVER_START_S = 90    # `make lab` until the server answers
 
 
 class Lab:
-    def __init__(self, url: str, token: str, course: Path, log: Path):
-        self.url, self.token, self.course, self.log = url, token, course, log
+    def __init__(self, url: str, token: str, course: Path, log: Path, served: Path):
+        # served: the folder JupyterLab serves (the course for `make lab`, the student
+        # publication for `make student-lab`)
+        self.url, self.token, self.course, self.log, self.served = url, token, course, log, served
 
     def page_url(self, path: str = "") -> str:
         return f"{self.url}/lab/tree/{path}?token={self.token}" if path else f"{self.url}/lab?token={self.token}"
@@ -77,11 +80,10 @@ class Lab:
         return contents_url(self.url, path)
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """`make lab` on a scratch course where performance-01 is generated, stopped at the end whatever happens."""
+def scratch_course(tmp_path: Path) -> Path:
+    """A scratch course where performance-01 is generated and the exchange exists."""
     if shutil.which("make") is None:
-        pytest.fail("make is not installed: the test starts JupyterLab with `make lab`")
+        pytest.fail("make is not installed: the test starts JupyterLab with make")
     course = copy_course(tmp_path / "course")
     # The instructor's set-up before the server starts: generate the lesson (release/ and the
     # gradebook's record of its cells) with the course's own tool...
@@ -95,7 +97,13 @@ def lab(tmp_path):
     exchange = Path(nbgrader_bridge.config(course).Exchange.root)
     assert exchange == course / "exchange", f"grader_config.py's Exchange.root is {exchange}"
     exchange.mkdir()
+    return course
 
+
+@contextlib.contextmanager
+def make_lab(target: str, course: Path, tmp_path: Path, served: Path):
+    """`make TARGET` (the Makefile's own recipe) run in `course`, serving `served`; stopped at the
+    end whatever happens."""
     # A scratch Jupyter: its own config, data (nbgrader's submission cache lives there), runtime,
     # settings and workspaces, and the jax-cpu kernel (the kernel nbgrader validates and grades on,
     # grader_config.py) installed beside this Python's kernels.
@@ -124,11 +132,11 @@ def lab(tmp_path):
                 f"--LabApp.user_settings_dir={jupyter / 'settings'}",
                 f"--LabApp.workspaces_dir={jupyter / 'workspaces'}"]
     # The Makefile's own recipe, without its environment set-up (STAMP=), on this environment's
-    # tools, run in the course: it serves its working directory (--notebook-dir=., which JupyterLab
-    # refuses to have twice, so no root_dir here) and adds --allow-root by itself when run as root.
-    command = ["make", "--no-print-directory", "-f", str(ROOT / "Makefile"), "lab",
+    # tools, run in the course: it serves its folder (--notebook-dir=., which JupyterLab refuses to
+    # have twice, so no root_dir here) and adds --allow-root by itself when run as root.
+    command = ["make", "--no-print-directory", "-f", str(ROOT / "Makefile"), target,
                "STAMP=", f"BIN={bindir}", f"LAB_ARGS={shlex.join(lab_args)}"]
-    log = tmp_path / "jupyterlab.log"
+    log = tmp_path / f"{target}.log"
     url = f"http://127.0.0.1:{port}"
     with open(log, "wb") as out:
         server = subprocess.Popen(command, cwd=course, env=env, stdout=out, stderr=subprocess.STDOUT,
@@ -137,7 +145,8 @@ def lab(tmp_path):
         deadline = time.monotonic() + SERVER_START_S
         while True:
             if server.poll() is not None:
-                pytest.fail(f"`make lab` exited with {server.returncode} before JupyterLab answered:\n{log_tail(log)}")
+                pytest.fail(f"`make {target}` exited with {server.returncode} before JupyterLab answered:\n"
+                            f"{log_tail(log)}")
             try:
                 api(f"{url}/api/status", token)
                 break
@@ -147,13 +156,34 @@ def lab(tmp_path):
                 time.sleep(0.25)
         specs = api(f"{url}/api/kernelspecs", token)["kernelspecs"]
         assert {"python3", "jax-cpu"} <= set(specs), f"kernels the server offers: {sorted(specs)}"
-        top = {item["name"] for item in api(f"{url}/api/contents/", token)["content"]}
-        assert {"grader_config.py", "release", "exchange"} <= top, \
-            f"`make lab` does not serve the course: {sorted(top)}"
-        yield Lab(url, token, course, log)
+        yield Lab(url, token, course, log, served)
     finally:
         stop(server, url, token)
 
+
+@pytest.fixture
+def lab(tmp_path):
+    """`make lab` on a scratch course where performance-01 is generated."""
+    course = scratch_course(tmp_path)
+    with make_lab("lab", course, tmp_path, course) as running:
+        top = {item["name"] for item in api(f"{running.url}/api/contents/", running.token)["content"]}
+        assert {"grader_config.py", "release", "exchange"} <= top, \
+            f"`make lab` does not serve the course: {sorted(top)}"
+        yield running
+
+
+@pytest.fixture
+def student_lab(tmp_path):
+    """`make student-lab` on a scratch course whose instructor released performance-01 to the
+    exchange (plain nbgrader, as Formgrader's Release does it): the server serves the student
+    publication, _student/, with a student's nbgrader settings."""
+    course = scratch_course(tmp_path)
+    released_now = subprocess.run([sys.executable, "-m", "nbgrader", "release_assignment", LESSON],
+                                  cwd=course, env=nbgrader_bridge.nbgrader_env(), text=True,
+                                  capture_output=True, timeout=SETUP_S)
+    assert released_now.returncode == 0, released_now.stdout + released_now.stderr
+    with make_lab("student-lab", course, tmp_path, course / "_student") as running:
+        yield running
 
 
 def stop(server: subprocess.Popen, url: str, token: str) -> None:
@@ -278,6 +308,53 @@ def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):
         print(f"\nfailed in: {current[0]}")
         print("\nbrowser console errors:\n" + "\n".join(console[-20:]))
         print("\nJupyterLab log:\n" + log_tail(lab.log))
+        raise
+    finally:
+        context.close()
+
+
+def test_a_student_fetches_solves_and_validates_without_seeing_the_course(browser, student_lab, tmp_path):
+    """A student's path, as `make student-lab` gives it (docs/students/start.md, "JupyterLab with
+    the course's exchange"): JupyterLab shows the publication only (README.md, GUIDE.md, release/,
+    requirements.txt; never source/, samples/ or the checks), the Assignments panel lists the
+    released lesson, Fetch writes it into the student's folder, Run All and Validate pass, and the
+    course's tracked release notebook is untouched."""
+    lab = student_lab
+    course_id = nbgrader_bridge.coursedir(lab.course).course_id
+    tracked = released(lab.course, LESSON).read_bytes()
+    top = {item["name"] for item in api(lab.contents(""), lab.token)["content"]}
+    assert top == {"README.md", "GUIDE.md", "release", "requirements.txt"}, sorted(top)
+    for outside in ("source", "samples", "../source", "../grader_config.py"):
+        with pytest.raises(urllib.error.HTTPError):  # 404: nothing of the course is in the server's reach
+            api(lab.contents(outside), lab.token)
+    sample = samples.parse(ROOT / "samples" / LESSON / "solution.py", LESSON)
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    current = ["opening JupyterLab"]
+    try:
+        with step("open the student's JupyterLab", page, current):
+            open_app(page, lab.page_url())
+            keep_screenshot(page, tmp_path, "student-1-opened.png")
+
+        with step("Assignment List > Fetch", page, current):
+            fetched_item = fetch(page, LESSON, course_id)
+            assert (lab.served / NOTEBOOK).is_file(), f"Fetch wrote no {NOTEBOOK} in the student's folder"
+
+        with step("solve, Run All, save, Validate", page, current):
+            fetched = nbformat.from_dict(api(lab.contents(NOTEBOOK) + "?content=1", lab.token)["content"])
+            answer = solved(fetched, samples.build(lab.course, sample))
+            api(lab.contents(NOTEBOOK), lab.token, method="PUT", timeout=30,
+                body={"type": "notebook", "format": "json", "content": answer})
+            run_save_validate(
+                page, fetched_item, LESSON, NOTEBOOK, sum(c.cell_type == "code" for c in answer.cells),
+                kernel_idle=lambda: wait_kernel_idle(lab.url, lab.token, NOTEBOOK, timeout_s=30),
+                on_disk=lab.served / NOTEBOOK,
+                validated=lambda: keep_screenshot(page, tmp_path, "student-2-validated.png"))
+        assert released(lab.course, LESSON).read_bytes() == tracked, "the tracked release notebook changed"
+    except BaseException:
+        print(f"\nfailed in: {current[0]}\n\nJupyterLab log:\n" + log_tail(lab.log))
         raise
     finally:
         context.close()

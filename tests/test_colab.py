@@ -77,11 +77,11 @@ def test_an_unfilled_notebook_first_fails_naming_the_first_task(colab_kernel, tm
 def test_open_in_colab_links_come_only_from_the_setting(tmp_path):
     root = copy_course(tmp_path / "course")
     assert all("colab.research.google.com" not in p.read_text() for p in (root / "release").glob("*/*.ipynb"))
-    (root / "course.toml").write_text('[colab]\nrepository = "example-org/jax-course"\nbranch = "spring"\n')
+    (root / "course.toml").write_text('[publication]\nrepository = "example-org/jax-course"\nbranch = "spring"\n')
     release.generate(root, ["performance-01"])
     text = (root / "release" / "performance-01" / "performance-01.ipynb").read_text()
     assert ("https://colab.research.google.com/github/example-org/jax-course/blob/spring/"
             "release/performance-01/performance-01.ipynb") in text
-    (root / "course.toml").write_text('[colab]\nrepository = "not a repository"\n')
+    (root / "course.toml").write_text('[publication]\nrepository = "not a repository"\n')
     with pytest.raises(Exception, match="owner/name"):
         release.generate(root, ["performance-01"])

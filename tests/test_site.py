@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import ROOT
 
-from perfcourse import site
+from perfcourse import launch, site
 from perfcourse.course import lessons
 
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
@@ -194,19 +194,31 @@ def _course(tmp_path: Path, toml: str) -> Path:
 
 
 def test_launch_links_come_from_course_toml_only(tmp_path):
-    assert site.hub_link(_course(tmp_path, '[colab]\nrepository = ""\n[hub]\nurl = "https://hub.example.edu"\n'),
-                         "performance-01") is None
-    assert site.hub_link(_course(tmp_path, '[colab]\nrepository = "org/course"\n'), "performance-01") is None
-    link = site.hub_link(_course(tmp_path, '[colab]\nrepository = "org/course"\nbranch = "fall"\n'
-                                           '[hub]\nurl = "https://hub.example.edu/"\n'), "performance-01")
+    """Every launch link points into the student publication ([publication]), never elsewhere."""
+    assert launch.hub_link(_course(tmp_path, '[publication]\nrepository = ""\n[hub]\nurl = "https://hub.example.edu"\n'),
+                           "performance-01") is None
+    assert launch.hub_link(_course(tmp_path, '[publication]\nrepository = "org/course"\n'), "performance-01") is None
+    link = launch.hub_link(_course(tmp_path, '[publication]\nrepository = "org/course"\nbranch = "fall"\n'
+                                             '[hub]\nurl = "https://hub.example.edu/"\n'), "performance-01")
     assert link == ("https://hub.example.edu/hub/user-redirect/git-pull?repo=https%3A%2F%2Fgithub.com%2Forg%2Fcourse"
                     "&branch=fall&urlpath=lab%2Ftree%2Fcourse%2Frelease%2Fperformance-01%2Fperformance-01.ipynb")
     text = site._launch_markdown(tmp_path, "performance-01")
     assert "[Open in Colab](https://colab.research.google.com/github/org/course/blob/fall/release/" in text
     assert "[Open on the course's JupyterHub](https://hub.example.edu/hub/" in text
     with pytest.raises(site.CourseError, match=r"\[hub\] url"):
-        site.hub_link(_course(tmp_path, '[colab]\nrepository = "org/course"\n[hub]\nurl = "hub.example.edu"\n'),
-                      "performance-01")
+        launch.hub_link(_course(tmp_path, '[publication]\nrepository = "org/course"\n[hub]\nurl = "hub.example.edu"\n'),
+                        "performance-01")
+    with pytest.raises(site.CourseError, match=r"\[colab\] repository is now \[publication\] repository"):
+        launch.colab_link(_course(tmp_path, '[colab]\nrepository = "org/course"\n'), "performance-01")
+
+
+def test_no_lesson_page_tells_students_about_a_missing_launch_link(tmp_path):
+    """Without a publication, a lesson page has no links and no note for the instructor: `perfcourse site`
+    tells the instructor instead."""
+    text = site._launch_markdown(_course(tmp_path, ""), "performance-01")
+    assert "course.toml" not in text and "launch link" not in text and "Open in" not in text
+    assert "course.toml" in site.missing_links_note(tmp_path) and site.missing_links_note(
+        _course(tmp_path, '[publication]\nrepository = "org/course"\n')) is None
 
 
 def test_key_numbers_read_one_line_values():

@@ -5,6 +5,7 @@
                                    (--cluster tcp://HOST:PORT: on a Dask cluster's workers)
   perfcourse demo                  release, build the sample class, grade it, check the scores
   perfcourse report [...]          what the class got wrong: an HTML page, figures and a CSV in report/
+  perfcourse publish DIR [--git]   what students get: release/, their guide, requirements (no solutions)
   perfcourse site [--output DIR]    the course as a static website (Jupyter Book 2), built offline into _site/html/
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse figures [--check]     copy artifacts/figure.py into every source notebook's figure cell
@@ -136,6 +137,12 @@ def cmd_report(root: Path, args) -> int:
     from .grading import class_report_page  # matplotlib loads only when needed
 
     return class_report_page.main(root, args.lesson, args.output)
+
+
+def cmd_publish(root: Path, args) -> int:
+    from . import publish
+
+    return publish.main(root, args.folder, args.git)
 
 
 def cmd_site(root: Path, args) -> int:
@@ -279,6 +286,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="DIR", type=Path,
                    help="the report's folder (default: report/ in the course; replaced whole)")
     p.set_defaults(run=cmd_report)
+
+    p = verbs.add_parser("publish", help="what students get: release/, their guide and the lessons' requirements, "
+                                       "nothing of source/, samples/ or the checks")
+    p.add_argument("folder", metavar="DIR", type=Path,
+                   help="the publication's folder: new, empty, or an earlier publication (only its files are replaced)")
+    p.add_argument("--git", action="store_true",
+                   help="make DIR a git repository (or add a commit to it), to push where course.toml's "
+                        "[publication] repository says")
+    p.set_defaults(run=cmd_publish)
 
     p = verbs.add_parser("site", help="the course as a static website: lessons, reference recordings and docs/ "
                                       "(Jupyter Book 2, built offline)")

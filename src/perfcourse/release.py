@@ -8,29 +8,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import re
-
 import nbformat
 
 from . import nbgrader_bridge
-from .course import CONFIG_FILES, CourseError, copy_course, lessons, read_notebook, settings, source_notebook, write_atomic
+from .course import CONFIG_FILES, copy_course, lessons, read_notebook, source_notebook, write_atomic
+from .launch import colab_link
 
-REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 COLAB_CELL_ID = "open-in-colab"
-
-
-def colab_link(root: Path, lesson: str) -> str | None:
-    """The "Open in Colab" address of a release notebook, from course.toml's [colab] setting only."""
-    colab = settings(root).get("colab", {})
-    repository, branch = colab.get("repository", ""), colab.get("branch", "main")
-    if not repository:
-        return None
-    if not isinstance(repository, str) or not REPOSITORY.match(repository):
-        raise CourseError(f"{root / 'course.toml'}: [colab] repository must be 'owner/name', got {repository!r}")
-    if not isinstance(branch, str) or not branch or any(ch.isspace() for ch in branch):
-        raise CourseError(f"{root / 'course.toml'}: [colab] branch must be a branch name, got {branch!r}")
-    return (f"https://colab.research.google.com/github/{repository}/blob/{branch}/"
-            f"release/{lesson}/{lesson}.ipynb")
 
 
 def _add_colab_link(root: Path, lesson: str, path: Path) -> None:
@@ -50,7 +34,7 @@ def generate(root: Path, lesson_ids: list[str] | None = None) -> list[Path]:
     written = []
     for lesson in lesson_ids or lessons(root):
         read_notebook(source_notebook(root, lesson))  # a corrupt source fails here, by name
-        colab_link(root, lesson)  # so does a bad [colab] setting, before nbgrader writes anything
+        colab_link(root, lesson)  # so does a bad [publication] setting, before nbgrader writes anything
         nbgrader_bridge.generate_assignment(root, lesson)
         path = released(root, lesson)
         _add_colab_link(root, lesson, path)

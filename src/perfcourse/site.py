@@ -28,10 +28,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote, urlencode
-
-from .course import CourseError, lessons, read_notebook, settings, write_atomic
-from .release import COLAB_CELL_ID, colab_link, released
+from . import launch
+from .course import CourseError, lessons, read_notebook, write_atomic
+from .release import COLAB_CELL_ID, released
 
 TITLE = "JAX performance course"
 DEFAULT_OUTPUT = "_site"
@@ -51,36 +50,14 @@ CLOSED_REGISTRY = "http://127.0.0.1:9/"
 BUILD_SECONDS = 600
 
 
-def hub_link(root: Path, lesson: str) -> str | None:
-    """The nbgitpuller address that opens a release notebook on the course's JupyterHub: needs
-    course.toml's [hub] url and the repository of [colab]; None when either is empty."""
-    url = settings(root).get("hub", {}).get("url", "")
-    colab = settings(root).get("colab", {})
-    if not url or not colab.get("repository"):
-        return None
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")) or any(c.isspace() for c in url):
-        raise CourseError(f"{root / 'course.toml'}: [hub] url must be the hub's http(s) address, got {url!r}")
-    colab_link(root, lesson)  # validates [colab] repository and branch
-    repository, branch = colab["repository"], colab.get("branch", "main")
-    name = repository.split("/")[1]
-    query = urlencode({"repo": f"https://github.com/{repository}", "branch": branch,
-                       "urlpath": f"lab/tree/{name}/release/{lesson}/{lesson}.ipynb"}, quote_via=quote)
-    return f"{url.rstrip('/')}/hub/user-redirect/git-pull?{query}"
-
-
 def _launch_markdown(root: Path, lesson: str) -> str:
-    links = [(label, link) for label, link in (("Open in Colab", colab_link(root, lesson)),
-                                               ("Open on the course's JupyterHub", hub_link(root, lesson)))
-             if link]
     lines = ["```{note}",
              "This page is the notebook students get (`release/" + lesson + "/" + lesson + ".ipynb`), "
              "shown as it is, not executed. Its numbers and figure, at the end of the page, are "
              f"[one machine's recording](#{lesson}-recording)."]
+    links = launch.links(root, lesson)
     if links:
         lines += ["", " · ".join(f"[{label}]({link})" for label, link in links)]
-    else:
-        lines += ["", "No launch link is configured: course.toml's `[colab] repository` gives an "
-                      "\"Open in Colab\" link, and with `[hub] url` a JupyterHub link (nbgitpuller)."]
     return "\n".join(lines + ["```"])
 
 
@@ -343,8 +320,20 @@ def build(root: Path, output: Path, verbose: bool = False) -> dict:
     return {**expected, "html": html, "seconds": time.monotonic() - started, "pages": len(manifest["pages"])}
 
 
+def missing_links_note(root: Path) -> str | None:
+    """For the instructor (never on a student's page): why the lesson pages carry no launch link."""
+    if launch.publication(root) is not None:
+        return None
+    return ("note: the lesson pages carry no launch link: course.toml's [publication] repository (where "
+            "'perfcourse publish' output is pushed) gives \"Open in Colab\" links, and with [hub] url JupyterHub "
+            "links (nbgitpuller)")
+
+
 def main(root: Path, output: Path | None, verbose: bool = False) -> int:
     result = build(root, output or root / DEFAULT_OUTPUT, verbose)
     print(f"built {result['pages']} pages ({len(result['lessons'])} lessons, {len(result['docs'])} docs pages) "
           f"in {result['seconds']:.1f} s: {result['html'] / 'index.html'}")
+    note = missing_links_note(root)
+    if note:
+        print(note)
     return 0

@@ -1,0 +1,119 @@
+"""`perfcourse publish`: what students get holds the lessons and their guide, and no solution,
+hidden test or course code (fast tier: files and git only, no kernel)."""
+from __future__ import annotations
+
+import re
+import subprocess
+
+import nbformat
+import pytest
+
+from conftest import ROOT, perfcourse
+
+from perfcourse import launch, publish
+from perfcourse.course import CONFIG_FILES, CourseError, copy_course, lessons
+
+LESSONS = lessons(ROOT)
+BLOCKS = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", re.S)
+
+
+def withheld() -> list[str]:
+    """Every solution and hidden-test body of source/, as the lines between its delimiters."""
+    bodies = []
+    for lesson in LESSONS:
+        nb = nbformat.read(ROOT / "source" / lesson / f"{lesson}.ipynb", 4)
+        for cell in nb.cells:
+            bodies += [body.strip("\n") for _, body in BLOCKS.findall(cell.source + "\n") if body.strip()]
+    return bodies
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    target = tmp_path_factory.mktemp("publication") / "course"
+    written = publish.publish(ROOT, target)
+    return target, written
+
+
+def test_the_publication_holds_the_lessons_the_guide_and_the_requirements(published):
+    target, written = published
+    assert {p for p in written if not p.startswith("release/")} == {
+        "README.md", publish.GUIDE, "requirements.txt", ".gitignore"}
+    assert {f"release/{lesson}/{lesson}.ipynb" for lesson in LESSONS} <= set(written)
+    on_disk = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    assert on_disk == sorted(written + [publish.MANIFEST])
+    assert sorted(p.name for p in target.iterdir()) == sorted(
+        [".gitignore", publish.MANIFEST, publish.GUIDE, "README.md", "release", "requirements.txt"])
+    for lesson in LESSONS:  # the release notebook as committed, byte for byte
+        path = f"release/{lesson}/{lesson}.ipynb"
+        assert (target / path).read_bytes() == (ROOT / path).read_bytes()
+    requirements = (target / "requirements.txt").read_text()
+    assert all(re.search(rf"^{name}==\S+$", requirements, re.M) for name in publish.STUDENT_PACKAGES)
+    readme = (target / "README.md").read_text()
+    assert all(f"(release/{lesson}/{lesson}.ipynb)" in readme for lesson in LESSONS) and "(GUIDE.md)" in readme
+
+
+def test_no_solution_hidden_test_or_course_code_is_published(published):
+    target, _ = published
+    bodies = withheld()
+    assert len(bodies) > 3 * len(LESSONS)  # the solutions and hidden tests of every lesson
+    text = "\n".join(p.read_text(encoding="utf-8") for p in target.rglob("*") if p.is_file())
+    # Notebooks hold their sources as JSON strings: read them as the cells' text too.
+    text += "\n".join(cell.source for p in target.rglob("*.ipynb") for cell in nbformat.read(p, 4).cells)
+    leaked = [body for body in bodies if body in text]
+    assert leaked == []
+    for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "perfcourse.checks", "from perfcourse", "samples/",
+                   "adversarial/", "grader_config"):
+        assert marker not in text, marker
+
+
+def test_the_guides_links_hold_in_the_publication(published):
+    target, _ = published
+    guide = (target / publish.GUIDE).read_text()
+    for link in re.findall(r"\]\(([^)\s]+)\)", guide):
+        if not re.match(r"^(https?:|mailto:|#)", link):
+            assert (target / link.partition("#")[0]).is_file(), link
+
+
+def test_launch_links_point_into_the_publication(tmp_path):
+    root = copy_course(ROOT, tmp_path / "course", CONFIG_FILES + ("release", "source", "docs", "requirements-cpu.txt"))
+    (root / "course.toml").write_text('[publication]\nrepository = "org/jax-course-students"\nbranch = "fall"\n'
+                                      '[hub]\nurl = "https://hub.example.edu"\n')
+    publish.publish(root, tmp_path / "out")
+    readme = (tmp_path / "out" / "README.md").read_text()
+    for lesson in LESSONS:
+        assert launch.colab_link(root, lesson) in readme and launch.hub_link(root, lesson) in readme
+    assert ("https://colab.research.google.com/github/org/jax-course-students/blob/fall/"
+            "release/performance-01/performance-01.ipynb") == launch.colab_link(root, "performance-01")
+    assert "repo=https%3A%2F%2Fgithub.com%2Forg%2Fjax-course-students" in launch.hub_link(root, "performance-01")
+
+
+def test_publishing_again_replaces_only_its_own_files_and_commits_with_git(tmp_path):
+    target = tmp_path / "students"
+    proc = perfcourse("publish", str(target), "--git", cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    log = subprocess.run(["git", "-C", str(target), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.splitlines() == ["The course's student publication (perfcourse publish)"]
+    tracked = subprocess.run(["git", "-C", str(target), "ls-files"], capture_output=True, text=True).stdout.split()
+    assert "README.md" in tracked and f"release/{LESSONS[0]}/{LESSONS[0]}.ipynb" in tracked
+    (target / "performance-01").mkdir()  # a student's fetched lesson and a file of theirs stay
+    (target / "performance-01" / "mine.ipynb").write_text("{}")
+    (target / "release" / "stale.txt").write_text("x")
+    with open(target / publish.MANIFEST, "a") as manifest:
+        manifest.write("release/stale.txt\n")  # as if the last publication had written it
+    assert perfcourse("publish", str(target), "--git", cwd=ROOT).returncode == 0
+    assert (target / "performance-01" / "mine.ipynb").is_file() and not (target / "release" / "stale.txt").exists()
+    log = subprocess.run(["git", "-C", str(target), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert len(log.splitlines()) == 1  # nothing of the publication changed: no new commit
+
+
+@pytest.mark.parametrize("where", ["source", "release", "."])
+def test_the_course_itself_is_never_a_publication_folder(where):
+    with pytest.raises(CourseError, match="the course itself"):
+        publish.publish(ROOT, ROOT / where)
+
+
+def test_a_folder_that_is_no_publication_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(CourseError, match="not empty and not a publication"):
+        publish.publish(ROOT, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
