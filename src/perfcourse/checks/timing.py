@@ -39,12 +39,19 @@ its marks. A timer that sleeps instead of waiting puts its sleeps in the spans t
 cannot tell a random sleep from a stall: the medians alone judge it, about half its runs pass,
 and a failed one is undecided, so it passes nearly always (a known limit: docs/authors/checks.md).
 What stays *evidence only*: each call's trip count must reach the student's process, which
-dispatches the work, so a timer that reads its instrument's internals (the schedule in the
-function's closure), calibrates the course's loop and predicts each call's work from its trip
-count, while still timing the call itself with a wall clock, would pass without waiting for
-results. Reaching the instrument's internals is flagged (the scan of submitted code: closures,
-gc, frames, sys.modules; the audit hook: gc walks, frames), and such a timer has to measure every
-hold correctly anyway: in practice, timing each call with a wall clock, which is the task.
+dispatches the work. It passes through nothing student code can replace on a module or a class:
+the instrument binds what it calls at the kernel's start-up, the function handed over reaches
+nothing through its globals, and what the count passes through on its way (the channel's classes
+and objects, `json`, `socket`, the JAX names) is kept as it was then and flagged when replaced
+(kernel/library.py; a timer that once learned the counts by replacing `jax.numpy.int32`, slept each
+call's predicted work and passed is now the unsynchronized timer it is:
+adversarial/performance-01/spies-on-trip-counts.py). A timer that reads its instrument's internals
+(the schedule's call in the function's closure, or JAX's own machinery rewritten while the
+program is first built), calibrates the course's loop and predicts each call's work from its trip
+count, while still timing the call itself with a wall clock, would still pass. Reaching the
+internals is flagged (the scan of submitted code: closures, gc, frames, sys.modules; the audit
+hook: gc walks, frames, trace functions), and such a timer has to measure every hold correctly
+anyway: in practice, timing each call with a wall clock, which is the task.
 """
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ variable PERFCOURSE_SANDBOX (`ENV_SETTINGS`). Settings:
                     evidence records go: the launcher stays alive as the parent of bubblewrap and
                     copies what the kernel writes to the pipe whose write end it gets as
                     PERFCOURSE_EVIDENCE_FD (see perfcourse.kernel.evidence), at most 1 MiB; an
-                    end of file while the kernel still runs is written there too (CLOSED).
+                    end of file while the kernel still runs is written there too (CLOSED), and
+                    the pipe's write end seen, from outside, under a second descriptor (SECOND).
     fork            optional absolute path of a fork server's socket (grading/fork_server.py), bwrap
                     mode: bubblewrap builds the same sandbox around a placeholder process and the
                     kernel is forked into it from that server's warm process (`ForkedKernel`,
@@ -583,24 +584,30 @@ def _copy_evidence(source: int, target: int, kernel: "ExecKernel | ForkedKernel"
 
     Meanwhile, every HOLDERS_EVERY seconds, the launcher reads from outside which descriptors of
     the sandbox's processes hold the pipe (`second_holders`): the write end under any number but
-    `number`, the one handed over, in two looks in a row, means the kernel duplicated it (os.dup),
-    to put a pipe of its own in its place and write what it likes to the real one; the file says so
-    once (SECOND). A duplicate kept for less than HOLDERS_EVERY can pass unseen."""
+    `number`, the one handed over (before the kernel's first line, in two looks in a row), means the
+    kernel duplicated it (os.dup), to put a pipe of its own in its place and write what it likes to
+    the real one; the file says so once (SECOND). A duplicate kept for less than HOLDERS_EVERY can
+    pass unseen."""
     import select
 
-    written, cut, second, looked, before = 0, False, False, 0.0, set()
+    written, cut, second, looked, before, arrived = 0, False, False, 0.0, set(), False
     pipe = f"pipe:[{os.fstat(source).st_ino}]"
     while True:
-        if not second and time.monotonic() - looked >= HOLDERS_EVERY:
-            # Seen twice in a row: a kernel being started holds the pipe under another number for a
-            # moment (a forked one receives it so), until it puts it in its place.
+        # Every HOLDERS_EVERY seconds, and as each line arrives (a heartbeat: a cell starts), so a
+        # duplicate kept from one cell into the next is seen whatever the cells' lengths.
+        since = time.monotonic() - looked
+        if not second and (since >= HOLDERS_EVERY or (arrived and since >= HOLDERS_EVERY / 10)):
+            # Before the kernel's first line, seen twice in a row: a kernel being started holds the
+            # pipe under another number for a moment (a forked one receives it so), until it puts it
+            # in its place; once its hook writes, it is in place, and one look is enough.
             looked, now = time.monotonic(), set(second_holders(pipe, number, kernel.roots(), cgroups))
-            if now & before:
+            if now & before or (now and written):
                 os.write(target, b"\n" + SECOND.encode() + b"\n")
                 second = True
             before = now
         try:
-            if not select.select([source], [], [], HOLDERS_EVERY)[0]:
+            arrived = bool(select.select([source], [], [], HOLDERS_EVERY)[0])
+            if not arrived:
                 continue
             chunk = os.read(source, 1 << 16)
         except InterruptedError:

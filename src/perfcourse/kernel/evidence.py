@@ -10,7 +10,8 @@ uses a tampering primitive:
 - taking interpreter frames (`sys._getframe`, `sys._current_frames`, a traceback's `tb_frame`,
   a generator's `gi_frame`, ...);
 - ctypes (`ctypes.dlopen`, `ctypes.dlsym`, `ctypes.addressof`, `ctypes.string_at`, from_address ...);
-- `sys.settrace`, `sys.setprofile`, `sys.addaudithook`;
+- `sys.settrace`, `sys.setprofile`, `sys.addaudithook`, and a trace or profile function in place
+  when a cell starts (`threading.settrace` included);
 - building code objects or functions by hand, or compiling code under a file's name.
 
 The grading sandbox's launcher copies those lines into a file outside the sandbox (see
@@ -23,12 +24,26 @@ Whose code: IPython, ipykernel, jax, numpy, matplotlib and the standard library 
 these primitives in normal work (jax and IPython take frames all the time; importing asyncio
 assigns __code__, namedtuple assigns __defaults__, cProfile sets a profile function), so a use
 counts only when the code responsible is the student's: a frame running in the shell's user
-namespace, or compiled from a cell (IPython's '<ipython-input-N-...>', ipykernel's
-'.../ipykernel_PID/HASH.py'). For most primitives that is the immediate caller, seen through
-`inspect`, `ctypes`, `unittest.mock` and code compiled from strings (so `exec("sys._getframe()")`
-and `mock.patch.object(f, "__defaults__", ...)` are still the student's). For gc walks and new
-audit hooks, which no library makes in normal work, it is the first student frame anywhere on the
-stack, unless the grader's own code (this package) comes first.
+namespace, compiled from a cell (IPython's '<ipython-input-N-...>', ipykernel's
+'.../ipykernel_PID/HASH.py'), or code a student's frame ran from a string (exec, eval: the code
+objects, with the functions defined in them, whatever label they were compiled under, so a
+helper compiled as "helpers" and called later by a library is still the student's). For most
+primitives that is the immediate caller, seen through `inspect`, `ctypes`, `unittest.mock` and
+code compiled from strings (so `exec("sys._getframe()")` and `mock.patch.object(f, "__defaults__",
+...)` are still the student's). For gc walks and new audit hooks, which no library makes in normal
+work, it is the first student frame anywhere on the stack, unless the grader's own code (this
+package) comes first. Threads: where a thread calls what it was given (Thread.run, Timer.run, a
+pool's work item), the code responsible is what it was given: a builtin (`Thread(target=
+gc.get_objects)`) or code seen through is the student's, since no library starts a thread so, and
+an event with no Python frame at all (`_thread.start_new_thread(gc.get_objects, ())`) is too.
+
+Hooks that raise no event of their own: `threading.settrace` and `threading.setprofile` only set
+a function every later thread starts under, and a trace function set between two cells stays in
+place unseen. At each heartbeat (below) the hook looks for trace and profile functions in place
+(this thread's, and those for new threads) and records each it finds ("hook:..." lines).
+
+Instruments: an instrument raises `library.CHANGED_EVENT` with the name of each library attribute
+it relies on that student code replaced (kernel/library.py); the hook writes it as it comes.
 
 The hook never raises into the code it watches, writes at most PER_KIND lines per kind, and
 keeps its state where only a tampering primitive reaches it (its defaults, which cannot be
@@ -46,13 +61,15 @@ replaced: each shows). The launcher (grading/sandbox.py) flags the other half: a
 the pipe while the kernel process still runs means the kernel closed its end ("the evidence
 channel closed while the kernel ran", written by the launcher as CLOSED). A kernel that forges
 these lines only flags itself, and heartbeats it adds (raising the event, running cells from a
-cell) reach the file only through a live channel, which records what the hook sees anyway. What this does not catch, an accepted residual: code that keeps
-the real pipe open under another number (`os.dup`), puts a pipe of its own in its place
-(`os.dup2`) and writes well-formed lines, heartbeats included, to the real one. It has to
-find and duplicate descriptors to do so, which the grader's scan of the submitted code flags
-("code touches file descriptors": grading/code_scan.py); code written against this module's
-internals is likewise flagged there, where its name is spelled out. The records already written
-stay outside the sandbox.
+cell) reach the file only through a live channel, which records what the hook sees anyway. Code
+that keeps the real pipe open under another number (`os.dup`), puts a pipe of its own in its place
+(`os.dup2`) and writes well-formed lines, heartbeats included, to the real one is seen from
+outside: the launcher reads which descriptors of the sandbox's processes hold the pipe's write end
+(SECOND, "the evidence channel was open under a second descriptor"), at each line that arrives and
+every 0.2 s; a duplicate kept for less, within one cell, can pass unseen. The grader's scan of the
+submitted code also flags the descriptors it touches ("code touches file descriptors":
+grading/code_scan.py); code written against this module's internals is likewise flagged there,
+where its name is spelled out. The records already written stay outside the sandbox.
 """
 from __future__ import annotations
 
