@@ -199,6 +199,15 @@ def test_no_trip_count_passes_anything_student_code_can_replace(monkeypatch):
     assert seen == []
     assert library.changed() == ["jax.numpy.int32"]
     assert set(handed[0].__globals__) == {"__builtins__", "make"} and handed[0].__globals__["__builtins__"] == {}
+    # The probe dispatcher, too, binds the import it finds probes with: a module of the student's
+    # making never receives the schedule.
+    import importlib
+
+    from perfcourse.kernel import probes
+
+    monkeypatch.setattr(importlib, "import_module", lambda *args, **kwargs: 1 / 0)
+    jax.block_until_ready(probes.run("timing.spin", 10))
+    assert library.changed() == ["jax.numpy.int32", "importlib.import_module"]
     monkeypatch.undo()
     assert library.changed() == []
 

@@ -136,7 +136,12 @@ class Agent:
         if op == "probe":
             from . import probes
 
-            return probes.run(args[0], *args[1:], **kwargs)
+            # What the probes rely on and student code replaced, before or while one ran, is flagged.
+            seen = library.changed()
+            try:
+                return probes.run(args[0], *args[1:], **kwargs)
+            finally:
+                library.report(dict.fromkeys(seen + library.changed()))
         raise ChannelError(f"unknown request {op[:40]!r}")
 
 

@@ -9,8 +9,9 @@ imported, at the kernel's start-up (before any student code: perfcourse.kernel.a
 them), and `keep` records here, at that moment, what each owner (a module, a class, an object)
 holds; `changed()` names every kept attribute that no longer holds the same object (or, for a
 class or an object, an attribute added to it since: an instance attribute shadows its class's).
-An instrument calls it before and after it runs student code and raises CHANGED_EVENT for each
-name, which the evidence hook writes and the grader flags (kernel/evidence.py).
+The agent calls it before and after each probe it runs (student code runs inside a probe: a
+timer) and raises CHANGED_EVENT for each name (`report`), which the evidence hook writes and the
+grader flags (kernel/evidence.py).
 
 The record is kept in this module, which student code reaches only by naming the course's
 package (flagged by the grader's scan of the submission).
