@@ -675,7 +675,8 @@ def _on_the_spread(rng: np.random.Generator) -> tuple[list[float], list[float]]:
         return [float(v * unit) for v in values]
 
     other = centre + (width if rng.random() < 0.5 else -width)
-    return samples(centre, width, 2 * int(rng.integers(2, 5)) + 1), samples(other, width // 2, 2 * int(rng.integers(2, 5)) + 1)
+    counts = [2 * int(c) + 1 for c in rng.integers(2, 5, 2)]
+    return samples(centre, width, counts[0]), samples(other, width // 2, counts[1])
 
 
 def timing_cases(rng: np.random.Generator) -> list[tuple[str, list[float], list[float]]]:
