@@ -17,7 +17,10 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import ROOT
 
-from perfcourse import launch, site
+# `browser` is a fixture (tests/jupyter_browser.py): importing it puts it in this module's reach.
+from jupyter_browser import browser  # noqa: F401
+
+from perfcourse import launch, site, site_theme
 from perfcourse.course import lessons
 
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
@@ -108,8 +111,7 @@ def _pages(output: Path) -> tuple[Path, dict, dict]:
 def test_every_page_is_built(built):
     output, _, stdout = built
     html, manifest, sources = _pages(output)
-    wanted = {"README.md", "projects/performance-audit/README.md",
-              *(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))}
+    wanted = {"README.md", *(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))}
     assert wanted <= set(sources), f"pages missing: {wanted - set(sources)}"
     for page in manifest["pages"]:
         text = (html / page["file"]).read_text()
@@ -179,7 +181,39 @@ def test_the_build_reached_nothing_but_the_loopback(built):
     assert "api.mystmd.org/templates" not in log and "Fetching template" not in log
 
 
+@pytest.mark.e2e  # one build, about 15 s (Node.js and the course's theme)
+def test_the_site_has_a_search_page_over_every_page(built):
+    html, manifest, sources = _pages(built[0])
+    assert manifest["search"] == site_theme.SEARCH_PAGE and (html / site_theme.SEARCH_PAGE).is_file()
+    index = (html / site_theme.SEARCH_INDEX).read_text()
+    assert index.startswith("var SEARCH_PAGES = ")
+    entries = json.loads(index[len("var SEARCH_PAGES = "):].rstrip().rstrip(";").replace("<\\/", "</"))
+    assert sorted(e["file"] for e in entries) == sorted(p["file"] for p in manifest["pages"])
+    lesson = next(e for e in entries if e["file"] == sources["release/performance-01/performance-01.ipynb"]["file"])
+    assert "block_until_ready" in lesson["text"] and "<div" not in lesson["text"] and "<span" not in lesson["text"]
+    for page in manifest["pages"]:  # a search box on every page, leading to the search page
+        assert site_theme.SEARCH_FORM in (html / page["file"]).read_text(), page["file"]
+    search = (html / site_theme.SEARCH_PAGE).read_text()
+    assert f'src="{site_theme.SEARCH_INDEX}"' in search and "textContent" in search and "innerHTML" not in search
+
+
+@pytest.mark.e2e  # one build, about 15 s (Node.js and the course's theme)
+def test_students_see_the_audit_once_and_no_instructors_note(built):
+    html, manifest, sources = _pages(built[0])
+    audit = [p for p in manifest["pages"] if "performance-audit" in p["title"].lower()]
+    assert [p["source"] for p in audit] == ["release/performance-audit/performance-audit.ipynb"], audit
+    for lesson in lessons(ROOT):
+        text = (html / sources[f"release/{lesson}/{lesson}.ipynb"]["file"]).read_text()
+        assert "course.toml" not in text and "No launch link" not in text, lesson
+
+
 # Fast checks of the pieces (no build)
+
+def test_the_search_index_holds_words_never_markup():
+    assert site_theme.page_text("<p>a <b>bold</b>&amp; <script>x()</script>plan</p>\n<pre>b  c</pre>") == \
+        "a bold & plan b c"
+    js = site_theme.search_index([{"file": "a.html", "title": "T", "text": "</script><script>alert(1)"}])
+    assert "</script>" not in js and js.startswith("var SEARCH_PAGES = [")
 
 def test_broken_links_finds_missing_files_and_anchors(tmp_path):
     (tmp_path / "a.html").write_text('<h2 id="here">x</h2><a href="b.html#gone">b</a><a href="#here">h</a>'
@@ -228,3 +262,22 @@ def test_key_numbers_read_one_line_values():
         ("backend", "cpu"), ("first_call_seconds", "0.03013"), ("samples", "[1, 2.5, null]"),
         ("ceilings.peak", "2e+11")]
     assert site._key_numbers("Saved residual descriptions: ...") == []
+
+
+@pytest.mark.e2e  # the built site in Chromium (skipped without it, as the browser tests are)
+def test_searching_the_site_in_a_browser_finds_the_lesson(browser, built):
+    """The search box of a page leads to search.html, opened from disk: the lesson that teaches
+    block_until_ready is among the results, each a link to its page, and nothing is fetched."""
+    html, _, sources = _pages(built[0])
+    page = browser.new_page()
+    outside = []
+    page.on("request", lambda request: outside.append(request.url)
+            if not request.url.startswith(("file:", "data:")) else None)
+    page.goto((html / "index.html").as_uri())
+    page.locator("form.search input[name=q]").fill("block_until_ready")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/search.html?q=block_until_ready")
+    links = page.eval_on_selector_all("#results a", "as => as.map(a => a.getAttribute('href'))")
+    assert sources["release/performance-01/performance-01.ipynb"]["file"] in links, links
+    assert "page(s) with block_until_ready" in page.locator("#said").inner_text()
+    assert outside == []

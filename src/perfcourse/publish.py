@@ -108,6 +108,10 @@ def readme(root: Path, lesson_ids: list[str]) -> str:
         "|---|---|---|",
         *rows,
         "",
+        "In JupyterLab with the course's exchange (or on its JupyterHub), Nbgrader > Assignment List lists the "
+        "lessons your instructor has released: it is empty until the first one is. Fetch one there and work in "
+        "the copy it writes; the notebooks under `release/` are the same lessons, for reading or for Colab.",
+        "",
         "## On your own machine",
         "",
         "```sh",

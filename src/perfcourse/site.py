@@ -4,7 +4,7 @@ The book's sources are written into a build folder (`_site/` by default, git-ign
 
   book/myst.yml                          the table of contents: home, lessons, then docs/ by reader
   book/README.md                         the home page (its links to docs/ and release/ hold in the book)
-  book/docs/                             docs/, as it is (and projects/performance-audit/README.md)
+  book/docs/                             docs/, as it is
   book/release/<lesson>/<lesson>.ipynb   the release notebook students get, never executed here,
                                          opened with launch links (Colab, the course's JupyterHub
                                          through nbgitpuller) and closed with the reference
@@ -38,13 +38,15 @@ DOCS = "docs"
 # The readers of docs/, one folder each, in the order the site lists them; within a folder, the
 # pages in this order, then any other page alphabetically.
 SECTIONS = (
-    ("For students", "students", ("start", "colab", "audit-project")),
+    ("For students", "students", ("start", "colab")),
     ("For instructors", "instructors", ("commands", "grading", "configuration", "report", "cluster", "hub", "trust")),
-    ("For course authors", "authors", ("lesson", "checks", "samples", "artifacts", "tolerances", "tests", "site", "code")),
+    ("For course authors", "authors", ("lesson", "checks", "samples", "artifacts", "tolerances", "tests", "site", "code",
+                                       "audit-project")),
 )
 # Files of the repository that are pages too, at their own path (so links to them hold in both),
-# after the section's docs/ pages.
-SECTION_FILES = {"students": ("projects/performance-audit/README.md",)}
+# after the section's docs/ pages. (The project's README is not one: the lesson performance-audit
+# is the project for students, listed once, among the lessons.)
+SECTION_FILES: dict[str, tuple[str, ...]] = {}
 # Where the engine's update check goes (nothing listens on port 9 of the loopback).
 CLOSED_REGISTRY = "http://127.0.0.1:9/"
 BUILD_SECONDS = 600

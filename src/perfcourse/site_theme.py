@@ -6,7 +6,8 @@ server; a site template that declares `build.render` renders the site itself. Th
 command with CONTENT_CDN (the content server's address) and BUILD_DIRECTORY (where the HTML goes).
 This module reads config.json and each page's content (its MyST AST) from there and writes one HTML
 file per page beside a stylesheet: flat files with relative links, so the folder can be served
-from any path or opened from disk. Figures and the notebooks' downloads are copied into build/.
+from any path or opened from disk: search.html finds words in every page's text
+(build/search.js, written here; a search box in every page's contents bar leads there). Figures and the notebooks' downloads are copied into build/.
 pages.json lists every page written with its source, and any node type this renderer does not know
 (rendered as its children, never dropped silently); the site's test requires none.
 """
@@ -59,6 +60,8 @@ summary { cursor: pointer; font-weight: 600; }
 .pager { display: flex; justify-content: space-between; border-top: 1px solid var(--line); margin-top: 3rem; padding-top: 1rem; }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
 .downloads { font-size: 0.9rem; }
+form.search input { width: 100%; margin: 0.2rem 0 0.6rem; padding: 0.25rem 0.4rem; font: inherit; }
+#results li { margin: 0.6rem 0; } #results .snippet { color: var(--muted); font-size: 0.9rem; display: block; }
 @media (max-width: 50rem) { .layout { display: block; } nav.toc { width: auto; height: auto; position: static; } main { padding: 1rem; } }
 """
 
@@ -239,10 +242,66 @@ class Renderer:
         return f'<div class="footnote" id="fn-{ident}">{html.escape(str(n.get("enumerator", ident)))}. {self.children(n)}</div>'
 
 
+SEARCH_PAGE = "search.html"
+SEARCH_INDEX = f"{ASSETS}/search.js"
+SEARCH_FORM = (f'<form class="search" action="{SEARCH_PAGE}" role="search"><input type="search" name="q" '
+               'placeholder="Search the course" aria-label="Search the course"></form>')
+# search.html's own code: the words of ?q= found in the pages of build/search.js (a script, so that
+# it loads from disk as well as from a server), the pages with every word first. Results are
+# built as text nodes, never as markup.
+SEARCH_SCRIPT = """
+(function () {
+  var query = new URLSearchParams(window.location.search).get("q") || "";
+  var box = document.getElementById("q"), list = document.getElementById("results");
+  box.value = query;
+  var words = query.toLowerCase().split(/\\s+/).filter(function (w) { return w.length > 0; });
+  if (!words.length) { return; }
+  var found = [];
+  SEARCH_PAGES.forEach(function (page) {
+    var text = page.text.toLowerCase(), title = page.title.toLowerCase(), score = 0;
+    for (var i = 0; i < words.length; i++) {
+      var count = text.split(words[i]).length - 1, inTitle = title.indexOf(words[i]) >= 0;
+      if (!count && !inTitle) { return; }
+      score += count + (inTitle ? 50 : 0);
+    }
+    found.push({page: page, score: score});
+  });
+  found.sort(function (a, b) { return b.score - a.score; });
+  var said = document.getElementById("said");
+  said.textContent = found.length + " page(s) with " + words.join(" and ");
+  found.forEach(function (hit) {
+    var item = document.createElement("li"), link = document.createElement("a"), snippet = document.createElement("span");
+    link.href = hit.page.file;
+    link.textContent = hit.page.title;
+    var at = hit.page.text.toLowerCase().indexOf(words[0]);
+    var start = Math.max(0, at - 80);
+    snippet.className = "snippet";
+    snippet.textContent = at < 0 ? "" : (start ? "..." : "") + hit.page.text.slice(start, at + 160) + "...";
+    item.appendChild(link);
+    item.appendChild(snippet);
+    list.appendChild(item);
+  });
+})();
+"""
+
+
+def page_text(body: str) -> str:
+    """A page's words for the search index: its HTML without markup, scripts or repeated spaces."""
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", body, flags=re.S | re.I)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", text))).strip()
+
+
+def search_index(pages: list[dict]) -> str:
+    """build/search.js: SEARCH_PAGES, each page's file, title and text."""
+    entries = [{"file": p["file"], "title": p["title"], "text": p["text"]} for p in pages]
+    # json.dumps escapes nothing a script tag could end on in a .js file; "</" is split all the same.
+    return "var SEARCH_PAGES = " + json.dumps(entries, ensure_ascii=True).replace("</", "<\\/") + ";\n"
+
+
 def _nav(config: dict, current: str) -> str:
     project = config["projects"][0]
     index = project.get("index", "index")
-    parts = [f'<a class="home" href="{index}.html">{html.escape(project.get("title", ""))}</a>']
+    parts = [f'<a class="home" href="{index}.html">{html.escape(project.get("title", ""))}</a>', SEARCH_FORM]
     for page in project.get("pages", []):
         if not page.get("slug"):
             parts.append(f'<p class="section">{html.escape(page.get("title", ""))}</p>')
@@ -260,6 +319,35 @@ def _pager(order: list[tuple[str, str]], slug: str) -> str:
     return f'<div class="pager">{before}{after}</div>'
 
 
+def _document(config: dict, slug: str, title: str, article: str, pager: str) -> str:
+    """One HTML page of the site: the contents bar (with the search box) and the article."""
+    version = config.get("myst", "")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<link rel="stylesheet" href="{ASSETS}/site.css">
+</head>
+<body>
+<div class="layout">
+<nav class="toc" aria-label="Contents">
+{_nav(config, slug)}
+</nav>
+<main>
+<article>
+{article}
+</article>
+{pager}
+<footer>Built with Jupyter Book (MyST {html.escape(version)}) and the course's own offline theme (perfcourse.site_theme).</footer>
+</main>
+</div>
+</body>
+</html>
+"""
+
+
 def render(cdn: str, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     opener = _opener()
@@ -271,7 +359,7 @@ def render(cdn: str, out: Path) -> dict:
     order += [(p["slug"], p.get("title", p["slug"])) for p in project.get("pages", []) if p.get("slug")]
     renderer = Renderer(cdn, out, {slug for slug, _ in order})
     version = config.get("myst", "")
-    written = []
+    written, texts = [], {}
     for slug, _ in order:
         content = json.loads(renderer.fetch(f"/content/{slug}.json"))
         front = content.get("frontmatter", {})
@@ -284,35 +372,11 @@ def render(cdn: str, out: Path) -> dict:
         heading = "" if front.get("content_includes_title") else f"<h1>{html.escape(title)}</h1>"
         extra = f'<p class="downloads">Download the notebook: {", ".join(downloads)}</p>' if downloads else ""
         page_title = title if slug == index else f"{title} · {project.get('title', '')}"
-        document = f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(page_title)}</title>
-<link rel="stylesheet" href="{ASSETS}/site.css">
-</head>
-<body>
-<div class="layout">
-<nav class="toc" aria-label="Contents">
-{_nav(config, slug)}
-</nav>
-<main>
-<article>
-{heading}
-{extra}
-{body}
-</article>
-{_pager(order, slug)}
-<footer>Built with Jupyter Book (MyST {html.escape(version)}) and the course's own offline theme (perfcourse.site_theme).</footer>
-</main>
-</div>
-</body>
-</html>
-"""
+        document = _document(config, slug, page_title, f"{heading}\n{extra}\n{body}", _pager(order, slug))
         (out / f"{slug}.html").write_text(document, encoding="utf-8")
         written.append({"slug": slug, "title": title, "file": f"{slug}.html",
                         "source": content.get("location", "").lstrip("/")})
+        texts[slug] = page_text(body)
     try:
         from pygments.formatters import HtmlFormatter
 
@@ -321,7 +385,15 @@ def render(cdn: str, out: Path) -> dict:
         code_style = ""
     (out / ASSETS).mkdir(exist_ok=True)
     (out / ASSETS / "site.css").write_text(STYLE + code_style, encoding="utf-8")
-    manifest = {"pages": written, "assets": sorted(renderer.assets.values()),
+    (out / SEARCH_INDEX).write_text(search_index([{**p, "text": texts[p["slug"]]} for p in written]), encoding="utf-8")
+    search = (f'<h1>Search</h1>\n<form action="{SEARCH_PAGE}" role="search"><input type="search" name="q" id="q" '
+              'aria-label="Search the course"> <button type="submit">Search</button></form>\n'
+              '<p id="said"></p>\n<ol id="results"></ol>\n'
+              '<noscript><p>Search runs in the browser (JavaScript); every page is in the contents.</p></noscript>\n'
+              f'<script src="{SEARCH_INDEX}"></script>\n<script>{SEARCH_SCRIPT}</script>')
+    (out / SEARCH_PAGE).write_text(_document(config, "", f"Search · {project.get('title', '')}", search, ""),
+                                   encoding="utf-8")
+    manifest = {"pages": written, "search": SEARCH_PAGE, "assets": sorted(renderer.assets.values()),
                 "unrendered_types": sorted(renderer.unknown), "myst": version}
     (out / "pages.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     return manifest
