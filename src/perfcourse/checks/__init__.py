@@ -3,8 +3,9 @@
 A check that fails raises `CheckFailed` (or one of its kinds, all named in STUDENT_FACING) with
 a message written for the student: what was wrong and what to change, never a hidden test's
 source or the values of the inputs it picked. Feedback shows these messages and nothing else of
-a hidden test (grading/feedback.py); any other error in a cell with hidden tests is shown only
-as its type.
+a hidden test (grading/feedback.py): besides them, only the student's own exceptions and the
+public checks' failures are shown with their messages, and an error of a hidden test's own lines
+only as its type (grading/cell_error.py).
 """
 
 
