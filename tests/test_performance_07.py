@@ -385,13 +385,15 @@ def test_artifact_draws_a_log_log_roofline_with_line_roofs_named_points_and_ridg
     artifact = committed()
     roof, bandwidth, fraction, ceilings = artifact["data"]["panels"]
     assert roof["kind"] == "line" and roof["xscale"] == roof["yscale"] == "log"
-    memory, cache, points = roof["series"]
-    assert memory["style"] == cache["style"] == "line" and points["style"] == "points"
+    memory, cache, points, peak = roof["series"]
+    assert memory["style"] == cache["style"] == "line" and points["style"] == peak["style"] == "points"
     assert len(points["names"]) == len(points["x"]) == 8 and all(points["names"])
+    # The point that sets the flat roof is marked: the fastest call of a large product, at the peak.
+    assert peak["names"] == ["peak"] and peak["y"] == [max(y for y in memory["y"])]
     assert [m["label"].split()[0] for m in roof["marks"]] == ["memory", "cache"]
     assert bandwidth["xscale"] == "log" and len(bandwidth["series"][0]["samples"]) == len(bandwidth["x"])
     assert [s["label"] for s in fraction["series"]] == ["memory roof", "cache roof"]
-    assert ceilings["yscale"] == "log" and "not measured" in ceilings["title"] and "v5e" in ceilings["title"]
+    assert ceilings["yscale"] == "log" and "published" in ceilings["title"] and "v5e" in ceilings["title"]
     assert artifact["diagram"]["panel"]["kind"] == "flow"
     alt = (ROOT / "artifacts" / "cpu" / f"{LESSON}.alt.txt").read_text()
     assert "Marked in" in alt and "(256^3)" in alt

@@ -154,7 +154,8 @@ NAME_PLACES = [(5, 3, "left"), (5, -12, "left"), (-5, 3, "right"), (-5, -12, "ri
 
 def _name_points(ax, named, marks=()):
     """Each point's name beside it, in the first place (NAME_PLACES) where it overlaps no name
-    already written nor a mark's label (where every place overlaps, the one that overlaps least), judged on the axes' scale once their limits are set (names
+    already written nor a mark's label nor the legend (where every place overlaps, the one that
+    overlaps least), judged on the axes' scale once their limits are set (names
     of close points fan out; the figure's final layout moves the axes a little, not the points
     relative to each other)."""
     scale = ax.figure.dpi / 72  # display units per point
@@ -164,6 +165,9 @@ def _name_points(ax, named, marks=()):
         left = ax.transData.transform((mark["x"], 1))[0] + 2 * scale
         taken.append((left, bottom, left + SMALL * 1.2 * scale,
                       bottom + 0.6 * SMALL * len(mark["label"]) * scale))
+    if named and ax.get_legend() is not None:
+        box = ax.get_legend().get_window_extent(ax.figure.canvas.get_renderer())
+        taken.append((box.x0, box.y0, box.x1, box.y1))
     for at, y, name in sorted(named, key=lambda item: (item[0], item[1])):
         px, py = ax.transData.transform((at, y))
         width, height = 0.6 * SMALL * len(name) * scale, SMALL * 1.1 * scale
@@ -187,7 +191,9 @@ def _set_limits(ax, values, log, rows, ylim=None):
     if ylim:
         ax.set_ylim(*ylim)
         return
-    room = (rows * 1.5 * SMALL + 14) / (2.4 * 72)  # the legend's height over the axes', both in points
+    # The legend's height (its rows, its frame, a name written above the highest point) over the
+    # axes' (about 2.4 inches), both in points.
+    room = (rows * 1.5 * SMALL + 24) / (2.4 * 72)
     if log:
         low, high = min(v for v in values if v > 0), max(values)
         bottom = 10 ** math.floor(math.log10(low) - 0.05)
