@@ -460,3 +460,33 @@ def test_performance_10_the_event_names_come_from_jaxs_own_code():
         source = inspect.getsource(module)
         assert f"@profiler.annotate_function\ndef {name}(" in source, name
     assert 'name="np.asarray(jax.Array)"' in inspect.getsource(array)
+
+
+def test_performance_audit_the_title_never_rounds_a_fraction_below_one_to_all():
+    """performance-audit, cell-19: the first panel's title writes 99.96% as 99.9%, not 100%."""
+    import nbformat
+
+    from conftest import ROOT
+
+    nb = nbformat.read(ROOT / "source" / "performance-audit" / "performance-audit.ipynb", as_version=4)
+    source = {c.get("id"): c.source for c in nb.cells}["cell-19"]
+    start = source.index("def percent(")
+    namespace = {}
+    exec(source[start:source.index("\n\n\n", start)], namespace)
+    percent = namespace["percent"]
+    assert (percent(0.9996), percent(0.999), percent(1.0), percent(0.5)) == ("99.9%", "99.9%", "100%", "50%")
+    assert "{percent(first_call['one_time_fraction'])}" in source
+
+
+def test_performance_06_the_capture_s_own_wait_is_named_in_the_figure():
+    """performance-06, 70da88de and 621e57f2: the wait after the loop (the capture's block_until_ready)
+    is a series of its own; the loop without float(loss) has no wait inside it (committed CPU artifact)."""
+    import json
+
+    from conftest import ROOT
+
+    artifact = json.loads((ROOT / "artifacts" / "cpu" / "performance-06.json").read_text())
+    logged, kept = artifact["data"]["panels"][:2]
+    series = {s["label"]: s["spans"] for s in kept["series"]}
+    assert series["wait after the loop (block_until_ready)"] and not series["wait (float, ...)"]
+    assert {s["label"]: s["spans"] for s in logged["series"]}["wait (float, ...)"]
