@@ -212,9 +212,12 @@ def test_a_trace_or_profile_function_in_place_when_a_cell_starts_is_flagged(tmp_
         sys.settrace(lambda *a: None)
         run_cells(["#ok\\nx = 2"])
         sys.settrace(None)
+        # One for new threads set and removed within a cell is seen by the threads started meanwhile.
+        run_cells(["#ok\\nthreading.setprofile(lambda *a: None)\\nt = threading.Thread(target=int); t.start(); t.join()\\n"
+                   "threading.setprofile(None)"])
     ''')
     assert flags == [f"{LABELS['hook:threading.settrace']} (2 times)",
-                     f"{LABELS['hook:threading.setprofile']} (once)",
+                     f"{LABELS['hook:threading.setprofile']} (2 times)",
                      f"{LABELS['hook:sys.settrace']} (once)"]
 
 

@@ -40,7 +40,9 @@ an event with no Python frame at all (`_thread.start_new_thread(gc.get_objects, 
 Hooks that raise no event of their own: `threading.settrace` and `threading.setprofile` only set
 a function every later thread starts under, and a trace function set between two cells stays in
 place unseen. At each heartbeat (below) the hook looks for trace and profile functions in place
-(this thread's, and those for new threads) and records each it finds ("hook:..." lines).
+(this thread's, and those for new threads) and records each it finds ("hook:..." lines); and a
+thread that starts under one set for new threads (threading's bootstrap installs it) is recorded
+as it starts, whoever started the thread: no library sets one in a grading kernel.
 
 Instruments: an instrument raises `library.CHANGED_EVENT` with the name of each library attribute
 it relies on that student code replaced (kernel/library.py); the hook writes it as it comes.
@@ -116,9 +118,8 @@ LABELS = {
     "sys.addaudithook": "added an audit hook (sys.addaudithook)",
     "hook:sys.settrace": "a trace function was in place when a cell started (sys.settrace)",
     "hook:sys.setprofile": "a profile function was in place when a cell started (sys.setprofile)",
-    "hook:threading.settrace": "a trace function for new threads was in place when a cell started (threading.settrace)",
-    "hook:threading.setprofile": "a profile function for new threads was in place when a cell started "
-                                 "(threading.setprofile)",
+    "hook:threading.settrace": "a trace function for new threads was in place (threading.settrace)",
+    "hook:threading.setprofile": "a profile function for new threads was in place (threading.setprofile)",
     "compile:file": "compiled code under a file's path (compile)",
     "code.__new__": "built a code object (types.CodeType or code.replace)",
     "function.__new__": "built a function from a code object (types.FunctionType)",
@@ -348,6 +349,9 @@ def _make_hook(fd: int):
             found.append("hook:threading.setprofile")
         return found
 
+    # Where a new thread installs the trace and profile functions set for new threads.
+    starts = frozenset({getattr(getattr(threading.Thread, "_bootstrap_inner", None), "__code__", None)})
+
     def record(kind, counts, write, fd, limit):
         if counts.get(kind, 0) < limit:
             counts[kind] = counts.get(kind, 0) + 1
@@ -358,7 +362,7 @@ def _make_hook(fd: int):
     def hook(event, args, rules=rules, blame=blame, counts={}, busy=set(), ident=_thread.get_ident,
              getframe=sys._getframe, write=os.write, fd=fd, limit=PER_KIND, beat=HEARTBEAT_EVENT,
              beat_line=HEARTBEAT.encode() + b"\n", changed=CHANGED_EVENT, hooks=hooks, record=record,
-             keep_code=keep_code, safe_name=safe_name):
+             keep_code=keep_code, safe_name=safe_name, starts=starts, threads=vars(threading)):
         if event == beat:  # a cell starts: every one is written, whoever raised it
             try:
                 write(fd, beat_line)
@@ -404,6 +408,12 @@ def _make_hook(fd: int):
                     frame = getframe(1)
                 except ValueError:  # no Python frame: a thread started on a builtin
                     frame = None
+                if frame is not None and frame.f_code in starts:
+                    # A thread starting under the function set for new threads, which no library sets
+                    # in a grading kernel: seen even where it was set and removed within one cell.
+                    if threads.get("_trace_hook" if event == "sys.settrace" else "_profile_hook") is not None:
+                        record("hook:threading." + event[len("sys."):], counts, write, fd, limit)
+                    return
                 if not blame(frame, policy):
                     return
                 record(kind, counts, write, fd, limit)
