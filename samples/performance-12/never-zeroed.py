@@ -1,0 +1,8 @@
+# Adds into the output block without setting it first: an uninitialized block (NaN in interpret
+# mode, garbage on a TPU). Loses the kernel body's points only.
+# expect: test_matmul_kernel=0 test_tiling=3 test_traffic=2 test_tolerance=2
+# tier: nightly
+# %% solutions
+# %% replace matmul_kernel
+def matmul_kernel(x_ref, y_ref, o_ref):
+    o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)

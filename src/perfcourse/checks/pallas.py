@@ -1,0 +1,348 @@
+"""Grade performance-12 (a first Pallas kernel): kernels run here, on shapes and values drawn here.
+
+Students write `matmul_kernel(x_ref, y_ref, o_ref)` (the body of a tiled matrix product: one output
+block, accumulated over the grid's last axis), `tiling(m, k, n, bm, bn, bk)` (the grid and the
+BlockSpecs of that product), `tiled_traffic(m, k, n, bm, bn, bk, itemsize)` (its FLOP and the
+bytes it moves to and from memory, counted by hand) and `product_tolerance(matmul)` (the error of
+a matrix product measured against float64 NumPy, the precision it shows and the tolerance that
+follows). No check reads a clock.
+
+- test_matmul_kernel (`check_matmul_kernel`): *verified*. A body is a function of Pallas refs,
+  which only the student's process can trace, so the course's probe (`kernel.probes.pallas`)
+  puts it in a `pallas_call` there, with the course's own tiling, for sizes and blocks drawn here
+  (always at least two blocks along every axis, so a body that overwrites instead of
+  accumulating, or zeroes on the wrong axis, is wrong), in interpret mode, and exports the
+  program (`jax.export`). The program is deserialized, checked (`checks.programs`) and run here on
+  fresh values, against float64 NumPy, at the tolerance of the matrix-product precision measured
+  here (`checks.numerics`). Interpret mode fills an output block nobody wrote with NaN, so a body
+  that never zeroes its accumulator fails. A forger would have to return a program computing
+  x @ y for shapes it learns at grading time (a plain `jnp.dot` program would do: the program's
+  structure is not read, since its text changes between JAX versions; see the known limits).
+- test_tiling (`check_tiling`): *observed*. The trusted kernel calls `tiling` with sizes and
+  blocks drawn here, reads the grid and each BlockSpec's `block_shape` as values, and calls each
+  `index_map` (a stand-in: the call runs in the student's process) at every point of the grid,
+  ints in, ints out. The grid must be (m/bm, n/bn, k/bk), the block shapes (bm, bk), (bk, bn) and
+  (bm, bn), every block index within the array; then a `pallas_call` built here from those block
+  shapes and the index table read (the course's own body; interpret mode on every backend) must
+  give x @ y on fresh values. A forger would have to answer every index-map call with the block
+  the tiling needs: that is the tiling.
+- test_traffic (`check_tiled_traffic`): fresh sizes, blocks and item sizes: 2mkn FLOP;
+  bytes = (m*k*(n/bn) + k*n*(m/bm) + m*n) * itemsize (each x block read once per column block of
+  the output, each y block once per row block, each output block written once: it stays in fast
+  memory while the grid's last axis runs over k); intensity their ratio. Exact to 1e-9 relative.
+- test_tolerance (`check_product_tolerance`): *observed*. The trusted kernel hands in products it
+  computes itself (`LentProduct`: float32 operands, operands rounded to TensorFloat-32, operands
+  rounded to bfloat16), shuffled, and records the arrays each is called with. The returned
+  relative error must be the one computed here for the last call's operands (max |got - exact| /
+  max |exact|, to 1e-3 relative: a float32 reduction is allowed), and the precision and rtol/atol
+  those of `checks.numerics` for the product handed in. A guess from the backend's name, or a
+  measurement on matrices every precision multiplies exactly, names the wrong precision.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import random
+
+import numpy as np
+
+from ..kernel.probes.pallas import expected_tiling, tiled_call
+from . import CheckFailed, numerics, programs, remote, trusted
+
+RTOL = 1e-9
+ERROR_RTOL = 1e-3  # the relative error, measured with float32 or float64 reductions: same digits
+SUBLANE, LANE = 8, 128  # a TPU's float32 tile: the last two block dims are multiples of (8, 128)
+
+
+def _int(value) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return int(value)
+    if type(value) is np.ndarray and value.shape == () and np.issubdtype(value.dtype, np.integer):
+        return int(value)
+    return None
+
+
+def _ints(value, length: int | None = None) -> tuple[int, ...] | None:
+    """A tuple or list of whole numbers (of this length) as plain ints, else None."""
+    if type(value) not in (tuple, list):
+        return None
+    out = tuple(_int(v) for v in value)
+    if any(v is None for v in out) or (length is not None and len(out) != length):
+        return None
+    return out
+
+
+# --- the course's own kernel, tiling and references -------------------------------------------
+def reference_kernel(x_ref, y_ref, o_ref):
+    """The body the lesson asks for: zero the output block at the first k step, then add one product."""
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    @pl.when(pl.program_id(2) == 0)
+    def _():
+        o_ref[...] = jnp.zeros(o_ref.shape, o_ref.dtype)
+
+    o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+
+def draw_sizes(rng: np.random.Generator) -> tuple[int, int, int, int, int, int]:
+    """(m, k, n, bm, bn, bk): TPU-legal float32 blocks, at least two of them along every axis."""
+    bm = SUBLANE * int(rng.integers(1, 5))
+    bn, bk = LANE * int(rng.integers(1, 3)), LANE * int(rng.integers(1, 3))
+    gm, gn, gk = (int(v) for v in rng.integers(2, 4, size=3))
+    return bm * gm, bk * gk, bn * gn, bm, bn, bk
+
+
+def operands(rng: np.random.Generator, m: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unit-scale float32 operands whose product is of order one."""
+    return (rng.standard_normal((m, k)).astype(np.float32),
+            (rng.standard_normal((k, n)) / math.sqrt(k)).astype(np.float32))
+
+
+def _compare(got, x: np.ndarray, y: np.ndarray, what: str) -> None:
+    value = trusted.array(got, dtype=np.float32, shape=(x.shape[0], y.shape[1]))
+    numerics.check_close(value, x.astype(np.float64) @ y.astype(np.float64), what)
+
+
+# --- test_matmul_kernel -----------------------------------------------------------------------
+def check_matmul_kernel(matmul_kernel, rng: np.random.Generator | None = None) -> None:
+    import jax.numpy as jnp
+
+    rng = rng or np.random.default_rng()
+    for _ in range(2):
+        m, k, n, bm, bn, bk = draw_sizes(rng)
+        specs = [((m, k), "float32"), ((k, n), "float32")]
+        what = (f"your kernel body in a pallas_call over a {m // bm} x {n // bn} x {k // bk} grid of "
+                "blocks picked at grading time")
+        try:
+            data = remote.probe("pallas.export_kernel", matmul_kernel, [m, k, n], [bm, bn, bk])
+        except CheckFailed:
+            raise
+        except Exception as exc:
+            raise CheckFailed(f"{what} could not be built and exported ({type(exc).__name__}): read and "
+                              "write whole blocks through the refs (x_ref[...], o_ref[...]) with JAX "
+                              "operations only") from None
+        program = programs.program_from(data, specs, what=what)
+        x, y = operands(rng, m, k, n)
+        try:
+            got = program.call(jnp.asarray(x), jnp.asarray(y))
+        except Exception as exc:
+            raise CheckFailed(f"{what} did not run ({type(exc).__name__})") from None
+        if not np.all(np.isfinite(np.asarray(got))):
+            raise CheckFailed(f"{what} left NaN in the output: an output block starts uninitialized, so "
+                              "set it to zero at the first step of the grid's last axis "
+                              "(pl.program_id(2) == 0) before adding to it")
+        _compare(got, x, y, what + ", against float64 NumPy x @ y: each step must add its "
+                 "x block times its y block to the output block")
+
+
+# --- test_tiling ------------------------------------------------------------------------------
+def _spec(spec, what: str):
+    """(block shape, index_map) of a BlockSpec of the student's process."""
+    try:
+        shape, index_map = spec.block_shape, spec.index_map
+    except Exception:
+        raise CheckFailed(f"{what} is not a pl.BlockSpec with a block shape and an index map") from None
+    shape = _ints(shape, 2)
+    if shape is None:
+        raise CheckFailed(f"{what}'s block shape should be two whole numbers")
+    if not callable(index_map):
+        raise CheckFailed(f"{what} has no index map (a function of the grid indices)")
+    return shape, index_map
+
+
+def _table(index_map, grid, blocks, what: str) -> np.ndarray:
+    """The block index `index_map` picks at every grid point, checked to lie within the array."""
+    table = np.zeros((*grid, 2), np.int32)
+    for point in np.ndindex(*grid):
+        try:
+            picked = index_map(*point)
+        except Exception as exc:
+            raise CheckFailed(f"{what}'s index map raised {type(exc).__name__} at grid point {point}") from None
+        picked = _ints(picked, 2)
+        if picked is None:
+            raise CheckFailed(f"{what}'s index map should return a tuple of two block indices (whole numbers)")
+        if not all(0 <= p < b for p, b in zip(picked, blocks)):
+            raise CheckFailed(f"{what}'s index map picks block {picked} at grid point {point}, outside the "
+                              f"array's {blocks[0]} x {blocks[1]} blocks")
+        table[point] = picked
+    return table
+
+
+def check_tiling(tiling, rng: np.random.Generator | None = None) -> None:
+    import jax.numpy as jnp
+
+    rng = rng or np.random.default_rng()
+    for _ in range(2):
+        m, k, n, bm, bn, bk = draw_sizes(rng)
+        where = f"(sizes and blocks picked at grading time: bm={bm}, bn={bn}, bk={bk})"
+        try:
+            answer = tiling(m, k, n, bm, bn, bk)
+        except Exception as exc:
+            raise CheckFailed(f"tiling raised {type(exc).__name__} {where}") from None
+        if type(answer) not in (tuple, list) or len(answer) != 3:
+            raise CheckFailed("tiling should return (grid, in_specs, out_specs)")
+        grid, in_specs, out_spec = answer
+        grid = _ints(grid, 3)
+        want_grid, _, _ = expected_tiling(m, k, n, bm, bn, bk)
+        if grid != want_grid:
+            raise CheckFailed(f"the grid is {grid}, not (m // bm, n // bn, k // bk) {where}: one step per output "
+                              "block and k block, the k blocks last so the body can accumulate over them")
+        try:
+            in_specs = list(in_specs)
+        except Exception:
+            in_specs = None
+        if in_specs is None or len(in_specs) != 2:
+            raise CheckFailed("in_specs should hold two BlockSpecs, one for x and one for y")
+        blocks = []
+        for spec, name, want, extent in ((in_specs[0], "x's BlockSpec", (bm, bk), (m, k)),
+                                         (in_specs[1], "y's BlockSpec", (bk, bn), (k, n)),
+                                         (out_spec, "the output's BlockSpec", (bm, bn), (m, n))):
+            shape, index_map = _spec(spec, name)
+            if shape != want:
+                raise CheckFailed(f"{name} has blocks of {shape}, not {want} {where}")
+            counts = (extent[0] // shape[0], extent[1] // shape[1])
+            blocks.append((shape, _table(index_map, grid, counts, name)))
+        (x_shape, x_table), (y_shape, y_table), (o_shape, o_table) = blocks
+
+        def lookup(table):
+            # An index map may not capture arrays: the table is spelled out as literals, one per grid point.
+            rows = [(point, tuple(int(v) for v in table[point])) for point in np.ndindex(*grid)]
+
+            def index_map(i, j, kk):
+                flat = (i * grid[1] + j) * grid[2] + kk
+                return tuple(sum(jnp.where(flat == (a * grid[1] + b) * grid[2] + c, picked[axis], 0)
+                                 for (a, b, c), picked in rows) for axis in (0, 1))
+            return index_map
+
+        call = tiled_call(reference_kernel, m, k, n, grid, [(x_shape, lookup(x_table)), (y_shape, lookup(y_table))],
+                          (o_shape, lookup(o_table)), interpret=True)
+        x, y = operands(rng, m, k, n)
+        got = np.asarray(call(jnp.asarray(x), jnp.asarray(y)))
+        if not np.all(np.isfinite(got)):
+            raise CheckFailed(f"with your index maps some output blocks are never written {where}: the output's "
+                              "index map should pick block (i, j) at grid point (i, j, k)")
+        _compare(got, x, y, f"x @ y from the course's kernel body with the blocks your index maps pick {where} "
+                 "(x's block (i, k), y's block (k, j), the output's block (i, j) at grid point (i, j, k))")
+
+
+# --- test_traffic -----------------------------------------------------------------------------
+def expected_traffic(m, k, n, bm, bn, bk, itemsize) -> dict:
+    flops = 2 * m * k * n
+    moved = (m * k * (n // bn) + k * n * (m // bm) + m * n) * itemsize
+    return {"flops": float(flops), "bytes": float(moved), "intensity": flops / moved}
+
+
+TRAFFIC_HINTS = {
+    "flops": "a product does 2 * m * k * n FLOP, whatever the tiling",
+    "bytes": "each x block is read once per column block of the output (n / bn times), each y block once per "
+             "row block (m / bm times), and each output block written once",
+    "intensity": "the intensity is flops / bytes, in FLOP per byte",
+}
+
+
+def check_tiled_traffic(tiled_traffic, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    cases = []
+    for itemsize in (4, 2, 1, 8):
+        bm, bn, bk = (int(rng.choice([8, 16, 32, 64, 128, 256])), int(rng.choice([128, 256, 512])),
+                      int(rng.choice([128, 256, 512])))
+        m, k, n = bm * int(rng.integers(1, 40)), bk * int(rng.integers(1, 40)), bn * int(rng.integers(1, 40))
+        cases.append((m, k, n, bm, bn, bk, itemsize))
+    cases.append((256, 512, 384, 256, 384, 512, 4))  # one block each way: the textbook count
+    for case in cases:
+        try:
+            got = tiled_traffic(*case)
+        except Exception as exc:
+            raise CheckFailed(f"tiled_traffic raised {type(exc).__name__}") from None
+        if not isinstance(got, dict):
+            raise CheckFailed(f"tiled_traffic should return a dict, got {type(got).__name__}")
+        for key, want in expected_traffic(*case).items():
+            if key not in got:
+                raise CheckFailed(f"tiled_traffic's dict has no {key!r}")
+            value = got[key]
+            if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)) \
+                    or not math.isclose(float(value), want, rel_tol=RTOL, abs_tol=0.0):
+                raise CheckFailed(f"{key} is not right (sizes, blocks and item size {case[-1]} picked at "
+                                  f"grading time): {TRAFFIC_HINTS[key]}")
+
+
+# --- test_tolerance ---------------------------------------------------------------------------
+def _round_mantissa(values: np.ndarray, bits: int) -> np.ndarray:
+    """float32 values rounded to `bits` explicit mantissa bits (round to nearest even)."""
+    raw = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    drop = 23 - bits
+    half = (1 << (drop - 1)) - 1 + ((raw >> drop) & 1)
+    return (((raw + half) >> drop) << drop).astype(np.uint32).view(np.float32)
+
+
+class LentProduct:
+    """A matrix product at a known precision, computed in the trusted kernel for the student's
+    `product_tolerance`; it keeps the operands of its last call."""
+
+    BITS = {numerics.FLOAT32: 23, numerics.TF32: 10, numerics.BFLOAT16_PASSES: 7}
+
+    def __init__(self, precision: str):
+        self._precision = precision
+        self.calls = 0
+        self.last = None
+
+    def __call__(self, a, b):
+        a = np.array(trusted.array(a), dtype=np.float32)
+        b = np.array(trusted.array(b), dtype=np.float32)
+        if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or a.size * b.shape[1] > 1 << 24:
+            raise ValueError("matmul takes two float32 matrices (m, k) and (k, n), at most 2**24 m*k*n")
+        self.calls += 1
+        self.last = (a, b)
+        bits = self.BITS[self._precision]
+        rounded = [v if bits == 23 else _round_mantissa(v, bits) for v in (a, b)]
+        return (rounded[0].astype(np.float64) @ rounded[1].astype(np.float64)).astype(np.float32)
+
+
+def relative_error(got, a, b) -> float:
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    return float(np.max(np.abs(np.asarray(got, np.float64) - exact)) / np.max(np.abs(exact)))
+
+
+def check_product_tolerance(product_tolerance, rng: random.Random | None = None) -> None:
+    rng = rng or random.Random()
+    precisions = list(numerics.PRECISIONS)
+    rng.shuffle(precisions)
+    for precision in precisions:
+        product = LentProduct(precision)
+        try:
+            got = product_tolerance(product)
+        except CheckFailed:
+            raise
+        except Exception as exc:
+            raise CheckFailed(f"product_tolerance raised {type(exc).__name__} for a product the grader "
+                              "handed in (call it as matmul(a, b) on two float32 matrices)") from None
+        if product.calls == 0 or product.last is None:
+            raise CheckFailed("product_tolerance never called the product it was given: measure it")
+        if not isinstance(got, dict):
+            raise CheckFailed(f"product_tolerance should return a dict, got {type(got).__name__}")
+        a, b = product.last
+        error = relative_error(product(a, b), a, b)
+        measured = got.get("relative_error")
+        if isinstance(measured, bool) or not isinstance(measured, (numbers.Real, np.floating)) \
+                or not math.isclose(float(measured), error, rel_tol=ERROR_RTOL, abs_tol=1e-12):
+            raise CheckFailed("relative_error is not max |matmul(a, b) - exact| / max |exact| for the matrices "
+                              "you multiplied last, exact being the float64 NumPy product")
+        want = {"precision": numerics.precision_of(error), **numerics.TOLERANCES[numerics.precision_of(error)]}
+        if numerics.precision_of(error) != precision:
+            raise CheckFailed("a product the grader handed in computes in "
+                              f"{numerics.DESCRIPTIONS[precision]}, but your matrices do not show it: multiply "
+                              "the lesson's random matrices, which every rounding of the operands changes")
+        for key, value in want.items():
+            if key not in got:
+                raise CheckFailed(f"product_tolerance's dict has no {key!r}")
+            if isinstance(value, str):
+                if type(got[key]) is not str or got[key] != value:
+                    raise CheckFailed(f"precision is {got[key]!r} for a relative error of {error:.2g}; the "
+                                      f"lesson's table gives {value!r}")
+            elif not isinstance(got[key], (numbers.Real, np.floating)) or isinstance(got[key], bool) \
+                    or float(got[key]) != value:
+                raise CheckFailed(f"{key} should be {value:g}, the tolerance the lesson's table gives "
+                                  f"{want['precision']}")

@@ -1,0 +1,249 @@
+"""performance-12 (a first Pallas kernel): the hidden checks without a kernel, against the samples.
+
+The samples in samples/performance-12/ are the right and wrong implementations: each one's cells
+are run here in one namespace with the lesson's own definitions, and every hidden check is run on
+them in-process (without a channel the probe runs in this process), so each sample must pass exactly
+the checks of the cells its `expect:` line gives full marks. Then further wrong methods, the
+products the tolerance check lends, the notebook, and the artifact.
+"""
+import json
+import random
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+from perfcourse.checks import CheckFailed, numerics, pallas, programs
+from perfcourse.course import read_notebook
+from perfcourse.kernel.probes import pallas as probe
+from perfcourse.samples import build, discover
+
+LESSON = "performance-12"
+CHECKS = {
+    "test_matmul_kernel": lambda ns, seed: pallas.check_matmul_kernel(ns["matmul_kernel"], np.random.default_rng(seed)),
+    "test_tiling": lambda ns, seed: pallas.check_tiling(ns["tiling"], np.random.default_rng(seed)),
+    "test_traffic": lambda ns, seed: pallas.check_tiled_traffic(ns["tiled_traffic"], np.random.default_rng(seed)),
+    "test_tolerance": lambda ns, seed: pallas.check_product_tolerance(ns["product_tolerance"], random.Random(seed)),
+}
+SOLUTION_CELL = {"test_matmul_kernel": "matmul_kernel", "test_tiling": "tiling", "test_traffic": "tiled_traffic",
+                 "test_tolerance": "product_tolerance"}
+# The lesson's given cells the solution cells use: the environment (pl, INTERPRET), the harness, the kernel.
+GIVEN = ("INTERPRET = ", "def run_body(", "def tiled_matmul(")
+
+
+def lesson_namespace(nb) -> dict:
+    namespace: dict = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and (any(mark in cell.source for mark in GIVEN) or meta.get("solution")):
+            exec(cell.source, namespace)
+    return namespace
+
+
+SAMPLES = {s.case: s for s in discover(ROOT, [LESSON])}
+GRADED = sorted(case for case in SAMPLES if case != "release")
+
+
+@pytest.mark.parametrize("case", GRADED)
+def test_each_sample_passes_exactly_the_checks_it_expects(case):
+    sample = SAMPLES[case]
+    namespace = lesson_namespace(build(ROOT, sample))
+    replaced = {target for verb, target, _ in sample.steps if verb == "replace"}
+    outcome, expected = {}, {}
+    for cell, check in CHECKS.items():
+        if case != "solution" and SOLUTION_CELL[cell] not in replaced:
+            assert sample.expected[cell] > 0, f"{case} keeps the solution's {SOLUTION_CELL[cell]} cell"
+            continue
+        expected[cell] = sample.expected[cell] > 0
+        try:
+            check(namespace, sorted(SAMPLES).index(case))
+            outcome[cell] = True
+        except CheckFailed:
+            outcome[cell] = False
+    assert outcome == expected
+
+
+def test_every_wrong_sample_loses_exactly_one_cell_and_every_cell_has_one():
+    lost = {}
+    for case, sample in SAMPLES.items():
+        zeros = [cell for cell, points in sample.expected.items() if points == 0]
+        assert len(zeros) in (0, 1, len(CHECKS)), (case, zeros)
+        if len(zeros) == 1:
+            lost.setdefault(zeros[0], []).append(case)
+    assert set(lost) == set(CHECKS), f"a wrong sample for every cell: {sorted(lost)}"
+    assert sum(map(len, lost.values())) >= 7
+    assert sum(1 for s in SAMPLES.values() if not any(p == 0 for p in s.expected.values())) >= 3
+
+
+# Further wrong methods, judged here only: each must fail the check of its own cell, with these words.
+MORE_WRONG = {
+    "a body that multiplies elementwise": ("test_matmul_kernel", "x @ y", """
+def matmul_kernel(x_ref, y_ref, o_ref):
+    @pl.when(pl.program_id(2) == 0)
+    def _():
+        o_ref[...] = jnp.zeros(o_ref.shape, o_ref.dtype)
+    o_ref[...] += x_ref[:, :o_ref.shape[1]] * y_ref[:o_ref.shape[0], :]
+"""),
+    "a body that zeroes at the second k step": ("test_matmul_kernel", "NaN|x @ y", """
+def matmul_kernel(x_ref, y_ref, o_ref):
+    @pl.when(pl.program_id(2) == 1)
+    def _():
+        o_ref[...] = jnp.zeros(o_ref.shape, o_ref.dtype)
+    o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+"""),
+    "an output block that never moves": ("test_tiling", "never written|x @ y", """
+def tiling(m, k, n, bm, bn, bk):
+    return ((m // bm, n // bn, k // bk),
+            [pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j))],
+            pl.BlockSpec((bm, bn), lambda i, j, kk: (0, 0)))
+"""),
+    "x's block picked by the output column": ("test_tiling", "x @ y|outside", """
+def tiling(m, k, n, bm, bn, bk):
+    return ((m // bm, n // bn, k // bk),
+            [pl.BlockSpec((bm, bk), lambda i, j, kk: (i, j)), pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j))],
+            pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)))
+"""),
+    "blocks in elements, not block units": ("test_tiling", "outside", """
+def tiling(m, k, n, bm, bn, bk):
+    return ((m // bm, n // bn, k // bk),
+            [pl.BlockSpec((bm, bk), lambda i, j, kk: (i * bm, kk * bk)),
+             pl.BlockSpec((bk, bn), lambda i, j, kk: (kk * bk, j * bn))],
+            pl.BlockSpec((bm, bn), lambda i, j, kk: (i * bm, j * bn)))
+"""),
+    "swapped re-reads": ("test_traffic", "bytes is not right", """
+def tiled_traffic(m, k, n, bm, bn, bk, itemsize):
+    moved = (m * k * (m // bm) + k * n * (n // bn) + m * n) * itemsize
+    return {"flops": 2 * m * k * n, "bytes": moved, "intensity": 2 * m * k * n / moved}
+"""),
+    "bytes per FLOP": ("test_traffic", "intensity is not right", """
+def tiled_traffic(m, k, n, bm, bn, bk, itemsize):
+    moved = (m * k * (n // bn) + k * n * (m // bm) + m * n) * itemsize
+    return {"flops": 2 * m * k * n, "bytes": moved, "intensity": moved / (2 * m * k * n)}
+"""),
+    "a tolerance that never measures": ("test_tolerance", "never called", """
+def product_tolerance(matmul):
+    return {"relative_error": 0.0, "precision": "float32", "rtol": 1e-5, "atol": 1e-5}
+"""),
+    "a TF32 tolerance of float32's size": ("test_tolerance", "rtol should be", """
+def product_tolerance(matmul):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((128, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 128)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    error = float(np.max(np.abs(np.asarray(matmul(a, b), np.float64) - exact)) / np.max(np.abs(exact)))
+    precision = "float32" if error < 1e-5 else "TF32" if error < 1e-3 else "bfloat16 passes"
+    tol = 3e-2 if precision == "bfloat16 passes" else 1e-5
+    return {"relative_error": error, "precision": precision, "rtol": tol, "atol": tol}
+"""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_WRONG))
+def test_more_wrong_methods_lose_their_cell(name):
+    cell, words, source = MORE_WRONG[name]
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    exec(source, namespace)
+    with pytest.raises(CheckFailed, match=words):
+        CHECKS[cell](namespace, 3)
+
+
+def test_the_lent_products_show_their_precision_on_the_lessons_matrices():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((128, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 128)).astype(np.float32)
+    for precision in numerics.PRECISIONS:
+        product = pallas.LentProduct(precision)
+        error = pallas.relative_error(product(a, b), a, b)
+        assert numerics.precision_of(error) == precision, (precision, error)
+        assert product.calls == 1 and product.last[0] is not a  # its own copies
+
+
+def test_a_lent_product_refuses_what_is_not_two_matrices():
+    with pytest.raises(ValueError):
+        pallas.LentProduct(numerics.FLOAT32)(np.ones((3, 4), np.float32), np.ones((5, 2), np.float32))
+
+
+def test_the_probe_exports_an_interpreted_program_without_custom_calls():
+    data = probe.export_kernel(pallas.reference_kernel, [16, 256, 256], [8, 128, 128])
+    program = programs.program_from(data, [((16, 256), "float32"), ((256, 256), "float32")])
+    x, y = pallas.operands(np.random.default_rng(0), 16, 256, 256)
+    assert np.allclose(np.asarray(program.call(x, y)), x @ y, atol=1e-4)
+
+
+def test_drawn_sizes_are_tpu_legal_and_span_two_blocks_on_every_axis():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        m, k, n, bm, bn, bk = pallas.draw_sizes(rng)
+        assert bm % 8 == 0 and bn % 128 == 0 and bk % 128 == 0
+        assert min(m // bm, n // bn, k // bk) >= 2 and (m % bm, n % bn, k % bk) == (0, 0, 0)
+
+
+def test_the_checks_read_no_clock():
+    import ast
+    tree = ast.parse((ROOT / "src" / "perfcourse" / "checks" / "pallas.py").read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    assert "time" not in imported
+
+
+# --- the notebook ------------------------------------------------------------------------------
+def grade_cells():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+
+
+def test_grade_cells_and_points():
+    assert {gid: c.metadata["nbgrader"]["points"] for gid, c in grade_cells().items()} == {
+        "test_matmul_kernel": 3, "test_tiling": 3, "test_traffic": 2, "test_tolerance": 2}
+
+
+def test_public_tests_need_no_course_code_and_hidden_tests_call_the_checks():
+    for cell in grade_cells().values():
+        public, _, hidden = cell.source.partition("### BEGIN HIDDEN TESTS")
+        assert "perfcourse" not in public
+        assert "pallas_checks.check_" in hidden
+
+
+def test_task_headings_precede_every_solution_cell():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    headings = [c.source for c in nb.cells if c.cell_type == "markdown" and "## Task " in c.source]
+    assert [h.split("## ")[1].split(":")[0] for h in headings] == ["Task 1", "Task 2", "Task 3", "Task 4"]
+
+
+def test_interpret_mode_is_chosen_by_the_backend():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    assert 'INTERPRET = jax.default_backend() != "tpu"' in nb.cells[1].source
+    calls = [c.source for c in nb.cells if c.cell_type == "code" and "pl.pallas_call(" in c.source]
+    assert calls and all("interpret=INTERPRET" in source for source in calls)
+
+
+# --- the artifact ------------------------------------------------------------------------------
+def committed():
+    return json.loads((ROOT / "artifacts" / "cpu" / f"{LESSON}.json").read_text())
+
+
+def test_artifact_places_every_tiling_at_its_hand_counted_intensity():
+    stdout = committed()["stdout"]
+    report = json.loads(stdout[stdout.index("{"):])
+    assert report["pallas"].startswith("interpreted") and report["backend"] == "cpu"
+    kernels = [row for row in report["implementations"] if row["blocks"]]
+    assert [row["blocks"] for row in kernels] == [[32, 128, 128], [128, 128, 128], [256, 512, 512]]
+    size = int(report["product"].split("x")[0])
+    for row in report["implementations"]:
+        assert row["agrees"] is True
+        assert row["intensity"] == pytest.approx(row["flops"] / row["bytes"])
+        assert row["fraction"] == pytest.approx(row["flop_per_second"] / row["attainable"])
+    for row in kernels:
+        assert row["bytes"] == pallas.expected_traffic(size, size, size, *row["blocks"], 4)["bytes"]
+    intensities = [row["intensity"] for row in kernels]
+    assert intensities == sorted(intensities), "larger blocks, higher intensity"
+    assert all(found["precision"] == numerics.FLOAT32 for found in report["precision"].values())
+
+
+def test_artifact_draws_a_log_log_roofline_and_a_diagram_with_alt_text():
+    recorded = committed()
+    roofline = recorded["data"]["panels"][0]
+    assert roofline["xscale"] == roofline["yscale"] == "log"
+    assert [s["style"] for s in roofline["series"]] == ["line", "points"]
+    assert recorded["diagram"]["alt"] and recorded["diagram"]["panel"]["kind"] == "flow"
