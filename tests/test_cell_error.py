@@ -136,3 +136,15 @@ def test_a_student_type_named_as_the_graders_keeps_its_name_in_the_message(kind)
     error = error_of(cell)
     assert (error.ename, error.evalue) == (cell_error.NOTEBOOK_ERROR, f"{kind}: my message")
     assert cell_error.shown(cell) == ("message", f"NotebookError: {kind}: my message")
+
+
+def test_no_check_fails_with_a_bare_assertion():
+    """A check's failure is CheckFailed, whose message feedback shows: a bare `assert` in a check
+    would reach the student as "AssertionError" only (as performance-03's hand count once did)."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "src" / "perfcourse" / "checks").glob("*.py")):
+        found += [f"{path.name}:{node.lineno}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                  if isinstance(node, ast.Assert)]
+    assert found == []

@@ -250,14 +250,16 @@ def check_estimates_absent(estimates_from, rng: np.random.Generator | None = Non
     cases = stand_in_cases(rng)
     random.Random(int(rng.integers(2**31))).shuffle(cases)
     answers = remote.probe("stages.estimates_of_stand_ins", estimates_from, [case.script for case in cases])
-    assert isinstance(answers, list) and len(answers) == len(cases), "the stand-in compiled programs got no answers"
+    if not isinstance(answers, list) or len(answers) != len(cases):
+        raise CheckFailed("the stand-in compiled programs got no answers")
     for case, answer in zip(cases, answers):
         if not isinstance(answer, dict) or ("returned" not in answer and "raised" not in answer):
             raise CheckFailed(f"estimates_from gave no answer for a compiled program with {case.name}")
         if "raised" in answer:
             raise CheckFailed(f"estimates_from crashed on a compiled program with {case.name}: {answer['raised']}")
         problems = estimate_problems(answer["returned"], case.expected)
-        assert not problems, f"a compiled program with {case.name}: {'; '.join(problems)}"
+        if problems:
+            raise CheckFailed(f"a compiled program with {case.name}: {'; '.join(problems)}")
 
 
 # --- test_read_program_stages, test_read_program_not_run --------------------------------------
@@ -609,7 +611,8 @@ def check_read_program_stages(read_program, estimates_from, rounds: int = 2,
         m, k, n = fresh_matmul_shapes(rng)
         reading = read_watched(read_program, m, k, n, rng, specs=False, reported=False)  # runs are not this cell's
         problems = stage_problems(reading, estimates_from, rng)
-        assert not problems, "; ".join(problems)
+        if problems:
+            raise CheckFailed("; ".join(problems))
 
 
 def _read_for(compiled, traces: list) -> list:
@@ -672,6 +675,7 @@ def check_hand_count(matmul_flops_, rng: np.random.Generator | None = None) -> N
         count = matmul_flops_(m, k, n)
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
             raise CheckFailed(f"matmul_flops should return an int, got {type(count).__name__}")
-        assert count == 2 * m * k * n, (
-            f"matmul_flops is not 2*m*k*n for a product with {what}"
-            + (": count the product you wrote, not the program XLA built from it" if "1" in what else ""))
+        if count != 2 * m * k * n:
+            raise CheckFailed(f"matmul_flops is not 2*m*k*n for a product with {what}"
+                              + (": count the product you wrote, not the program XLA built from it"
+                                 if "1" in what else ""))
