@@ -1,7 +1,8 @@
 """source/ -> release/: nbgrader's generate_assignment strips solutions and hidden tests.
 
-The release notebooks are committed (students fetch them from the repository or Colab), so a
-check regenerates them in a scratch copy of the course and compares.
+The release notebooks are committed (students get them through the student publication,
+`perfcourse publish`, or the exchange), so a check regenerates them in a scratch copy of the course
+and compares.
 """
 from __future__ import annotations
 
