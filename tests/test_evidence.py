@@ -168,12 +168,16 @@ def test_code_compiled_from_a_string_in_a_cell_is_the_students_under_any_label(t
             "#ok\\nimport functools\\nfunctools.reduce(lambda a, b: ns['peek'](), [1, 2])",
             "#ok\\nwalk = eval(compile('lambda: __import__(\\\\'gc\\\\').get_objects()', 'x.txt', 'eval'))\\nlist(map(lambda f: f(), [walk]))",
         ])
+        # A module the cells wrote into the working folder and imported is the student's too.
+        with open("helpers_on_disk.py", "w") as handle:
+            handle.write("import sys\\ndef peek(_):\\n    return sys._getframe().f_lineno\\n")
+        run_cells(["#ok\\nimport helpers_on_disk\\nsorted([1, 2], key=helpers_on_disk.peek)"])
         # A library's code compiled under the same label is the library's.
         ns = {}
         exec(compile("import sys\\ndef peek():\\n    return sys._getframe()", "helpers", "exec"), ns)
         ns["peek"]()
     ''')
-    assert flags == [f"{LABELS['frame:sys._getframe']} (once)", f"{LABELS['gc.get_objects']} (once)"]
+    assert flags == [f"{LABELS['frame:sys._getframe']} (3 times)", f"{LABELS['gc.get_objects']} (once)"]
 
 
 def test_events_on_threads_the_student_started_are_the_students(tmp_path):

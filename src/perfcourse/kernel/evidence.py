@@ -25,7 +25,8 @@ these primitives in normal work (jax and IPython take frames all the time; impor
 assigns __code__, namedtuple assigns __defaults__, cProfile sets a profile function), so a use
 counts only when the code responsible is the student's: a frame running in the shell's user
 namespace, compiled from a cell (IPython's '<ipython-input-N-...>', ipykernel's
-'.../ipykernel_PID/HASH.py'), or code a student's frame ran from a string (exec, eval: the code
+'.../ipykernel_PID/HASH.py'), a module in the kernel's working folder (handed in beside the
+notebook, or written there by a cell), or code a student's frame ran from a string (exec, eval: the code
 objects, with the functions defined in them, whatever label they were compiled under, so a
 helper compiled as "helpers" and called later by a library is still the student's). For most
 primitives that is the immediate caller, seen through `inspect`, `ctypes`, `unittest.mock` and
@@ -199,6 +200,9 @@ def _make_hook(fd: int):
     # the code responsible is whatever the thread was given to run.
     machinery = (os.path.abspath(threading.__file__), os.path.join(library, "concurrent", "futures", "thread.py"))
     cell_name = re.compile(r"<ipython-input-\d+-[0-9a-f]+>\Z|[/\\]ipykernel_\d+[/\\]\d+\.py\Z")
+    # The kernel's working folder holds the submission and what its cells write: a module there
+    # (handed in, or written by a cell and imported) is the student's code.
+    work = os.path.join(os.path.abspath(os.getcwd()), "")
     safe_name = re.compile(r"[^A-Za-z0-9_.]")
 
     def frame_attribute(args):
@@ -244,7 +248,7 @@ def _make_hook(fd: int):
     def classify(name, cache={}):
         found = cache.get(name)
         if found is None:
-            if cell_name.search(name):
+            if cell_name.search(name) or (name.startswith(work) and not name.startswith(package)):
                 found = CELL
             elif name in machinery:
                 found = MACHINERY
