@@ -490,3 +490,37 @@ def test_performance_06_the_capture_s_own_wait_is_named_in_the_figure():
     series = {s["label"]: s["spans"] for s in kept["series"]}
     assert series["wait after the loop (block_until_ready)"] and not series["wait (float, ...)"]
     assert {s["label"]: s["spans"] for s in logged["series"]}["wait (float, ...)"]
+
+
+def test_performance_01_the_middle_halves_example_and_the_one_stall_claim():
+    """performance-01, middle-halves and middle-halves-example: the example's verdict is the course's
+    rule (checks.halves), the full range would call it within the spread, and one stalled call
+    among five or more timings moves neither end of a middle half, where it moves a range."""
+    import contextlib
+    import io
+
+    import nbformat
+    import numpy as np
+
+    from conftest import ROOT
+    from perfcourse.checks import halves
+
+    nb = nbformat.read(ROOT / "source" / "performance-01" / "performance-01.ipynb", as_version=4)
+    cells = {c.get("id"): c.source for c in nb.cells}
+    namespace = {"np": np}
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        exec(cells["middle-halves-example"], namespace)
+    a, b = namespace["a_ms"], namespace["b_ms"]
+    assert namespace["verdict"] == halves.compare(a, b) == halves.FASTER
+    assert "A is faster" in printed.getvalue()
+    assert min(a) <= min(b) and max(b) <= max(a)  # the range covers B: a range rule reads no difference
+    assert "strictly below B's 25th" in cells["middle-halves"]
+    rng = np.random.default_rng(0)
+    for n in range(5, 12):
+        calm = rng.uniform(1.0, 1.1, n)
+        for stall in (0, n - 1):  # the slowest call stalls, or the fastest is far too fast
+            stalled = np.sort(calm)
+            stalled[stall] = 10.0 if stall else 0.01
+            assert np.allclose(halves.middle_half(stalled), halves.middle_half(np.sort(calm)))
+    assert halves.middle_half([2.5]) == (2.5, 2.5)  # a single timing is its own middle half
+    assert halves.compare([1.0, 2.0, 3.0], [2.5]) == halves.WITHIN  # touching ends (2.5): within the spread
