@@ -212,6 +212,42 @@ def test_no_trip_count_passes_anything_student_code_can_replace(monkeypatch):
     assert library.changed() == []
 
 
+def test_a_callback_added_to_the_program_by_a_rewritten_jax_is_flagged():
+    """JAX's own internals are not kept: a rewritten while_loop that adds a callback reporting the
+    loop's bound learns the counts, but the program read back once built shows the call out."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    program = textwrap.dedent("""
+        import jax
+        from perfcourse.kernel.probes import timing as instrument  # the kernel's start-up
+        from perfcourse.kernel import library
+        from perfcourse.checks import timing
+        from jax._src.lax.control_flow import loops
+        seen, real = [], loops.while_loop
+
+        def spying(cond, body, init):
+            jax.debug.callback(lambda n: seen.append(int(n)), init[1])
+            return real(cond, body, init)
+
+        loops.while_loop = spying
+
+        def timer(fn, *args, warm_calls=7):
+            jax.block_until_ready([fn(*args) for _ in range(warm_calls + 1)])
+            return 0.1, [0.1] * warm_calls
+
+        timing.run_timer(timer, 3)
+        jax.effects_barrier()
+        print(bool(seen), library.changed())
+    """)
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert proc.stdout.strip() == "True [\"the timing instrument's program (a call out of the device added to it)\"]", \
+        proc.stdout + proc.stderr
+
+
 def test_the_schedule_counts_calls_on_the_checking_side():
     run = timing.run_timer(synchronized, 3)
     assert run.calls == 4 and len(run.warm) == 3

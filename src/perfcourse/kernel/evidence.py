@@ -240,8 +240,9 @@ def _make_hook(fd: int):
         "function.__new__": ("function.__new__", caller),
         **{event: (f"ctypes:{event}", caller) for event in CTYPES_EVENTS},
     }
-    # What each file name means: 1 a cell, 2 seen through (inspect, ctypes, unittest.mock, code
-    # compiled from a string), 3 the grader's own code, 4 a thread's machinery, 0 anything else.
+    # What each file name means: 1 a cell (or a module in the working folder), 2 seen through
+    # (inspect, ctypes, unittest.mock, code compiled from a string), 3 the grader's own code, 4 a
+    # thread's machinery, 0 anything else.
     # Cached: the same few files recur.
     OTHER, CELL, THROUGH, GRADER, MACHINERY = 0, 1, 2, 3, 4
 

@@ -17,9 +17,11 @@ reply (whose classes, `json` and `socket` are kept as they were then: kernel/lib
 NumPy's int32 (a C type) into the jitted program (JAX's C++ dispatch: no Python runs on the way).
 The function handed over is a closure made in a namespace of its own, so its `__globals__` lead
 nowhere. The agent compares everything kept with what it was at start-up, before and after each
-probe runs (the student's timer, here), and has each difference flagged (library.report). What remains is
-JAX's own machinery (its tracing, lowering and compiler, run when the program is first built):
-rewriting that is beyond a module attribute (docs/authors/checks.md, Known limits).
+probe runs (the student's timer, here), and has each difference flagged (library.report). What
+remains is JAX's own machinery (its tracing, lowering and compiler, run when the program is first
+built): a callback added to the program that way shows in its lowered text, which is read once
+and flagged; a rewrite that reports the count by other means is beyond what is kept
+(docs/authors/checks.md, Known limits).
 """
 from __future__ import annotations
 
@@ -92,6 +94,19 @@ def _unit():
     return _UNIT, _matrix[0]
 
 
+# Whether the program, as JAX lowered it here, calls out of the device (a custom call: the
+# callback a rewritten JAX lowering would add to report each call's trip count). The course's
+# program has none; read once, when the instrument is first built (after student code ran).
+_calls_out: list = []
+
+
+def _program_is_plain() -> bool:
+    return not (_calls_out and _calls_out[0])
+
+
+library.watch("the timing instrument's program (a call out of the device added to it)", _program_is_plain)
+
+
 def spin(iterations: int):
     """One call of the unit, dispatched; the caller synchronizes (used to calibrate)."""
     unit, matrix = _unit()
@@ -102,6 +117,8 @@ def instrument(schedule):
     """The function handed to the student's timer: each call runs the work its schedule says."""
     unit, matrix = _unit()
     _block(unit(_int32(1), matrix))  # compiled now, not in the first call
+    if not _calls_out:
+        _calls_out.append("custom_call" in unit.lower(_int32(1), matrix).as_text())
     return _MAKER["make"](unit, _int32, schedule.next_call, matrix)
 
 
