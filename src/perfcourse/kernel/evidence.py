@@ -117,6 +117,7 @@ LABELS = {
     "sys.settrace": "installed a trace function (sys.settrace)",
     "sys.setprofile": "installed a profile function (sys.setprofile, or a profiler's enable())",
     "sys.addaudithook": "added an audit hook (sys.addaudithook)",
+    "sys.monitoring": "registered a monitoring callback (sys.monitoring)",
     "hook:sys.settrace": "a trace function was in place when a cell started (sys.settrace)",
     "hook:sys.setprofile": "a profile function was in place when a cell started (sys.setprofile)",
     "hook:threading.settrace": "a trace function for new threads was in place (threading.settrace)",
@@ -235,6 +236,7 @@ def _make_hook(fd: int):
         "sys.settrace": ("sys.settrace", caller),
         "sys.setprofile": ("sys.setprofile", caller),
         "sys.addaudithook": ("sys.addaudithook", on_stack),
+        "sys.monitoring.register_callback": ("sys.monitoring", caller),  # Python 3.12 on: settrace's successor
         "compile": (compiled, caller),
         "code.__new__": ("code.__new__", caller),
         "function.__new__": ("function.__new__", caller),
