@@ -284,19 +284,23 @@ def test_public_and_lesson_tolerances_follow_each_of_three_regimes():
 
 # --- Task 3: the timing verdict, from samples ---------------------------------------------------
 
+def _verdict(o_half, r_half):
+    return ("remat slower" if r_half[0] > o_half[1] else "remat faster" if r_half[1] < o_half[0]
+            else "within the spread")
+
+
 def compare_right(ordinary, rematerialized):
     import statistics
-    o, r = statistics.median(ordinary), statistics.median(rematerialized)
-    spread = max(max(ordinary) - min(ordinary), max(rematerialized) - min(rematerialized))
-    verdict = "remat slower" if r - o > spread else "remat faster" if o - r > spread else "within the spread"
-    return {"ordinary_median": o, "remat_median": r, "difference": r - o, "spread": spread, "verdict": verdict}
+    o_half = statistics.quantiles(ordinary, n=4, method="inclusive")[::2]  # the same linear rule as NumPy's
+    r_half = statistics.quantiles(rematerialized, n=4, method="inclusive")[::2]
+    return {"ordinary_median": statistics.median(ordinary), "remat_median": statistics.median(rematerialized),
+            "ordinary_middle_half": o_half, "remat_middle_half": r_half, "verdict": _verdict(o_half, r_half)}
 
 
 def compare_numpy(ordinary, rematerialized):
-    o, r = float(np.median(ordinary)), float(np.median(rematerialized))
-    spread = float(max(np.ptp(ordinary), np.ptp(rematerialized)))
-    verdict = ("remat slower", "remat faster")[r < o] if abs(r - o) > spread else "within the spread"
-    return {"ordinary_median": o, "remat_median": r, "difference": r - o, "spread": spread, "verdict": verdict}
+    o_half, r_half = np.percentile(ordinary, [25, 75]), np.percentile(rematerialized, [25, 75])
+    return {"ordinary_median": np.median(ordinary), "remat_median": np.median(rematerialized),
+            "ordinary_middle_half": o_half, "remat_middle_half": tuple(r_half), "verdict": _verdict(o_half, r_half)}
 
 
 def compare_with(**changes):
@@ -306,38 +310,44 @@ def compare_with(**changes):
     return compare
 
 
-def _mean_difference(o, r, got):
-    import statistics
-    return statistics.mean(r) - statistics.mean(o)
-
-
 def _lower_median(o, r, got):
     return sorted(o)[(len(o) - 1) // 2]
+
+
+def _median_against_quartiles(o, r, got):
+    median, (low, high) = got["remat_median"], got["ordinary_middle_half"]
+    return "remat slower" if median > high else "remat faster" if median < low else "within the spread"
+
+
+def _full_range(o, r, got):  # the rule this lesson taught before the middle halves
+    difference, spread = got["remat_median"] - got["ordinary_median"], max(max(o) - min(o), max(r) - min(r))
+    return "remat slower" if difference > spread else "remat faster" if -difference > spread else "within the spread"
+
+
+def _touching_counts(o, r, got):
+    (o_low, o_high), (r_low, r_high) = got["ordinary_middle_half"], got["remat_middle_half"]
+    return "remat slower" if r_low >= o_high else "remat faster" if r_high <= o_low else "within the spread"
+
+
+def _exclusive(samples):
+    import statistics
+    return statistics.quantiles(samples, n=4)[::2]  # the default method: not NumPy's
 
 
 TIMING_MISTAKES = {
     "means": (compare_with(ordinary_median=lambda o, r, got: float(np.mean(o))), "median of the ordinary"),
     "lower median": (compare_with(ordinary_median=_lower_median), "median of the ordinary"),
     "unsorted middle": (compare_with(remat_median=lambda o, r, got: r[len(r) // 2]), "median of the remat"),
-    "sign only": (compare_with(verdict=lambda o, r, got: "remat slower" if got["difference"] > 0 else "remat faster"),
-                  "verdict is"),
-    "smaller range": (compare_with(spread=lambda o, r, got: min(max(o) - min(o), max(r) - min(r))), "larger of the two"),
-    "ordinary range only": (compare_with(verdict=lambda o, r, got: _verdict(got["difference"], max(o) - min(o))),
-                            "verdict is"),
-    "a difference reaching the spread": (compare_with(verdict=lambda o, r, got: _verdict_at_least(got)),
-                                         "exceeds the spread"),
-    "difference reversed": (compare_with(difference=lambda o, r, got: -got["difference"]), "remat median minus"),
-    "mean difference": (compare_with(difference=_mean_difference), "remat median minus"),
+    "sign only": (compare_with(verdict=lambda o, r, got: "remat slower" if got["remat_median"] > got["ordinary_median"]
+                               else "remat faster"), "verdict is"),
+    "median against quartiles": (compare_with(verdict=_median_against_quartiles), "verdict is"),
+    "full range": (compare_with(verdict=_full_range), "verdict is"),
+    "touching middle halves count": (compare_with(verdict=_touching_counts), "verdict is"),
+    "exclusive quartiles": (compare_with(ordinary_middle_half=lambda o, r, got: _exclusive(o)),
+                            "ordinary samples' middle half"),
+    "halves swapped": (compare_with(remat_middle_half=lambda o, r, got: got["ordinary_middle_half"]),
+                       "remat samples' middle half"),
 }
-
-
-def _verdict_at_least(got):
-    difference, spread = got["difference"], got["spread"]
-    return "remat slower" if difference >= spread else "remat faster" if -difference >= spread else "within the spread"
-
-
-def _verdict(difference, spread):
-    return "remat slower" if difference > spread else "remat faster" if -difference > spread else "within the spread"
 
 
 @pytest.mark.parametrize("right", [compare_right, compare_numpy])
@@ -356,15 +366,20 @@ def test_timing_comparison_mistakes_are_caught(name):
 
 def test_timing_cases_keep_away_from_the_boundary_and_show_every_verdict():
     import statistics
+
+    from perfcourse.checks import halves
     for seed in range(50):
         verdicts = []
         for what, ordinary, rematerialized in remat.timing_cases(np.random.default_rng(seed)):
             want = remat.expected_timing_verdict(ordinary, rematerialized)
             assert want["ordinary_median"] == statistics.median(ordinary)
-            if "exactly" in what:  # on the rule's edge, exactly, in floating point too
-                assert abs(want["difference"]) == want["spread"] and want["verdict"] == "within the spread"
+            assert 5 <= len(ordinary) <= 11 and 5 <= len(rematerialized) <= 11
+            if "touch" in what:  # on the rule's edge, exactly, in floating point too
+                (o_low, o_high), (r_low, r_high) = want["ordinary_middle_half"], want["remat_middle_half"]
+                assert r_low == o_high or r_high == o_low
+                assert want["verdict"] == "within the spread"
                 continue
-            assert abs(abs(want["difference"]) - want["spread"]) > 0.1 * want["spread"], what
+            assert halves.margin(rematerialized, ordinary) > 1e-6, what
             verdicts.append(want["verdict"])
         assert set(verdicts) == set(remat.TIMING_VERDICTS)
 
@@ -376,10 +391,10 @@ def test_public_timing_cases_are_the_hidden_reference():
     for (ordinary, rematerialized), want in namespace["_cases"]:
         got = remat.expected_timing_verdict(ordinary, rematerialized)
         assert got["verdict"] == want["verdict"]
-        assert all(np.isclose(got[key], want[key], rtol=1e-9) for key in want if key != "verdict")
+        assert all(np.allclose(got[key], want[key], rtol=1e-9) for key in want if key != "verdict")
 
 
-@pytest.mark.parametrize("wrong", ["means", "sign only"])
+@pytest.mark.parametrize("wrong", ["means", "sign only", "median against quartiles", "full range"])
 def test_public_timing_check_fails_the_mistakes_of_the_samples(wrong):
     namespace = {"np": np, "compare_timings": TIMING_MISTAKES[wrong][0]}
     with contextlib.redirect_stdout(io.StringIO()), pytest.raises(AssertionError):

@@ -1,7 +1,7 @@
 # Correct in other idioms: the listing read from redirect_stdout's own StringIO through
 # jax.ad_checkpoint, a jitted checkpoint built with functools.partial and an explicit
-# nothing-saveable policy, the timings compared with a median and a range written out over sorted
-# samples (the verdict read from a sign), and the backward pass as two lax.scan loops in jax.numpy.
+# nothing-saveable policy, the timings compared with a median and linear percentiles written out over
+# sorted samples (the verdict read from a sign), and the backward pass as two lax.scan loops in jax.numpy.
 # expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=2 test_timing_verdict=4 test_reverse_recurrence=3 test_recurrence_by_hand=1
 # tier: nightly
 # %% solutions
@@ -22,22 +22,21 @@ import functools
 remat_layer = jax.jit(functools.partial(jax.checkpoint, policy=jax.checkpoint_policies.nothing_saveable)(layer))
 # %% replace timing_verdict
 def compare_timings(ordinary_seconds, remat_seconds):
-    def median(samples):
+    def percentile(samples, q):  # linear, as NumPy's default: between the sorted neighbours
         ordered = sorted(samples)
-        middle = len(ordered) // 2
-        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+        at = q / 100 * (len(ordered) - 1)
+        below = int(at)
+        above = min(below + 1, len(ordered) - 1)
+        return ordered[below] + (ordered[above] - ordered[below]) * (at - below)
 
-    def value_range(samples):
-        low, *_, high = sorted(samples)
-        return high - low
+    def middle_half(samples):
+        return [percentile(samples, 25), percentile(samples, 75)]
 
-    ordinary_median, remat_median = median(ordinary_seconds), median(remat_seconds)
-    difference = remat_median - ordinary_median
-    spread = max(map(value_range, (ordinary_seconds, remat_seconds)))
+    ordinary_half, remat_half = middle_half(ordinary_seconds), middle_half(remat_seconds)
     verdicts = {1: "remat slower", -1: "remat faster", 0: "within the spread"}
-    beyond = (difference > spread) - (-difference > spread)
-    return {"ordinary_median": ordinary_median, "remat_median": remat_median, "difference": difference,
-            "spread": spread, "verdict": verdicts[beyond]}
+    side = (remat_half[0] > ordinary_half[1]) - (remat_half[1] < ordinary_half[0])
+    return {"ordinary_median": percentile(ordinary_seconds, 50), "remat_median": percentile(remat_seconds, 50),
+            "ordinary_middle_half": ordinary_half, "remat_middle_half": remat_half, "verdict": verdicts[side]}
 # %% replace reverse_recurrence
 from jax import lax
 

@@ -8,6 +8,8 @@ least 1 from n = 5), where a full range follows it and a median alone ignores th
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 RULE = ("the middle half of a set of timings runs from its 25th to its 75th percentile, as "
@@ -39,3 +41,14 @@ def margin(a, b) -> float:
     b_low, b_high = middle_half(b)
     scale = max(abs(a_high), abs(b_high), 1e-300)
     return min(abs(a_high - b_low), abs(a_low - b_high)) / scale
+
+
+def same_half(got, want: tuple[float, float], rel_tol: float = 1e-9) -> bool:
+    """Whether `got` is a pair of real numbers each within `rel_tol` of `want`'s (a student's
+    middle half against the one computed here; a list, tuple or array all count)."""
+    try:
+        low, high = (float(v) for v in got)
+    except (TypeError, ValueError):
+        return False
+    return all(math.isfinite(g) and math.isclose(g, w, rel_tol=rel_tol, abs_tol=0.0)
+               for g, w in zip((low, high), want))

@@ -61,10 +61,11 @@ notebook.
   `jax.experimental.jet`), or autodiff run in float64 (`enable_x64`) where nothing is traced.
 - `check_timing_verdict` (test_timing_verdict), *observed*: the student's `compare_timings` is
   called from here on two lists of samples drawn here at a fresh scale (`timing_cases`: a clear
-  slowdown and speed-up, overlapping samples with one slow call, medians apart by less than the
-  wider range on either side, odd and even counts, shuffled); the medians, their difference, the
-  larger of the two ranges (to 1e-9 relative) and the verdict (exactly) must be the ones computed
-  here. No clock is read: the timer is given (performance-01's, graded there).
+  slowdown and speed-up, a slowdown that one slow ordinary call would hide in a full range, medians
+  past the other's middle half whose middle halves overlap, on either side, middle halves that
+  touch exactly, 5 to 11 samples, shuffled); the medians and middle halves (to 1e-9 relative) and
+  the verdict of performance-01's middle halves (`halves.compare`, exactly) must be the ones
+  computed here. No clock is read: the timer is given (performance-01's, graded there).
 
 Tolerances follow from the precision of float32 matrix products in use, measured in this kernel
 (`numerics.matmul_precision`: float32 operands on a CPU, TF32 on a recent NVIDIA GPU and bfloat16
@@ -97,7 +98,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import CheckFailed, numerics, programs, remote, trusted
+from . import CheckFailed, halves, numerics, programs, remote, trusted
 
 LESSON_WIDTH, LESSON_DEPTH, LESSON_SEED = 16, 4, 5
 # Autodiff's transformations as a recorded name stack shows them: "jit(f)/transpose(jvp(f))/mul".
@@ -624,83 +625,116 @@ TIMING_HINTS = {
                        "of the two middle ones for an even count",
     "remat_median": "the median of the remat gradient's samples: the middle one once sorted, or the mean of the "
                     "two middle ones for an even count",
-    "difference": "the difference is the remat median minus the ordinary median, in seconds",
-    "spread": "the spread is the larger of the two ranges (slowest sample minus fastest sample, of each list)",
-    "verdict": "the verdict is 'remat slower' or 'remat faster' only where the difference of the medians "
-               "exceeds the spread, else 'within the spread'",
+    "ordinary_middle_half": "the ordinary samples' middle half is [25th, 75th] percentile, as "
+                            "np.percentile(samples, [25, 75]) computes them (NumPy's default, linear interpolation)",
+    "remat_middle_half": "the remat samples' middle half is [25th, 75th] percentile, as "
+                         "np.percentile(samples, [25, 75]) computes them (NumPy's default, linear interpolation)",
+    "verdict": "the verdict is 'remat slower' only when the remat 25th percentile is strictly above the ordinary "
+               "75th, 'remat faster' only when the remat 75th is strictly below the ordinary 25th, else 'within "
+               "the spread' (middle halves that overlap or touch; the medians alone never decide it)",
 }
 
 
 def expected_timing_verdict(ordinary: list[float], rematerialized: list[float]) -> dict:
-    """The lesson's Task 3, computed here: medians, their difference, the larger range, the verdict."""
-    ordinary_median, remat_median = float(np.median(ordinary)), float(np.median(rematerialized))
-    difference = remat_median - ordinary_median
-    spread = max(max(ordinary) - min(ordinary), max(rematerialized) - min(rematerialized))
-    verdict = ("remat slower" if difference > spread else "remat faster" if -difference > spread
-               else "within the spread")
-    return {"ordinary_median": ordinary_median, "remat_median": remat_median, "difference": difference,
-            "spread": spread, "verdict": verdict}
+    """The lesson's Task 3, computed here: medians, middle halves, and the middle halves' verdict."""
+    verdict = {halves.FASTER: "remat faster", halves.SLOWER: "remat slower",
+               halves.WITHIN: "within the spread"}[halves.compare(rematerialized, ordinary)]
+    return {"ordinary_median": float(np.median(ordinary)), "remat_median": float(np.median(rematerialized)),
+            "ordinary_middle_half": list(halves.middle_half(ordinary)),
+            "remat_middle_half": list(halves.middle_half(rematerialized)), "verdict": verdict}
 
 
-def _samples(rng: np.random.Generator, centre: float, width: float, count: int, outlier: float = 0.0) -> list[float]:
-    """`count` samples in a shuffled order whose median is `centre` and whose range is `width`
-    (fresh values between), the slowest made `outlier` times the centre slower when asked: one
-    slow call, which moves the mean and the range, not the median."""
-    middle = [0.0] if count % 2 else [-0.05 * width, 0.05 * width]
-    between = (count - len(middle) - 2) // 2  # on each side of the middle, inside the range
-    low = np.sort(rng.uniform(-0.5, -0.05, between)) * width
-    high = np.sort(rng.uniform(0.05, 0.5, between)) * width
-    offsets = [-0.5 * width, *low, *middle, *high, 0.5 * width]
-    values = [centre + offset for offset in offsets]
-    if outlier:
-        values[-1] = centre * (1 + outlier)
-    rng.shuffle(values)
-    return [float(value) for value in values]
+def _draw(rng: np.random.Generator, centre: float, width: float, stall: bool = False) -> list[float]:
+    """5 to 11 shuffled samples around `centre` (log-normal, relative width `width`); with `stall`,
+    one of them 3 to 10 times slower: a busy moment, which moves a range and a mean, not a middle half."""
+    values = centre * np.exp(width * rng.standard_normal(int(rng.integers(5, 12))))
+    if stall:
+        values[rng.integers(len(values))] *= rng.uniform(3, 10)
+    return [float(v) for v in values]
 
 
-def _on_the_spread(rng: np.random.Generator) -> tuple[list[float], list[float]]:
-    """Two odd-count sample lists whose medians differ by exactly the larger range, either way: whole
-    multiples of a power of two near the fresh scale, so that every median, difference and range is
-    exact in floating point and `difference > spread` is decided by the rule, not by rounding."""
+# What each drawn case must show: (the remat samples' centre over the ordinary's, the two widths,
+# whether an ordinary sample stalls, the verdict, and a test of the samples that makes the case
+# decide the mistake it is there for).
+def _median_past_quartile(o, r) -> bool:  # a median against the other's quartiles reads a change
+    o_low, o_high = halves.middle_half(o)
+    return not o_low <= float(np.median(r)) <= o_high
+
+
+def _range_covers(o, r) -> bool:  # the old rule (medians apart by more than the wider range) reads none
+    spread = max(max(o) - min(o), max(r) - min(r))
+    return abs(float(np.median(r)) - float(np.median(o))) <= spread
+
+
+def _means_differ(o, r) -> bool:  # means put in the medians' place move the medians by a lot
+    return abs(float(np.mean(o)) - float(np.median(o))) > 0.01 * float(np.median(o))
+
+
+TIMING_INTENTS = {
+    "a clear slowdown": ((1.4, 2.5), (0.04, 0.04), False, "remat slower", None),
+    "a clear speed-up": ((0.4, 0.7), (0.04, 0.04), False, "remat faster", None),
+    "a slowdown with one slow ordinary call, which a full range would hide": (
+        (1.15, 1.4), (0.03, 0.03), True, "remat slower", _range_covers),
+    "remat's median above the ordinary middle half, the middle halves overlapping": (
+        (1.12, 1.3), (0.3, 0.3), False, "within the spread", _median_past_quartile),
+    "remat's median below the ordinary middle half, the middle halves overlapping": (
+        (0.75, 0.9), (0.3, 0.3), False, "within the spread", _median_past_quartile),
+    "overlapping middle halves with one slow ordinary call": (
+        (0.97, 1.03), (0.15, 0.15), True, "within the spread", _means_differ),
+}
+
+
+def _intent_case(rng: np.random.Generator, scale: float, intent: str) -> tuple[list[float], list[float]]:
+    (low, high), (o_width, r_width), stall, want, shows = TIMING_INTENTS[intent]
+    while True:
+        ordinary = _draw(rng, scale, o_width, stall)
+        rematerialized = _draw(rng, scale * rng.uniform(low, high), r_width)
+        if (expected_timing_verdict(ordinary, rematerialized)["verdict"] == want
+                and halves.margin(rematerialized, ordinary) > 1e-6
+                and (shows is None or shows(ordinary, rematerialized))):
+            return ordinary, rematerialized
+
+
+def _touching(rng: np.random.Generator) -> tuple[list[float], list[float]]:
+    """Middle halves that touch exactly, in floating point too: 5 or 9 samples each (n - 1 a multiple
+    of 4, so each quartile is one sample), whole multiples of a power of two; the remat 25th
+    percentile is the ordinary 75th (or the remat 75th the ordinary 25th): 'within the spread'."""
     unit = 2.0 ** int(rng.integers(-24, -10))
-    width = 2 * int(rng.integers(8, 64))
-    centre = int(rng.integers(4, 16)) * width
 
-    def samples(middle: int, span: int, count: int) -> list[float]:
-        inside = [int(v) for v in rng.integers(middle - span // 2, middle + span // 2 + 1, count - 3)]
-        below, above = sorted(inside)[:(count - 3) // 2], sorted(inside)[(count - 3) // 2:]
-        values = [middle - span // 2, *[min(v, middle) for v in below], middle,
-                  *[max(v, middle) for v in above], middle + span // 2]
-        rng.shuffle(values)
-        return [float(v * unit) for v in values]
+    def samples(count: int, low: int, high: int) -> list[int]:
+        quarter = (count - 1) // 4  # samples below the 25th percentile, and above the 75th
+        inside = sorted(int(v) for v in rng.integers(low, high + 1, count - 2 * quarter - 2))
+        below = [int(v) for v in rng.integers(low // 2, low, quarter)]
+        above = [int(v) for v in rng.integers(high + 1, 2 * high, quarter)]
+        return [*below, low, *inside, high, *above]
 
-    other = centre + (width if rng.random() < 0.5 else -width)
-    counts = [2 * int(c) + 1 for c in rng.integers(2, 5, 2)]
-    return samples(centre, width, counts[0]), samples(other, width // 2, counts[1])
+    base = int(rng.integers(64, 256))
+    ordinary = samples(int(rng.choice([5, 9])), base, base + int(rng.integers(8, 32)))
+    touch = sorted(ordinary)[3 * (len(ordinary) - 1) // 4]
+    if rng.random() < 0.5:  # remat above, touching from above
+        rematerialized = samples(int(rng.choice([5, 9])), touch, touch + int(rng.integers(8, 32)))
+    else:
+        touch = sorted(ordinary)[(len(ordinary) - 1) // 4]
+        rematerialized = samples(int(rng.choice([5, 9])), touch - int(rng.integers(8, 32)), touch)
+    rng.shuffle(ordinary)
+    rng.shuffle(rematerialized)
+    return [float(v * unit) for v in ordinary], [float(v * unit) for v in rematerialized]
 
 
 def timing_cases(rng: np.random.Generator) -> list[tuple[str, list[float], list[float]]]:
-    """(what, ordinary samples, remat samples), at a fresh scale: each verdict, odd and even counts,
-    one slow call, the wider range on either side, a difference between the two ranges, and one
-    exactly equal to the wider range (within it: the rule's "exceeds" is strict)."""
+    """(what, ordinary samples, remat samples), at a fresh scale, 5 to 11 samples each (odd and even
+    counts), shuffled: each verdict, a slowdown one stall would hide in a full range, medians past
+    the other's middle half whose middle halves still overlap, and middle halves that touch exactly
+    (within the spread: the rule's comparisons are strict)."""
     scale = float(10 ** rng.uniform(-5, -1))  # seconds: tens of microseconds to a tenth of a second
-    odd, even = 2 * int(rng.integers(2, 6)) + 1, 2 * int(rng.integers(2, 6))
-    tight, wide = 0.02 * scale, 0.3 * scale
-    gap = float(rng.uniform(0.4, 0.8)) * scale
-    between = float(rng.uniform(0.12, 0.25)) * scale  # more than the tight range, less than the wide one
-    return [
-        ("a clear slowdown, odd counts", _samples(rng, scale, tight, odd), _samples(rng, scale + gap, tight, odd)),
-        ("a clear speed-up, even counts", _samples(rng, scale, tight, even), _samples(rng, scale - gap / 2, tight, even)),
-        ("overlapping samples with one slow call", _samples(rng, scale, tight, odd, outlier=3.0),
-         _samples(rng, scale + between, tight, even)),
-        ("medians apart by less than the wider range", _samples(rng, scale, tight, even),
-         _samples(rng, scale + between, wide, odd)),
-        ("medians apart by less than the ordinary range", _samples(rng, scale + between, wide, odd),
-         _samples(rng, scale, tight, odd)),
-        ("a slowdown beyond both ranges, counts of both kinds", _samples(rng, scale, wide, even),
-         _samples(rng, scale + wide + gap, tight, odd)),
-        ("medians apart by exactly the wider range", *_on_the_spread(rng)),
-    ]
+    return [(what, *_intent_case(rng, scale, what)) for what in TIMING_INTENTS] + [
+        ("middle halves that touch exactly", *_touching(rng))]
+
+
+def _same(key: str, got, want) -> bool:
+    from .roofline import _close  # the same comparison: numbers to 1e-9 relative
+
+    return halves.same_half(got, want) if key.endswith("middle_half") else _close(got, want)
 
 
 def timing_verdict_problems(compare_timings, rng: np.random.Generator | None = None) -> list[str]:
@@ -714,7 +748,8 @@ def timing_verdict_problems(compare_timings, rng: np.random.Generator | None = N
             return [f"compare_timings raised {type(exc).__name__} for {what}"]
         if not isinstance(got, dict):
             return [f"compare_timings should return a dict, got {type(got).__name__} ({what})"]
-        problems = key_problems(got, expected_timing_verdict(ordinary, rematerialized), TIMING_HINTS, what)
+        problems = key_problems(got, expected_timing_verdict(ordinary, rematerialized), TIMING_HINTS, what,
+                                close=_same)
         if problems:
             return problems
     return []
