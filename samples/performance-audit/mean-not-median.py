@@ -8,12 +8,12 @@
 # %% replace first_call_evidence
 def first_call_evidence(first_call_seconds, steady_seconds):
     centre = statistics.mean(steady_seconds)  # not the median: one slow call moves it
-    spread = max(steady_seconds) - min(steady_seconds)
+    low, high = np.percentile(steady_seconds, [25, 75])
     one_time = first_call_seconds - centre
     return {
         "steady_median_seconds": centre,
-        "steady_spread_seconds": spread,
+        "steady_middle_half_seconds": [low, high],
         "one_time_seconds": one_time,
         "one_time_fraction": one_time / first_call_seconds,
-        "one_time_is_real": one_time > spread,
+        "one_time_is_real": bool(first_call_seconds > high),
     }

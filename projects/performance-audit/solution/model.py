@@ -51,16 +51,16 @@ def time_first_and_steady(fn, *args, steady_calls=7):
 
 
 def first_call_evidence(first_call_seconds, steady_seconds):
-    """The first call's one-time cost, and whether it is larger than the steady calls' spread."""
+    """The first call's one-time cost, and whether the first call lies above the steady calls' middle half."""
     median = statistics.median(steady_seconds)
-    spread = max(steady_seconds) - min(steady_seconds)
+    low, high = np.percentile(steady_seconds, [25, 75])
     one_time = first_call_seconds - median
     return {
         "steady_median_seconds": median,
-        "steady_spread_seconds": spread,
+        "steady_middle_half_seconds": [float(low), float(high)],
         "one_time_seconds": one_time,
         "one_time_fraction": one_time / first_call_seconds,
-        "one_time_is_real": one_time > spread,
+        "one_time_is_real": bool(first_call_seconds > high),
     }
 
 

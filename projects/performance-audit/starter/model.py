@@ -64,21 +64,25 @@ def first_call_evidence(first_call_seconds, steady_seconds):
     """What the timings show about the first call: return a dict with
 
       steady_median_seconds   the median of steady_seconds (statistics.median)
-      steady_spread_seconds   the spread of the steady calls: the slowest minus the fastest
+      steady_middle_half_seconds
+                              the steady calls' middle half: [25th, 75th] percentile, as
+                              np.percentile(steady_seconds, [25, 75]) computes them
       one_time_seconds        first_call_seconds minus the steady median: what the first call cost
                               on top of a steady call (negative when it was faster)
       one_time_fraction       one_time_seconds / first_call_seconds
-      one_time_is_real        True when one_time_seconds is larger than steady_spread_seconds
+      one_time_is_real        True when first_call_seconds is strictly above the steady 75th
+                              percentile
 
-    No steady call lies more than the spread above the median, so a first call further above it
-    than that shows a one-time cost (tracing and compiling); one merely slower than the slowest
-    steady call does not.
+    The course's rule for comparing timings (performance-01): a set is slower than another only when
+    its middle half lies wholly above the other's, and a single timing is its own middle half. A
+    first call above the steady middle half shows a one-time cost (tracing and compiling); one
+    merely above the median, or on the 75th percentile, does not.
     """
     raise NotImplementedError(
         "write first_call_evidence(first_call_seconds, steady_seconds) in "
-        "projects/performance-audit/starter/model.py: return the steady median and spread, the one-time "
-        "cost (first call minus median), its fraction of the first call, and one_time_is_real (the cost "
-        "exceeds the spread)")
+        "projects/performance-audit/starter/model.py: return the steady median and middle half, the "
+        "one-time cost (first call minus median), its fraction of the first call, and one_time_is_real "
+        "(the first call strictly above the steady 75th percentile)")
 
 
 def build_report(measurements):

@@ -13,9 +13,10 @@ same five pieces, gathered in an `Implementation`:
                                           `time_completed`, which keeps the first call apart):
                                           (first_call_seconds, [steady seconds, ...])
   first_call_evidence(first_call_seconds, steady_seconds)
-                                          what the timings show: the steady median and spread,
-                                          the first call's one-time cost and its fraction of the
-                                          first call, and whether that cost exceeds the spread
+                                          what the timings show: the steady median and middle
+                                          half, the first call's one-time cost and its fraction of
+                                          the first call, and whether the first call lies above
+                                          the steady middle half (performance-01's rule)
   build_report(measurements)              the JSON-ready report: the measurements, their
                                           median, backend and versions, "memory_measured": False
 
@@ -41,13 +42,17 @@ and what a forger, who can replace the course's probes in its own kernel, would 
      identity is exact at any precision). No probe is involved. Forging it means returning
      tanh(a @ b) for inputs it cannot know in advance: computing it.
   test_first_call_evidence (stage 1, `check_first_call_evidence`): *observed*, values only. This
-     side draws timings (a first call and 3 to 11 steady calls, odd and even counts, some with a
-     busy moment's outlier): a first call far above the steady calls, one above the slowest
-     steady call but less than the spread above the median, one below the median; none within a
+     side draws timings (a first call and 5 to 11 steady calls, odd and even counts, some with a
+     busy moment's outlier): a first call far above the steady calls, one above the steady middle
+     half but below the slowest steady call and less than the full range above the median, one
+     inside the middle half above the median, one below the median, and one exactly on the steady
+     75th percentile (5 or 9 steady calls: the percentile is one of them); none other within a
      millionth of the verdict's boundary. It calls first_call_evidence on them and compares with
-     its own computation (`expected_first_call`): the median and spread, the one-time cost and its
-     fraction to 1e-9 relative, the verdict (a bool) exactly. A mean for the median, or a verdict
-     read as "slower than every steady call", fails. A forger would have to do the arithmetic for
+     its own computation (`expected_first_call`): the median and middle half (performance-01's
+     rule, `checks.halves`), the one-time cost and its fraction to 1e-9 relative, the verdict (a
+     bool) exactly. A mean for the median, a full range or "slower than every steady call" for the
+     middle half, a first call merely above the median, or one on the 75th percentile read as
+     above it, fails. A forger would have to do the arithmetic for
      timings it sees only at grading time. The timer is the course's and is not graded here
      (performance-01 grades it); stage 1 also times workload with it and reports the timings and
      the student's reading of them, never judged.
@@ -106,7 +111,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import CheckFailed, numerics, programs, remote, trusted
+from . import CheckFailed, halves, numerics, programs, remote, trusted
 from .roofline import key_problems
 
 PROJECT = "performance-audit"
@@ -289,46 +294,63 @@ def check_workload(workload) -> dict:
 
 FIRST_CALL_HINTS = {
     "steady_median_seconds": "the median of the steady calls (statistics.median), not their mean",
-    "steady_spread_seconds": "the spread is the slowest steady call minus the fastest",
+    "steady_middle_half_seconds": "the steady middle half is [25th, 75th] percentile of the steady calls, as "
+                                  "np.percentile(steady_seconds, [25, 75]) computes them (NumPy's default, linear "
+                                  "interpolation), not the fastest and slowest call",
     "one_time_seconds": "the one-time cost is the first call minus the steady median",
     "one_time_fraction": "the fraction is the one-time cost divided by the first call",
 }
 
 
 def expected_first_call(first_call_seconds: float, steady_seconds: list[float]) -> dict:
-    """What the lesson asks of first_call_evidence, computed here."""
+    """What the lesson asks of first_call_evidence, computed here: the first call, a single timing,
+    is its own middle half, so it is slower only when it lies strictly above the steady 75th percentile."""
     median = statistics.median(steady_seconds)
-    spread = max(steady_seconds) - min(steady_seconds)
     one_time = first_call_seconds - median
-    return {"steady_median_seconds": median, "steady_spread_seconds": spread, "one_time_seconds": one_time,
-            "one_time_fraction": one_time / first_call_seconds, "one_time_is_real": one_time > spread}
+    return {"steady_median_seconds": median, "steady_middle_half_seconds": list(halves.middle_half(steady_seconds)),
+            "one_time_seconds": one_time, "one_time_fraction": one_time / first_call_seconds,
+            "one_time_is_real": halves.compare([first_call_seconds], steady_seconds) == halves.SLOWER}
+
+
+FIRST_CALL_KINDS = ("compiled", "above the middle half, below the slowest", "inside the middle half",
+                    "below the median", "on the 75th percentile")
 
 
 def first_call_cases(rng: random.Random) -> list[tuple[str, float, list[float]]]:
-    """(what, first call, steady calls) drawn here: a first call far above the steady calls, one
-    above the slowest steady call but less than the spread above the median, one below the
-    median; the steady calls 3 to 11 (odd and even), some with one busy moment's outlier. No
-    verdict hangs on a near tie."""
+    """(what, first call, steady calls) drawn here, one per FIRST_CALL_KINDS: a first call far above
+    the steady calls; one above their middle half but below the slowest steady call and less than
+    the full range above the median (a range, or "slower than every steady call", reads no
+    one-time cost); one inside the middle half, above the median; one below the median; one exactly
+    on the 75th percentile (5 or 9 steady calls, so that it is one of them: not above it). The steady
+    calls 5 to 11 (odd and even), some with one busy moment's outlier; no other verdict hangs on a
+    near tie."""
     cases = []
-    for kind in ("compiled", "just above the slowest", "below the median", "compiled"):
+    for kind in FIRST_CALL_KINDS:
         while True:
             centre = 10 ** rng.uniform(-5, -2)
-            steady = [centre * math.exp(rng.uniform(0.02, 0.3) * rng.gauss(0, 1)) for _ in range(rng.randint(3, 11))]
+            count = rng.choice([5, 9]) if kind == "on the 75th percentile" else rng.randint(5, 11)
+            steady = [centre * math.exp(rng.uniform(0.02, 0.3) * rng.gauss(0, 1)) for _ in range(count)]
             if rng.random() < 0.4:
                 steady[rng.randrange(len(steady))] *= rng.uniform(3, 10)
-            median, slowest = statistics.median(steady), max(steady)
-            spread = slowest - min(steady)
-            if kind == "compiled":
-                first = median + spread + centre * 10 ** rng.uniform(0, 3)
-            elif kind == "below the median":
-                first = median * rng.uniform(0.6, 0.97)
-            else:  # above every steady call, yet less than the spread above the median
-                first = slowest + (spread - (slowest - median)) * rng.uniform(0.1, 0.9)
-            boundary = abs((first - median) - spread)
-            if first > 0 and boundary > 1e-6 * spread and (kind != "just above the slowest" or first > slowest):
-                cases.append((f"timings {len(cases) + 1} of 4", first, steady))
+            median, (low, high) = statistics.median(steady), halves.middle_half(steady)
+            slowest, spread = max(steady), max(steady) - min(steady)
+            first = {"compiled": slowest + centre * 10 ** rng.uniform(0, 3),
+                     "above the middle half, below the slowest": high + (slowest - high) * rng.uniform(0.1, 0.9),
+                     "inside the middle half": median + (high - median) * rng.uniform(0.1, 0.9),
+                     "below the median": median * rng.uniform(0.6, 0.97),
+                     "on the 75th percentile": sorted(steady)[3 * (count - 1) // 4]}[kind]
+            apart = kind == "on the 75th percentile" or abs(first - high) > 1e-6 * high
+            hides = kind != "above the middle half, below the slowest" or first - median <= spread
+            if first > 0 and apart and hides and (kind != "inside the middle half" or first > median):
+                cases.append((f"timings {len(cases) + 1} of {len(FIRST_CALL_KINDS)}", first, steady))
                 break
     return cases
+
+
+def _same(key: str, got, want) -> bool:
+    from .roofline import _close  # the same comparison: numbers to 1e-9 relative
+
+    return halves.same_half(got, want) if key == "steady_middle_half_seconds" else _close(got, want)
 
 
 def first_call_problems(got, first: float, steady: list[float], what: str) -> list[str]:
@@ -340,11 +362,12 @@ def first_call_problems(got, first: float, steady: list[float], what: str) -> li
         return [f"first_call_evidence should return a dict, got {type(got).__name__} ({what})"]
     want = expected_first_call(first, steady)
     real = want.pop("one_time_is_real")
-    problems = key_problems(got, want, FIRST_CALL_HINTS, what)
+    problems = key_problems(got, want, FIRST_CALL_HINTS, what, close=_same)
     said = got.get("one_time_is_real")
     if not isinstance(said, (bool, np.bool_)) or bool(said) != real:
-        problems.append(f"one_time_is_real is {said!r}, not {real!r} ({what}): True only when the one-time cost "
-                        "exceeds the steady spread (slower than the slowest steady call is not enough)")
+        problems.append(f"one_time_is_real is {said!r}, not {real!r} ({what}): True only when the first call lies "
+                        "strictly above the steady 75th percentile (a single timing is its own middle half: "
+                        "above the median, or on the 75th percentile, is not enough)")
     return problems
 
 
@@ -411,8 +434,9 @@ def stage1(impl: Implementation) -> str:
             f"right; first call {first:.3g} s, steady median {read['steady_median_seconds']:.3g} s over "
             f"{STEADY_CALLS} calls: a one-time cost of {read['one_time_seconds']:.3g} s "
             f"({read['one_time_fraction']:.0%} of the first call), "
-            f"{'beyond' if read['one_time_is_real'] else 'within'} the steady spread "
-            f"({read['steady_spread_seconds']:.3g} s) (this machine, this run)")
+            f"{'above' if read['one_time_is_real'] else 'not above'} the steady middle half "
+            f"({read['steady_middle_half_seconds'][0]:.3g} to {read['steady_middle_half_seconds'][1]:.3g} s) "
+            "(this machine, this run)")
 
 
 # ---------------------------------------------------------------------------------------------
