@@ -25,7 +25,7 @@ import pytest
 from conftest import ROOT
 
 from perfcourse import samples
-from perfcourse.checks import CheckFailed, sharding
+from perfcourse.checks import CheckFailed, halves, sharding
 from perfcourse.course import read_notebook
 
 LESSON = "performance-08"
@@ -340,37 +340,57 @@ def test_scaling_timings_show_every_verdict_and_no_near_tie():
         cases = sharding.scaling_cases(np.random.default_rng(seed))
         found = [(count, entry, sharding.expected_scaling(warm)[1]["median_seconds"])
                  for warm in cases for count, entry in sharding.expected_scaling(warm).items() if count != 1]
-        assert {entry["verdict"] for _, entry, _ in found} == {"faster", "slower", "no clear difference"}
-        unclear = [entry["median_seconds"] < one for _, entry, one in found if entry["verdict"] == "no clear difference"]
+        assert {entry["verdict"] for _, entry, _ in found} == {"faster", "slower", "within the spread"}
+        unclear = [entry["median_seconds"] < one for _, entry, one in found if entry["verdict"] == "within the spread"]
         assert True in unclear and False in unclear
         # medians past one device's quartiles on both sides, their middle halves overlapping one device's
         past = set()
         for warm in cases:
             read = sharding.expected_scaling(warm)
-            low, high = read[1]["quartiles"]
+            low, high = read[1]["middle_half"]
             past |= {"below" if entry["median_seconds"] < low else "above" for count, entry in read.items()
-                     if entry["verdict"] == "no clear difference" and not low <= entry["median_seconds"] <= high}
+                     if entry["verdict"] == "within the spread" and not low <= entry["median_seconds"] <= high}
         assert past == {"below", "above"}
-        assert all(1 in warm and 4 <= min(len(s) for s in warm.values()) for warm in cases)
-        assert not any(sharding._close_calls(warm) for warm in cases)
-    example = {1: [0.010, 0.011, 0.012, 0.013, 0.014], 8: [0.015, 0.016, 0.017, 0.018]}
+        assert all(1 in warm and 5 <= min(len(s) for s in warm.values()) for warm in cases)
+        assert not any(sharding._close_calls(warm) for warm in cases[:3])
+        touching = cases[3]  # the fourth: one device and a count whose middle halves touch exactly
+        assert len(touching) == 2 and halves.margin(touching[max(touching)], touching[1]) == 0
+        assert sharding.expected_scaling(touching)[max(touching)]["verdict"] == "within the spread"
+    example = {1: [0.010, 0.011, 0.012, 0.013, 0.014], 8: [0.015, 0.016, 0.017, 0.018, 0.019, 0.020]}
     read = sharding.expected_scaling(example)
-    assert read[8]["verdict"] == "slower" and np.allclose(read[8]["quartiles"], [0.01575, 0.01725])
-    assert read[1] == {"median_seconds": 0.012, "quartiles": [0.011, 0.013], "speedup": 1.0, "efficiency": 1.0,
-                       "verdict": "no clear difference"}
+    assert read[8]["verdict"] == "slower" and np.allclose(read[8]["middle_half"], [0.01625, 0.01875])
+    assert read[1] == {"median_seconds": 0.012, "middle_half": [0.011, 0.013], "speedup": 1.0, "efficiency": 1.0,
+                       "verdict": "within the spread"}
 
 
 def test_a_median_against_one_devices_quartiles_fails_the_scaling_check():
     """The rule compares middle halves: a median past one device's quartile, whose middle half still
-    overlaps one device's, is no clear difference."""
+    overlaps one device's, is within the spread."""
     def median_against_quartiles(warm_seconds):
         read = sharding.expected_scaling(warm_seconds)
-        low, high = read[1]["quartiles"]
+        low, high = read[1]["middle_half"]
         for entry in read.values():
             median = entry["median_seconds"]
-            entry["verdict"] = "faster" if median < low else "slower" if median > high else "no clear difference"
+            entry["verdict"] = "faster" if median < low else "slower" if median > high else "within the spread"
         return read
 
     for seed in range(10):
         with pytest.raises(CheckFailed, match="verdict is"):
             sharding.check_scaling_evidence(median_against_quartiles, np.random.default_rng(seed))
+
+
+def test_touching_middle_halves_read_as_apart_fail_the_scaling_check():
+    """The rule's comparisons are strict: a count whose middle half only touches one device's is
+    within the spread (the fourth dataset of every draw has one)."""
+    def touching_counts(warm_seconds):
+        read = sharding.expected_scaling(warm_seconds)
+        one_low, one_high = read[1]["middle_half"]
+        for count, entry in read.items():
+            low, high = entry["middle_half"]
+            if count != 1:
+                entry["verdict"] = "faster" if high <= one_low else "slower" if low >= one_high else "within the spread"
+        return read
+
+    for seed in range(10):
+        with pytest.raises(CheckFailed, match="timings 4 of 4"):
+            sharding.check_scaling_evidence(touching_counts, np.random.default_rng(seed))

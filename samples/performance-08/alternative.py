@@ -70,7 +70,7 @@ def scaling_evidence(warm_seconds):
         median, low, high = summary(warm_seconds[devices])
         speedup = base / median
         out[devices] = {
-            "verdict": "faster" if high < base_low else "slower" if low > base_high else "no clear difference",
-            "median_seconds": median, "quartiles": (low, high), "speedup": speedup, "efficiency": speedup / devices,
+            "verdict": "faster" if high < base_low else "slower" if low > base_high else "within the spread",
+            "median_seconds": median, "middle_half": (low, high), "speedup": speedup, "efficiency": speedup / devices,
         }
     return out

@@ -12,7 +12,7 @@ def scaling_evidence(warm_seconds):
     for count, samples in warm_seconds.items():
         low, high = np.percentile(samples, [25, 75])
         speedup = float(one_median / np.median(samples))
-        verdict = "faster" if high < one_low else "slower" if low > one_high else "no clear difference"
-        evidence[count] = {"median_seconds": float(np.median(samples)), "quartiles": [float(low), float(high)],
+        verdict = "faster" if high < one_low else "slower" if low > one_high else "within the spread"
+        evidence[count] = {"median_seconds": float(np.median(samples)), "middle_half": [float(low), float(high)],
                            "speedup": speedup, "efficiency": speedup, "verdict": verdict}
     return evidence

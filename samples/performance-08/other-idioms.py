@@ -66,6 +66,6 @@ def scaling_evidence(warm_seconds):
         low, high = middle_half(samples)
         apart = {high < one_low: "faster", low > one_high: "slower"}
         ratio = statistics.median(one) / statistics.median(samples)
-        result[count] = dict(median_seconds=statistics.median(samples), quartiles=[low, high], speedup=ratio,
-                             efficiency=ratio / count, verdict=apart.get(True, "no clear difference"))
+        result[count] = dict(median_seconds=statistics.median(samples), middle_half=[low, high], speedup=ratio,
+                             efficiency=ratio / count, verdict=apart.get(True, "within the spread"))
     return result

@@ -12,7 +12,7 @@ def scaling_evidence(warm_seconds):
         low, high = np.percentile(samples, [25, 75])
         median = np.median(samples)
         speedup = float(one_median / median)
-        verdict = "faster" if speedup > 1 else "slower" if speedup < 1 else "no clear difference"
-        evidence[count] = {"median_seconds": float(median), "quartiles": [float(low), float(high)],
+        verdict = "faster" if speedup > 1 else "slower" if speedup < 1 else "within the spread"
+        evidence[count] = {"median_seconds": float(median), "middle_half": [float(low), float(high)],
                            "speedup": speedup, "efficiency": speedup / count, "verdict": verdict}
     return evidence

@@ -347,12 +347,6 @@ def first_call_cases(rng: random.Random) -> list[tuple[str, float, list[float]]]
     return cases
 
 
-def _same(key: str, got, want) -> bool:
-    from .roofline import _close  # the same comparison: numbers to 1e-9 relative
-
-    return halves.same_half(got, want) if key == "steady_middle_half_seconds" else _close(got, want)
-
-
 def first_call_problems(got, first: float, steady: list[float], what: str) -> list[str]:
     try:
         got = remote.values_only(got)
@@ -362,7 +356,7 @@ def first_call_problems(got, first: float, steady: list[float], what: str) -> li
         return [f"first_call_evidence should return a dict, got {type(got).__name__} ({what})"]
     want = expected_first_call(first, steady)
     real = want.pop("one_time_is_real")
-    problems = key_problems(got, want, FIRST_CALL_HINTS, what, close=_same)
+    problems = key_problems(got, want, FIRST_CALL_HINTS, what)
     said = got.get("one_time_is_real")
     if not isinstance(said, (bool, np.bool_)) or bool(said) != real:
         problems.append(f"one_time_is_real is {said!r}, not {real!r} ({what}): True only when the first call lies "

@@ -8,8 +8,6 @@ least 1 from n = 5), where a full range follows it and a median alone ignores th
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 RULE = ("the middle half of a set of timings runs from its 25th to its 75th percentile, as "
@@ -43,12 +41,31 @@ def margin(a, b) -> float:
     return min(abs(a_high - b_low), abs(a_low - b_high)) / scale
 
 
-def same_half(got, want: tuple[float, float], rel_tol: float = 1e-9) -> bool:
-    """Whether `got` is a pair of real numbers each within `rel_tol` of `want`'s (a student's
-    middle half against the one computed here; a list, tuple or array all count)."""
-    try:
-        low, high = (float(v) for v in got)
-    except (TypeError, ValueError):
-        return False
-    return all(math.isfinite(g) and math.isclose(g, w, rel_tol=rel_tol, abs_tol=0.0)
-               for g, w in zip((low, high), want))
+
+def touching(rng: np.random.Generator) -> tuple[list[float], list[float]]:
+    """Two shuffled sets of timings whose middle halves touch exactly, in floating point too: 5 or 9
+    timings each (n - 1 a multiple of 4, so each quartile is one of them), whole multiples of a power
+    of two; the second's 25th percentile is the first's 75th, or its 75th the first's 25th. The rule
+    says 'within the spread'; a rule whose comparisons are not strict says otherwise."""
+    unit = 2.0 ** int(rng.integers(-24, -10))
+
+    def timings(low: int, high: int) -> list[int]:
+        count = int(rng.choice([5, 9]))
+        quarter = (count - 1) // 4  # timings below the 25th percentile, and above the 75th
+        inside = [int(v) for v in rng.integers(low, high + 1, count - 2 * quarter - 2)]
+        below = [int(v) for v in rng.integers(low // 2, low, quarter)]
+        above = [int(v) for v in rng.integers(high + 1, 2 * high, quarter)]
+        return [*below, low, *inside, high, *above]
+
+    base = int(rng.integers(64, 256))
+    first = timings(base, base + int(rng.integers(8, 32)))
+    ordered, width = sorted(first), int(rng.integers(8, 32))
+    if rng.random() < 0.5:  # the second above, touching from above
+        touch = ordered[3 * (len(first) - 1) // 4]
+        second = timings(touch, touch + width)
+    else:
+        touch = ordered[(len(first) - 1) // 4]
+        second = timings(touch - width, touch)
+    rng.shuffle(first)
+    rng.shuffle(second)
+    return [float(v * unit) for v in first], [float(v * unit) for v in second]

@@ -695,32 +695,6 @@ def _intent_case(rng: np.random.Generator, scale: float, intent: str) -> tuple[l
             return ordinary, rematerialized
 
 
-def _touching(rng: np.random.Generator) -> tuple[list[float], list[float]]:
-    """Middle halves that touch exactly, in floating point too: 5 or 9 samples each (n - 1 a multiple
-    of 4, so each quartile is one sample), whole multiples of a power of two; the remat 25th
-    percentile is the ordinary 75th (or the remat 75th the ordinary 25th): 'within the spread'."""
-    unit = 2.0 ** int(rng.integers(-24, -10))
-
-    def samples(count: int, low: int, high: int) -> list[int]:
-        quarter = (count - 1) // 4  # samples below the 25th percentile, and above the 75th
-        inside = sorted(int(v) for v in rng.integers(low, high + 1, count - 2 * quarter - 2))
-        below = [int(v) for v in rng.integers(low // 2, low, quarter)]
-        above = [int(v) for v in rng.integers(high + 1, 2 * high, quarter)]
-        return [*below, low, *inside, high, *above]
-
-    base = int(rng.integers(64, 256))
-    ordinary = samples(int(rng.choice([5, 9])), base, base + int(rng.integers(8, 32)))
-    touch = sorted(ordinary)[3 * (len(ordinary) - 1) // 4]
-    if rng.random() < 0.5:  # remat above, touching from above
-        rematerialized = samples(int(rng.choice([5, 9])), touch, touch + int(rng.integers(8, 32)))
-    else:
-        touch = sorted(ordinary)[(len(ordinary) - 1) // 4]
-        rematerialized = samples(int(rng.choice([5, 9])), touch - int(rng.integers(8, 32)), touch)
-    rng.shuffle(ordinary)
-    rng.shuffle(rematerialized)
-    return [float(v * unit) for v in ordinary], [float(v * unit) for v in rematerialized]
-
-
 def timing_cases(rng: np.random.Generator) -> list[tuple[str, list[float], list[float]]]:
     """(what, ordinary samples, remat samples), at a fresh scale, 5 to 11 samples each (odd and even
     counts), shuffled: each verdict, a slowdown one stall would hide in a full range, medians past
@@ -728,13 +702,7 @@ def timing_cases(rng: np.random.Generator) -> list[tuple[str, list[float], list[
     (within the spread: the rule's comparisons are strict)."""
     scale = float(10 ** rng.uniform(-5, -1))  # seconds: tens of microseconds to a tenth of a second
     return [(what, *_intent_case(rng, scale, what)) for what in TIMING_INTENTS] + [
-        ("middle halves that touch exactly", *_touching(rng))]
-
-
-def _same(key: str, got, want) -> bool:
-    from .roofline import _close  # the same comparison: numbers to 1e-9 relative
-
-    return halves.same_half(got, want) if key.endswith("middle_half") else _close(got, want)
+        ("middle halves that touch exactly", *halves.touching(rng))]
 
 
 def timing_verdict_problems(compare_timings, rng: np.random.Generator | None = None) -> list[str]:
@@ -748,8 +716,7 @@ def timing_verdict_problems(compare_timings, rng: np.random.Generator | None = N
             return [f"compare_timings raised {type(exc).__name__} for {what}"]
         if not isinstance(got, dict):
             return [f"compare_timings should return a dict, got {type(got).__name__} ({what})"]
-        problems = key_problems(got, expected_timing_verdict(ordinary, rematerialized), TIMING_HINTS, what,
-                                close=_same)
+        problems = key_problems(got, expected_timing_verdict(ordinary, rematerialized), TIMING_HINTS, what)
         if problems:
             return problems
     return []

@@ -65,6 +65,14 @@ def _close(got, want: float) -> bool:
     return got is not None and math.isclose(got, want, rel_tol=RTOL, abs_tol=0.0)
 
 
+def _close_all(got, want: list) -> bool:
+    try:
+        got = list(got)
+    except TypeError:
+        return False
+    return len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want))
+
+
 # --- test_roofline_point ----------------------------------------------------------------------
 def expected_point(flops: float, moved: float, seconds: float) -> dict:
     return {"flops": flops, "bytes": moved, "seconds": seconds, "intensity": flops / moved,
@@ -84,7 +92,8 @@ UNIT_HINTS = {
 def key_problems(got, want: dict, hints: dict, what: str, close=None) -> list[str]:
     """`got` against `want`, key by key: a missing key, or a number not within RTOL of the one
     computed here (or, with `close(key, got, want)`, not close by that rule; or a string not equal
-    to it), each named with its hint."""
+    to it; or, where `want` holds a list, a sequence of as many numbers, each within RTOL: a middle
+    half), each named with its hint."""
     problems = []
     for key, expected in want.items():
         if key not in got:
@@ -93,6 +102,9 @@ def key_problems(got, want: dict, hints: dict, what: str, close=None) -> list[st
             # A plain string, compared here: a stand-in for the student's object would answer `!=` itself.
             if type(got[key]) is not str or got[key] != expected:
                 problems.append(f"{key} is {got[key]!r}, not {expected!r} ({what}): {hints[key]}")
+        elif isinstance(expected, list):
+            if not _close_all(got[key], expected):
+                problems.append(f"{key} is not right ({what}): {hints[key]}")
         elif not (close(key, got[key], expected) if close else _close(got[key], expected)):
             problems.append(f"{key} is not right ({what}): {hints[key]}")
     return problems

@@ -6,9 +6,9 @@ mean((tanh(x @ w) - y)**2)); `collectives(hlo_text)`, which counts the collectiv
 compiled program by kind; `grad_with_psum(mesh)`, the step's gradient as a `jax.shard_map` whose
 function sums the devices' parts with `jax.lax.psum`; `compiles_per_call(fn, calls)`, which counts
 the compiles each call of a jitted function causes; and `scaling_evidence(warm_seconds)`, what
-timings at several device counts show: each count's median and quartiles, its speed-up over one
+timings at several device counts show: each count's median and middle half, its speed-up over one
 device and its efficiency against the ideal, and whether it is faster or slower than one device
-beyond the spread of the samples. (The lesson times the step with the course's timer, given: the
+by performance-01's middle halves. (The lesson times the step with the course's timer, given: the
 one performance-01 teaches and grades.)
 
 What this kernel believes, it observed or verified itself; what it cannot, it names as evidence:
@@ -59,14 +59,15 @@ What this kernel believes, it observed or verified itself; what it cannot, it na
   passes. *Evidence only*: the compile events exist only in the student's process (see the limit
   below).
 - test_scaling_evidence (`check_scaling_evidence`): *observed*, values only. This kernel draws
-  timings here (a few device counts besides one, from 4 to 16 warm samples each, odd and even
+  timings here (a few device counts besides one, from 5 to 16 warm samples each, odd and even
   counts, some with a busy moment's outlier), built so that between them every verdict occurs,
   among them counts whose median is below or above one device's while the middle halves overlap,
-  and no quartile lies within a millionth of the one it is compared with; it calls
-  `scaling_evidence` on them and compares every entry with its own float64 computation
-  (`expected_scaling`): medians, quartiles (NumPy's default, linear percentiles), speed-up and
-  efficiency to 1e-9 relative, the verdict exactly. A verdict read from the medians alone, a mean
-  for a median, or an efficiency that forgets the device count fails. A forger would have to do
+  and no quartile lies within a millionth of the one it is compared with, but for one count whose
+  middle half touches one device's exactly (`halves.touching`); it calls `scaling_evidence` on them
+  and compares every entry with its own float64 computation (`expected_scaling`): medians, middle
+  halves (performance-01's rule, `checks.halves`), speed-up and efficiency to 1e-9 relative, the
+  verdict exactly. A verdict read from the medians alone, touching middle halves read as apart, a
+  mean for a median, or an efficiency that forgets the device count fails. A forger would have to do
   the arithmetic for timings it sees only at grading time.
 
 What a forger would have to do: replacing the course's probes in its own kernel earns nothing,
@@ -86,13 +87,12 @@ tests) they run on the devices there are.
 """
 from __future__ import annotations
 
-import math
 import random
 import re
 
 import numpy as np
 
-from . import CheckFailed, InstrumentMissing, numerics, programs, remote, verdict
+from . import CheckFailed, InstrumentMissing, halves, numerics, programs, remote, verdict
 from .roofline import key_problems
 
 LEARNING_RATE = 0.1
@@ -674,50 +674,40 @@ def _no_listener_left(registered: int | None, how: str) -> None:
 
 
 # --- test_scaling_evidence -----------------------------------------------------------------------
-FASTER, SLOWER, UNCLEAR = "faster", "slower", "no clear difference"
+FASTER, SLOWER, UNCLEAR = halves.FASTER, halves.SLOWER, halves.WITHIN
 SCALING_HINTS = {
     "median_seconds": "the median of that device count's warm samples",
+    "middle_half": ("the middle half is [25th, 75th] percentile of that count's warm samples, as np.percentile "
+                    "computes them by default (linear interpolation)"),
     "speedup": "the speed-up is one device's median divided by this count's median",
     "efficiency": "the efficiency is the speed-up divided by the device count (1.0: the ideal, t(1) / k)",
-    "verdict": (f"{FASTER!r} when this count's 75th percentile is below one device's 25th, {SLOWER!r} when its "
-                f"25th is above one device's 75th, {UNCLEAR!r} when the middle halves overlap (one device "
-                "compared with itself included)"),
+    "verdict": (f"{FASTER!r} only when this count's 75th percentile is strictly below one device's 25th, {SLOWER!r} "
+                f"only when its 25th is strictly above one device's 75th, {UNCLEAR!r} when the middle halves "
+                "overlap or touch (one device compared with itself included)"),
 }
-
-
-def _quartiles(samples) -> tuple[float, float]:
-    low, high = np.percentile(np.asarray(samples, np.float64), [25, 75])  # NumPy's default: linear
-    return float(low), float(high)
 
 
 def expected_scaling(warm_seconds: dict) -> dict:
     """What the lesson asks of scaling_evidence, computed here in float64."""
-    one_low, one_high = _quartiles(warm_seconds[1])
     one_median = float(np.median(np.asarray(warm_seconds[1], np.float64)))
     found = {}
     for count, samples in warm_seconds.items():
-        low, high = _quartiles(samples)
         median = float(np.median(np.asarray(samples, np.float64)))
         speedup = one_median / median
-        found[count] = {"median_seconds": median, "quartiles": [low, high], "speedup": speedup,
-                        "efficiency": speedup / count,
-                        "verdict": FASTER if high < one_low else SLOWER if low > one_high else UNCLEAR}
+        found[count] = {"median_seconds": median, "middle_half": list(halves.middle_half(samples)),
+                        "speedup": speedup, "efficiency": speedup / count,
+                        "verdict": halves.compare(samples, warm_seconds[1])}
     return found
 
 
 def _close_calls(warm_seconds: dict) -> bool:
     """Whether a verdict of these timings hangs on a comparison within a millionth."""
-    one_low, one_high = _quartiles(warm_seconds[1])
-    for count, samples in warm_seconds.items():
-        low, high = _quartiles(samples)
-        if count != 1 and min(abs(high - one_low) / one_low, abs(low - one_high) / one_high) < 1e-6:
-            return True
-    return False
+    return any(count != 1 and halves.margin(samples, warm_seconds[1]) < 1e-6 for count, samples in warm_seconds.items())
 
 
 def _timings(rng: np.random.Generator, centre: float, width: float) -> list[float]:
     """Warm samples around `centre` (log-normal, relative width `width`); now and then one busy moment."""
-    samples = centre * np.exp(width * rng.standard_normal(int(rng.integers(4, 17))))
+    samples = centre * np.exp(width * rng.standard_normal(int(rng.integers(5, 17))))
     if rng.random() < 0.3:
         samples[rng.integers(len(samples))] *= rng.uniform(3, 10)
     return [float(s) for s in samples]
@@ -749,7 +739,7 @@ def scaling_dataset(rng: np.random.Generator, intents: list[str]) -> dict:
                      else 0.05)
             warm[count] = _timings(rng, centre * factor, width)
         found = expected_scaling(warm)
-        one_median, (one_low, one_high) = found[1]["median_seconds"], found[1]["quartiles"]
+        one_median, (one_low, one_high) = found[1]["median_seconds"], found[1]["middle_half"]
         shown = True
         for count, intent in zip(counts, intents):
             want, side, past = SCALING_INTENTS[intent]
@@ -764,14 +754,17 @@ def scaling_dataset(rng: np.random.Generator, intents: list[str]) -> dict:
 
 def scaling_cases(rng: np.random.Generator) -> list[dict]:
     """Three datasets that between them show every verdict, medians on both sides of one device's
-    median where the spread says there is no clear difference, and medians past one device's
-    quartiles on both sides whose middle halves still overlap one device's."""
+    median where the middle halves overlap, and medians past one device's quartiles on both sides
+    whose middle halves still overlap one device's; and a fourth, one device and one more count whose
+    middle halves touch exactly (within the spread: the rule's comparisons are strict)."""
     intents = list(SCALING_INTENTS)[:4]
     extra = [intents[int(i)] for i in rng.integers(0, len(intents), size=2)]
     plans = [["faster", "overlap below", "median past the quartile below"],
              ["slower", "overlap above", "median past the quartile above", extra[0]],
              [extra[1], "overlap below", "faster"]]
-    return [scaling_dataset(rng, [plan[int(i)] for i in rng.permutation(len(plan))]) for plan in plans]
+    one, other = halves.touching(rng)
+    touching = {1: one, int(rng.choice([2, 4, 8])): other}
+    return [scaling_dataset(rng, [plan[int(i)] for i in rng.permutation(len(plan))]) for plan in plans] + [touching]
 
 
 def scaling_problems(got, warm_seconds: dict, what: str) -> list[str]:
@@ -788,23 +781,14 @@ def scaling_problems(got, warm_seconds: dict, what: str) -> list[str]:
         if not isinstance(entry, dict):
             problems.append(f"the result has no dict for {count} device(s) ({what}): one entry per device count given")
             continue
-        quartiles = entry.get("quartiles")
-        try:
-            low, high = (float(q) for q in quartiles)
-            close = all(math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0) for a, b in zip((low, high), want["quartiles"]))
-        except (TypeError, ValueError):
-            close = False
-        if not close:
-            problems.append(f"quartiles are not right ({where}): [25th, 75th] percentile of the warm samples, "
-                            "as np.percentile computes them by default (linear interpolation)")
-        problems += key_problems(entry, {k: v for k, v in want.items() if k != "quartiles"}, SCALING_HINTS, where)
+        problems += key_problems(entry, want, SCALING_HINTS, where)
     return problems
 
 
 def check_scaling_evidence(scaling_evidence, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for index, warm in enumerate(scaling_cases(rng)):
-        what = f"timings {index + 1} of 3"
+        what = f"timings {index + 1} of 4"
         try:
             got = scaling_evidence({count: list(samples) for count, samples in warm.items()})
         except CheckFailed:
