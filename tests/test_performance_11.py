@@ -1,0 +1,320 @@
+"""performance-11 (FSDP with shard_map): the hidden checks without a kernel, against the samples.
+
+The samples in samples/performance-11/ are the right and wrong implementations: each one's cells
+are run here in one namespace with the lesson's own definitions, and every hidden check is run on
+them in-process (without a channel the probe runs in this process, on this process's devices), so
+each sample must pass exactly the checks of the cells its `expect:` line gives full marks. This
+process has one device (the fast tier), where a gather and a reduce-scatter move nothing and a
+wrong step can compute the right values; one test grades the step's samples again in a subprocess
+with eight CPU devices, where meshes are shuffled and the collectives are required. Then further
+wrong methods, the drawn schedules, the notebook, and the artifact.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+from perfcourse.checks import CheckFailed, fsdp, programs
+from perfcourse.course import read_notebook
+from perfcourse.kernel.probes import fsdp as probe
+from perfcourse.kernel.probes import sharding as mesh_probe
+from perfcourse.samples import build, discover
+
+LESSON = "performance-11"
+CHECKS = {
+    "test_fsdp_step": lambda ns, seed: fsdp.check_fsdp_step(ns["fsdp_step"], np.random.default_rng(seed)),
+    "test_overlap": lambda ns, seed: fsdp.check_collective_overlap(ns["collective_overlap"], np.random.default_rng(seed)),
+    "test_memory": lambda ns, seed: fsdp.check_memory_per_device(ns["memory_per_device"], np.random.default_rng(seed)),
+}
+SOLUTION_CELL = {"test_fsdp_step": "fsdp_step", "test_overlap": "collective_overlap", "test_memory": "memory_per_device"}
+# The lesson's given cells the solution cells use: the environment (DEVICES), the mesh and specs, the kinds.
+GIVEN = ("EIGHT_CPU_DEVICES = ", "ROWS = P(", "COMPUTE_OPS = (")
+
+
+def lesson_namespace(nb) -> dict:
+    namespace: dict = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and (any(mark in cell.source for mark in GIVEN) or meta.get("solution")):
+            exec(cell.source, namespace)
+    return namespace
+
+
+SAMPLES = {s.case: s for s in discover(ROOT, [LESSON])}
+GRADED = sorted(case for case in SAMPLES if case != "release")
+# The cell whose wrong answers only several devices tell apart (on one, a gather and a reduce-scatter
+# move nothing, and a sum over devices sums one part).
+DEVICE_CELLS = ("test_fsdp_step",)
+
+
+def several_devices() -> bool:
+    return len(mesh_probe.lesson_devices()) > 1
+
+
+def grade(case: str, seed: int) -> dict:
+    """{cell: passed} of the checks of the cells the sample replaces (the solution: every cell)."""
+    sample = SAMPLES[case]
+    namespace = lesson_namespace(build(ROOT, sample))
+    replaced = {target for verb, target, _ in sample.steps if verb == "replace"}
+    outcome = {}
+    for cell, check in CHECKS.items():
+        if case != "solution" and SOLUTION_CELL[cell] not in replaced:
+            continue
+        try:
+            check(namespace, seed)
+            outcome[cell] = True
+        except CheckFailed:
+            outcome[cell] = False
+    return outcome
+
+
+@pytest.mark.parametrize("case", GRADED)
+def test_each_sample_passes_exactly_the_checks_it_expects(case):
+    sample = SAMPLES[case]
+    for cell in CHECKS:
+        if case != "solution" and SOLUTION_CELL[cell] not in {t for v, t, _ in sample.steps if v == "replace"}:
+            assert sample.expected[cell] > 0, f"{case} keeps the solution's {SOLUTION_CELL[cell]} cell"
+    for cell, passed in grade(case, sorted(SAMPLES).index(case)).items():
+        if cell in DEVICE_CELLS and not sample.expected[cell] and not several_devices():
+            continue  # the eight-device test judges these
+        assert passed == (sample.expected[cell] > 0), (cell, case)
+
+
+EIGHT = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, {tests!r})
+    import test_performance_11 as t
+    from perfcourse.checks import CheckFailed
+    assert len(t.mesh_probe.lesson_devices()) == 8
+    results = {{case: t.grade(case, 3) for case in t.GRADED}}
+    more = {{}}
+    for name, (cell, words, source) in t.MORE_WRONG.items():
+        namespace = t.lesson_namespace(t.build(t.ROOT, t.SAMPLES["solution"]))
+        exec(source, namespace)
+        try:
+            t.CHECKS[cell](namespace, 3)
+            more[name] = "passed"
+        except CheckFailed as exc:
+            more[name] = str(exc)
+    print(json.dumps({{"samples": results, "more": more}}))
+''')
+
+
+def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
+    """Every sample and every further wrong method graded in a process with eight CPU devices, as
+    the lesson's first cell sets them up (the graded sample class proves every sample end to end)."""
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    proc = subprocess.run([sys.executable, "-c", EIGHT.format(tests=str(ROOT / "tests"))], cwd=ROOT,
+                          text=True, capture_output=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for case, passed in results["samples"].items():
+        for cell, ok in passed.items():
+            assert ok == (SAMPLES[case].expected[cell] > 0), (cell, case)
+    for name, message in results["more"].items():
+        assert re.search(MORE_WRONG[name][1], message), (name, message)
+
+
+def test_every_wrong_sample_loses_exactly_one_cell_and_every_cell_has_one():
+    lost = {}
+    for case, sample in SAMPLES.items():
+        zeros = [cell for cell, points in sample.expected.items() if points == 0]
+        assert len(zeros) in (0, 1, len(CHECKS)), (case, zeros)
+        if len(zeros) == 1:
+            lost.setdefault(zeros[0], []).append(case)
+    assert set(lost) == set(CHECKS), f"a wrong sample for every cell: {sorted(lost)}"
+    assert sum(map(len, lost.values())) >= 7
+    assert sum(1 for s in SAMPLES.values() if not any(p == 0 for p in s.expected.values())) >= 3
+
+
+# The solution's step with another return line (`result`): the step's further wrong methods.
+GATHERED_STEP = """
+def fsdp_step(mesh):
+    def local(weights, x, y):
+        count = y.size * jax.lax.axis_size("fsdp")
+        gathered = [jax.lax.all_gather(b, "fsdp", tiled=True) for b in weights]
+        def loss_of(gathered):
+            h = x
+            for w in gathered:
+                h = jnp.tanh(h @ w)
+            return jnp.sum((h - y) ** 2) / count
+        part, grads = jax.value_and_grad(loss_of)(gathered)
+        grads = [jax.lax.psum_scatter(g, "fsdp", scatter_dimension=0, tiled=True) for g in grads]
+        return {result}
+    return jax.shard_map(local, mesh=mesh, in_specs=(ROWS, ROWS, ROWS), out_specs=(P(), ROWS))
+"""
+# Further wrong methods, judged here only: each must fail the check of its own cell, with these words.
+MORE_WRONG = {
+    "untiled gathers, never reshaped": ("test_fsdp_step", "gradient|loss|compile and run|export", """
+def fsdp_step(mesh):
+    def local(weights, x, y):
+        h = x
+        for block in weights:
+            h = jnp.tanh(h @ jax.lax.all_gather(block, "fsdp"))
+        return jnp.mean(h), weights
+    return jax.shard_map(local, mesh=mesh, in_specs=(ROWS, ROWS, ROWS), out_specs=(P(), ROWS))
+"""),
+    "a loss of one device's rows": ("test_fsdp_step", "loss", GATHERED_STEP.format(
+        result='jax.lax.pmax(part * jax.lax.axis_size("fsdp"), "fsdp"), grads')),
+    "every gradient but the last": ("test_fsdp_step", "gradient", GATHERED_STEP.format(
+        result='jax.lax.psum(part, "fsdp"), grads[:-1]')),
+    "pairs matched by order, not by operand": ("test_overlap", "overlapped", """
+def collective_overlap(hlo_text):
+    import re
+    found, pending = {}, []
+    for line in hlo_text.splitlines():
+        m = re.match(r"\\s*(?:ROOT )?(\\S+) = .*? ([\\w-]+)\\((.*)", line)
+        if not m:
+            continue
+        name, op, args = m.groups()
+        kind = re.sub(r"-(start|done)$", "", op)
+        if kind in COLLECTIVE_KINDS:
+            if op.endswith("-done"):
+                k, busy = pending.pop()
+                found[k]["overlapped"] += busy
+            else:
+                found.setdefault(kind, {"count": 0, "overlapped": 0})["count"] += 1
+                if op.endswith("-start"):
+                    pending.append([kind, 0])
+        elif op in COMPUTE_OPS:
+            for entry in pending:
+                entry[1] = 1
+    return found
+"""),
+    "the fused computations counted too": ("test_overlap", "count", """
+def collective_overlap(hlo_text):
+    found = {}
+    for kind in COLLECTIVE_KINDS:
+        c = hlo_text.count(f" {kind}(") + hlo_text.count(f" {kind}-start(")
+        if c:
+            found[kind] = {"count": c, "overlapped": 0}
+    return found
+"""),
+    "gathered bytes of one device's block": ("test_memory", "gathered", """
+def memory_per_device(layer_shapes, devices, itemsize):
+    sizes = [r * c for r, c in layer_shapes]
+    return {"replicated": sum(sizes) * itemsize, "fsdp": sum(sizes) // devices * itemsize,
+            "gathered": max(sizes) // devices * itemsize}
+"""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_WRONG))
+def test_more_wrong_methods_lose_their_cell(name):
+    cell, words, source = MORE_WRONG[name]
+    if cell in DEVICE_CELLS and not several_devices():
+        pytest.skip("one device: the eight-device test judges the step's wrong methods")
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    exec(source, namespace)
+    with pytest.raises(CheckFailed, match=words):
+        CHECKS[cell](namespace, 3)
+
+
+def test_drawn_schedules_hold_every_case_and_the_expected_counts_are_the_checks_own():
+    rng = np.random.default_rng(0)
+    for text, expected in fsdp.schedules(rng):
+        lines = text.splitlines()
+        assert lines[0].startswith("HloModule") and any(line.startswith("ENTRY") for line in lines)
+        starts = sum(1 for line in lines if "-start(" in line and any(f" {k}-start(" in line for k in fsdp.KINDS))
+        dones = sum(1 for line in lines if any(f" {k}-done(" in line for k in fsdp.KINDS))
+        assert starts == dones, "every start has its done"
+        assert all(e["overlapped"] <= e["count"] for e in expected.values())
+
+
+def test_the_probe_exports_a_program_the_trusted_side_runs():
+    """The lesson's solution, exported by the probe for a mesh of this process's devices, verified."""
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    count = len(mesh_probe.lesson_devices())
+    mesh = {"order": list(range(count))[::-1], "shape": [count], "axes": ["fsdp"]}
+    net = fsdp.draw_network(np.random.default_rng(1), count)
+    held = mesh_probe.mesh(mesh["order"], mesh["shape"], mesh["axes"])
+    shapes = {"params": [list(w.shape) for w in net["weights"]], "x": list(net["x"].shape), "y": list(net["y"].shape)}
+    report = probe.export_step(namespace["fsdp_step"](held), held, shapes)
+    specs = [(s, "float32") for s in shapes["params"]] + [(shapes["x"], "float32"), (shapes["y"], "float32")]
+    program = programs.program_from(report["program"], specs)
+    assert fsdp.verify_step_program(program, mesh, net, "float32") == []
+
+
+def test_the_reference_gradient_is_the_finite_difference_of_the_loss():
+    rng = np.random.default_rng(2)
+    net = fsdp.draw_network(rng, 2)
+    loss, grads = fsdp.reference_step(net["weights"], net["x"], net["y"])
+    w = [np.asarray(a, np.float64) for a in net["weights"]]
+    i, j, eps = 1, 0, 1e-6
+    w[0][i, j] += eps
+    up, _ = fsdp.reference_step(w, net["x"], net["y"])
+    assert (up - loss) / eps == pytest.approx(grads[0][i, j], rel=1e-4, abs=1e-8)
+
+
+def test_expected_memory_counts():
+    assert fsdp.expected_memory([(8, 100), (16, 10)], 8, 4) == {"replicated": 3840, "fsdp": 480, "gathered": 3200}
+
+
+# --- the notebook ------------------------------------------------------------------------------
+def grade_cells():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+
+
+def test_grade_cells_and_points():
+    assert {gid: c.metadata["nbgrader"]["points"] for gid, c in grade_cells().items()} == {
+        "test_fsdp_step": 4, "test_overlap": 3, "test_memory": 3}
+
+
+def test_public_tests_need_no_course_code_and_hidden_tests_call_the_checks():
+    for cell in grade_cells().values():
+        public, _, hidden = cell.source.partition("### BEGIN HIDDEN TESTS")
+        assert "perfcourse" not in public
+        assert "fsdp_checks.check_" in hidden
+
+
+def test_task_headings_precede_every_solution_cell():
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    headings = [c.source for c in nb.cells if c.cell_type == "markdown" and "## Task " in c.source]
+    assert [h.split("## Task ")[1].split(":")[0] for h in headings] == ["1", "2", "3"]
+
+
+def test_the_first_cell_asks_for_eight_cpu_devices_before_jax_starts():
+    first = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb").cells[1].source
+    assert first.index("--xla_force_host_platform_device_count=8") < first.index("import jax")
+    assert 'jax.devices("cpu")' in first
+
+
+def test_the_lesson_uses_jax_shard_map_which_both_pinned_and_newest_jax_have():
+    import jax
+
+    assert hasattr(jax, "shard_map") and hasattr(jax.lax, "psum_scatter")
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    assert any("jax.shard_map(" in c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+
+
+# --- the artifact ------------------------------------------------------------------------------
+def committed():
+    return json.loads((ROOT / "artifacts" / "cpu" / f"{LESSON}.json").read_text())
+
+
+def test_artifact_counts_one_gather_and_one_reduce_scatter_per_layer_and_the_bytes():
+    stdout = committed()["stdout"]
+    report = json.loads(stdout[stdout.index("{"):])
+    layers = len(report["layer_shapes"])
+    found = report["compiled_collectives"]
+    assert report["backend"] == "cpu" and report["device_count"] == 8
+    assert found["all-gather"]["count"] == layers and found["reduce-scatter"]["count"] == layers
+    assert all(entry["overlapped"] == 0 for entry in found.values()), "the CPU runs collectives synchronously"
+    assert report["written_before_passes"]["all_gather"] == layers
+    assert report["weights_bytes_per_device"] == fsdp.expected_memory(report["layer_shapes"], 8, 4)
+    for name, measured in report["compiler_argument_bytes"].items():
+        assert measured == report["weights_bytes_per_device"][name] + report["batch_bytes_per_device"]
+
+
+def test_artifact_draws_bars_and_a_flow_diagram_with_alt_text():
+    recorded = committed()
+    assert [p["kind"] for p in recorded["data"]["panels"]] == ["bar", "bar"]
+    assert recorded["diagram"]["alt"] and recorded["diagram"]["panel"]["kind"] == "flow"
