@@ -126,6 +126,27 @@ def test_check_names_stale_missing_and_corrupt_artifacts(course):
     assert proc.returncode != 0 and "unknown lesson 'performance-99'" in proc.stderr + proc.stdout
 
 
+def test_an_accelerators_recording_of_an_earlier_version_is_noted_not_failed(course):
+    # CI has no TPU: a TPU's recording stays until recorded there again, and says what it is.
+    source = course / "source" / "performance-01" / "performance-01.ipynb"
+    tpu = course / "artifacts" / "tpu" / "performance-01.json"
+    tpu.parent.mkdir(exist_ok=True)
+    artifact = committed("performance-01")  # the CPU's, moved to another backend's folder
+    artifact["environment"]["backend"], artifact["provenance"] = "tpu", "recorded_tpu_computation"
+    artifact["contentHash"] = "0" * 64  # recorded from an earlier source
+    tpu.write_text(json.dumps(artifact))
+    assert perfcourse("artifacts", "--render", "--lesson", "performance-01", cwd=course).returncode == 0
+    proc = perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course)
+    assert proc.returncode == 0, proc.stdout
+    assert "note: artifacts/tpu/performance-01.json records an earlier version of the lesson" in proc.stdout
+    assert "artifacts: up to date" in proc.stdout
+    nb = json.loads(source.read_text())
+    nb["cells"][0]["source"] = ["# performance-01, rewritten\n"]
+    source.write_text(json.dumps(nb))
+    proc = perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course)
+    assert proc.returncode == 1 and "artifacts/cpu/performance-01.json: stale" in proc.stdout  # the CPU's must follow
+
+
 def test_check_names_an_image_that_does_not_match_its_json(course):
     (course / "artifacts" / "cpu" / "performance-01.png").write_bytes(b"not the drawing")
     proc = perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course)

@@ -155,6 +155,8 @@ def cmd_artifacts(root: Path, args) -> int:
     from .artifacts import execute, record  # papermill and matplotlib load only when needed
 
     if args.check:
+        for note in record.earlier_versions(root, args.lesson):
+            print(note)
         return _checked("artifacts", record.check(root, args.lesson))
     if args.render:
         for path in record.rerender(root, args.lesson):

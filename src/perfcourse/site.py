@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 from . import launch
-from .course import CourseError, lessons, read_notebook, write_atomic
+from .course import CourseError, lessons, read_notebook, source_notebook, write_atomic
 from .release import COLAB_CELL_ID, released
 
 TITLE = "JAX performance course"
@@ -104,6 +104,9 @@ def recording_markdown(root: Path, lesson: str, folder: Path) -> str:
     """The lesson's reference recordings (artifacts/<backend>/), their figures copied into `folder`."""
     parts = [f"({lesson}-recording)=", "## Reference recording", ""]
     found = False
+    from .artifacts.record import content_hash  # the recordings' own hash of the lesson's source
+
+    current = content_hash(read_notebook(source_notebook(root, lesson)))
     for backend_dir in sorted((root / "artifacts").glob("*/"), key=lambda p: (p.name != "cpu", p.name)):
         path = backend_dir / f"{lesson}.json"
         if not path.is_file():
@@ -112,8 +115,11 @@ def recording_markdown(root: Path, lesson: str, folder: Path) -> str:
         artifact = json.loads(path.read_text(encoding="utf-8"))
         env = artifact.get("environment", {})
         backend = backend_dir.name
-        parts += [f"### Recorded on {backend}", "",
-                  "```{important}",
+        parts += [f"### Recorded on {backend}", ""]
+        if artifact.get("contentHash") != current:  # an accelerator's, kept until recorded there again
+            parts += ["```{note}", "This recording was made on an earlier version of the lesson: its text or "
+                      "code has changed since, and it has not been recorded on this backend again yet.", "```", ""]
+        parts += ["```{important}",
                   f"One machine's recording, made once: `perfcourse artifacts` executed the lesson with its "
                   f"solutions on {env.get('backend', backend)} ({env.get('deviceCount', '?')} device(s); "
                   f"jax {env.get('jax', '?')}, numpy {env.get('numpy', '?')}) at {artifact.get('generatedAt', '?')}. "
