@@ -20,7 +20,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from conftest import ROOT
 
 from perfcourse.grading import cell_error
-from perfcourse.grading.class_report import failure_of
+from perfcourse.report.class_report import failure_of
 from perfcourse.grading.execute import GRADER_ERRORS
 from perfcourse.grading.feedback import HideHiddenTestOutputs
 

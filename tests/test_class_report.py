@@ -24,7 +24,8 @@ from conftest import ROOT
 
 from perfcourse import cli, nbgrader_bridge
 from perfcourse.course import CONFIG_FILES, CourseError, copy_course
-from perfcourse.grading import class_report, class_report_page
+from perfcourse.report import class_report
+from perfcourse.report import page as class_report_page
 from perfcourse.grading.execute import TIMING_KEY
 from perfcourse.kernel.evidence import EVIDENCE_KEY
 

@@ -22,7 +22,7 @@ from conftest import ROOT, perfcourse
 from jupyter_browser import browser  # noqa: F401
 
 from perfcourse import nbgrader_bridge
-from perfcourse.grading import class_report
+from perfcourse.report import class_report
 from perfcourse.samples import discover
 
 pytestmark = [pytest.mark.e2e,  # the graded demo class

@@ -17,7 +17,8 @@ from conftest import ROOT
 
 from perfcourse import __version__, kernels, nbgrader_bridge
 from perfcourse.course import CourseError
-from perfcourse.grading import report, run, scratch
+from perfcourse.grading import run, scratch
+from perfcourse.report import grade_table as report
 
 
 def cli(args, cwd, monkeypatch, capsys) -> tuple[int, str, str]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from conftest import ROOT
 
 from perfcourse import samples
-from perfcourse.grading import report, run
+from perfcourse.grading import run
+from perfcourse.report import grade_table as report
 from perfcourse.grading.execute import GRADER_ERRORS
 
 HOSTILE = [s for s in samples.discover(ROOT, folder="adversarial", prefix="hostile") if s.demo]

@@ -322,7 +322,8 @@ def test_the_grade_table_and_grades_csv_name_the_flags_without_changing_scores(t
     import nbformat
 
     from perfcourse.nbgrader_bridge import NotebookScore
-    from perfcourse.grading import report, run
+    from perfcourse.grading import run
+    from perfcourse.report import grade_table as report
 
     from perfcourse.course import CONFIG_FILES, copy_course
 

@@ -28,7 +28,7 @@ FLOORS = [
       "perfcourse.publish"]),
     ("grade: submitted/ -> autograded/ and the gradebook", ["perfcourse.grading"]),
     ("report: the class's results, read after grading", ["perfcourse.report"]),
-    ("site: the course's pages", ["perfcourse.site", "perfcourse.site_theme"]),
+    ("site: the course's pages", ["perfcourse.site"]),
     ("the verbs and the tools around them", ["perfcourse.cli", "perfcourse.busy"]),
 ]
 # The runtimes import only within themselves (and the ground's error type): they are loaded into

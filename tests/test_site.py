@@ -20,7 +20,9 @@ from conftest import ROOT
 # `browser` is a fixture (tests/jupyter_browser.py): importing it puts it in this module's reach.
 from jupyter_browser import browser  # noqa: F401
 
-from perfcourse import launch, site, site_theme
+from perfcourse import launch
+from perfcourse.site import build as site
+from perfcourse.site import theme as site_theme
 from perfcourse.course import lessons
 
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")

@@ -45,7 +45,8 @@ def cmd_release(root: Path, args) -> int:
 
 def _grade_and_report(root: Path, lesson_ids: list[str], args, expected=None) -> list:
     from . import nbgrader_bridge as nbgrader
-    from .grading import report, run, sandbox
+    from .grading import run, sandbox
+    from .report import grade_table as report
 
     loaded = nbgrader.config(root)
     if args.cluster and args.workers:
@@ -134,9 +135,9 @@ def cmd_demo(root: Path, args) -> int:
 
 
 def cmd_report(root: Path, args) -> int:
-    from .grading import class_report_page  # matplotlib loads only when needed
+    from .report import page  # matplotlib loads only when needed
 
-    return class_report_page.main(root, args.lesson, args.output)
+    return page.main(root, args.lesson, args.output)
 
 
 def cmd_publish(root: Path, args) -> int:
@@ -146,9 +147,9 @@ def cmd_publish(root: Path, args) -> int:
 
 
 def cmd_site(root: Path, args) -> int:
-    from . import site
+    from .site import build
 
-    return site.main(root, args.output, args.verbose)
+    return build.main(root, args.output, args.verbose)
 
 
 def cmd_artifacts(root: Path, args) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..course import CourseError
 from .class_report import ClassReport, Lesson, collect
-from .scratch import shown
+from ..grading.scratch import shown
 
 GENERATOR = '<meta name="generator" content="perfcourse report">'
 CSV_NAME = "cells.csv"

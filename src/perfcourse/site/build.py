@@ -11,7 +11,7 @@ The book's sources are written into a build folder (`_site/` by default, git-ign
                                          recording of artifacts/<backend>/ (figure, alt text,
                                          key numbers), marked as one machine's recording
   book/theme/template.yml                the site template: a MyST site template that renders
-                                         itself (`build.render`) with site_theme.py
+                                         itself (`build.render`) with site/theme.py
 
 then `jupyter-book build --html --strict` turns them into `html/`. MyST's own web themes
 (book-theme) are downloaded at build time from outside the package registries; this template is
@@ -28,9 +28,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from . import launch
-from .course import CourseError, lessons, read_notebook, source_notebook, write_atomic
-from .release import COLAB_CELL_ID, released
+from .. import launch
+from ..course import CourseError, lessons, read_notebook, source_notebook, write_atomic
+from ..release import COLAB_CELL_ID, released
 
 TITLE = "JAX performance course"
 DEFAULT_OUTPUT = "_site"
@@ -104,7 +104,7 @@ def recording_markdown(root: Path, lesson: str, folder: Path) -> str:
     """The lesson's reference recordings (artifacts/<backend>/), their figures copied into `folder`."""
     parts = [f"({lesson}-recording)=", "## Reference recording", ""]
     found = False
-    from .artifacts.record import content_hash  # the recordings' own hash of the lesson's source
+    from ..artifacts.record import content_hash  # the recordings' own hash of the lesson's source
 
     current = content_hash(read_notebook(source_notebook(root, lesson)))
     for backend_dir in sorted((root / "artifacts").glob("*/"), key=lambda p: (p.name != "cpu", p.name)):
@@ -220,7 +220,7 @@ def write_sources(root: Path, book: Path) -> dict:
     for title, pages in sections:
         toc += [f"    - title: {_yaml_str(title)}", "      children:"] + [f"        - file: {p}" for p in pages]
     write_atomic(book / "myst.yml", "\n".join([
-        "# Written by perfcourse site (src/perfcourse/site.py); edit that, not this.",
+        "# Written by perfcourse site (src/perfcourse/site/build.py); edit that, not this.",
         "version: 1",
         "project:",
         f"  title: {_yaml_str(TITLE)}",
@@ -230,12 +230,12 @@ def write_sources(root: Path, book: Path) -> dict:
         ""]))
     theme = book / "theme"
     theme.mkdir()
-    render = " ".join(json.dumps(part) for part in (sys.executable, "-m", "perfcourse.site_theme"))
+    render = " ".join(json.dumps(part) for part in (sys.executable, "-m", "perfcourse.site.theme"))
     write_atomic(theme / "template.yml", "\n".join([
         "myst: v1",
         "kind: site",
         f"title: {_yaml_str(TITLE + ' (perfcourse site theme)')}",
-        "description: Static pages rendered by perfcourse.site_theme from the engine's content, offline",
+        "description: Static pages rendered by perfcourse.site.theme from the engine's content, offline",
         "build:",
         f"  render: {_yaml_str(render)}",
         ""]))

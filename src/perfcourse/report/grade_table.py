@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 
 from ..course import write_atomic
-from .run import Outcome
+from ..grading.worker_slot import Outcome
 
 
 EXPORT_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "raw_score", "late_submission_penalty",

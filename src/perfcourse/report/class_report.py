@@ -5,7 +5,7 @@ export plugin, by way of nbgrader_bridge: SQLite or PostgreSQL alike, no SQL of 
 autograded notebooks (each grade cell's error output, the grader's notes, evidence flags and
 timing record, written by whichever machine graded them, a Dask worker's included) and, when
 present, grades.csv (the seconds of the last `perfcourse grade` run). The page and its figures
-are drawn from this by grading/class_report_page.py.
+are drawn from this by report/page.py.
 
 A grade cell is passed with full points. A failure is grouped by what feedback shows the
 student (grading/cell_error.py): a check's verdict, the student's own exception or a failed
@@ -27,8 +27,8 @@ import nbformat
 from .. import nbgrader_bridge as nbgrader
 from ..course import CourseError
 from ..course import lessons as course_lessons
-from . import run
-from .cell_error import shown
+from ..grading import run
+from ..grading.cell_error import shown
 
 NO_ERROR = "(no error output: the cell earned part of its points, or did not run)"
 NO_NOTEBOOK = "(no autograded notebook)"
@@ -254,7 +254,7 @@ def _autograded(path: Path):
 
 def _submission(student, lesson, cells, row, nb, seconds) -> Submission:
     """One graded notebook: nbgrader export's row, the gradebook's cells, the notebook's records."""
-    from .execute import TIMING_KEY
+    from ..grading.execute import TIMING_KEY
 
     record = nb.metadata.get(TIMING_KEY) if nb is not None else None
     trusted = record.get("grade_cell_seconds") if isinstance(record, dict) else None

@@ -1,5 +1,5 @@
 """The course site's MyST theme: static HTML pages from the engine's content, with nothing fetched
-from elsewhere (`perfcourse site`, site.py, writes the template that runs this).
+from elsewhere (`perfcourse site`, site/build.py, writes the template that runs this).
 
 The MyST engine (Jupyter Book 2) parses the book and serves what it made on a loopback content
 server; a site template that declares `build.render` renders the site itself. The engine runs that
@@ -340,7 +340,7 @@ def _document(config: dict, slug: str, title: str, article: str, pager: str) -> 
 {article}
 </article>
 {pager}
-<footer>Built with Jupyter Book (MyST {html.escape(version)}) and the course's own offline theme (perfcourse.site_theme).</footer>
+<footer>Built with Jupyter Book (MyST {html.escape(version)}) and the course's own offline theme (perfcourse.site.theme).</footer>
 </main>
 </div>
 </body>
@@ -402,7 +402,7 @@ def render(cdn: str, out: Path) -> dict:
 def main() -> int:
     cdn, out = os.environ.get("CONTENT_CDN"), os.environ.get("BUILD_DIRECTORY")
     if not cdn or not out:
-        print("perfcourse.site_theme: run by the MyST engine (CONTENT_CDN and BUILD_DIRECTORY unset)", file=sys.stderr)
+        print("perfcourse.site.theme: run by the MyST engine (CONTENT_CDN and BUILD_DIRECTORY unset)", file=sys.stderr)
         return 2
     manifest = render(cdn, Path(out))
     print(f"perfcourse site theme: wrote {len(manifest['pages'])} pages into {out}")
