@@ -26,17 +26,19 @@ def classify(point, peak_flop_per_second, peak_bytes_per_second):
             "bound": "memory" if memory_roof < compute_roof else "compute"}
 # %% replace roof_verdict
 def roof_verdict(point, peak_flop_per_second, peak_bytes_per_second):
+    import statistics
+
     roof = min(peak_flop_per_second, point["intensity"] * peak_bytes_per_second)
-    fractions = np.sort(point["flops"] / np.asarray(point["samples"], dtype=float) / roof)
-    lowest, highest = float(fractions[0]), float(fractions[-1])
-    if lowest > 1:
+    at_the_roof = point["flops"] / roof  # seconds a call at the roof takes
+    q1, _, q3 = statistics.quantiles(point["samples"], n=4, method="inclusive")  # NumPy's linear quartiles
+    if q3 < at_the_roof:
         verdict = "above the roof"
-    elif highest < 1:
+    elif q1 > at_the_roof:
         verdict = "below the roof"
     else:
         verdict = "at the roof"
-    return {"attainable": roof, "median_fraction": float(point["flops"] / np.median(point["samples"]) / roof),
-            "lowest_fraction": lowest, "highest_fraction": highest, "verdict": verdict}
+    return {"attainable": roof, "median_fraction": point["flops"] / statistics.median(point["samples"]) / roof,
+            "roof_seconds": at_the_roof, "middle_half_seconds": (q1, q3), "verdict": verdict}
 # %% replace hand_intensity
 def matmul_intensity(m, k, n, itemsize):
     moved = m * k * itemsize       # read the left operand

@@ -24,14 +24,18 @@ def classify(point, peak_flop_per_second, peak_bytes_per_second):
 def roof_verdict(point, peak_flop_per_second, peak_bytes_per_second):
     attainable = min(peak_flop_per_second, point["intensity"] * peak_bytes_per_second)
     ordered = sorted(point["samples"])  # fastest first
-    middle = len(ordered) // 2
-    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-    fraction = {name: point["flops"] / seconds / attainable
-                for name, seconds in (("median", median), ("lowest", ordered[-1]), ("highest", ordered[0]))}
-    sides = {fraction["lowest"] > 1, fraction["highest"] >= 1}
-    verdict = "at the roof" if len(sides) == 2 else "above the roof" if True in sides else "below the roof"
-    return {"attainable": attainable, **{f"{name}_fraction": value for name, value in fraction.items()},
-            "verdict": verdict}
+
+    def percentile(q):  # linear between sorted neighbours, as NumPy's default
+        at = q * (len(ordered) - 1)
+        below = int(at)
+        return ordered[below] + (ordered[min(below + 1, len(ordered) - 1)] - ordered[below]) * (at - below)
+
+    roof_seconds = point["flops"] / attainable
+    middle_half = [percentile(0.25), percentile(0.75)]
+    sides = {middle_half[0] > roof_seconds, middle_half[1] >= roof_seconds}
+    verdict = "at the roof" if len(sides) == 2 else "below the roof" if True in sides else "above the roof"
+    return {"attainable": attainable, "median_fraction": point["flops"] / percentile(0.5) / attainable,
+            "roof_seconds": roof_seconds, "middle_half_seconds": middle_half, "verdict": verdict}
 # %% replace hand_intensity
 def matmul_intensity(m, k, n, itemsize):
     import math

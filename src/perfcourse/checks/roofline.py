@@ -3,8 +3,9 @@
 Students write `roofline_point(costs, seconds)` (the compiler's FLOP and bytes and a time, turned
 into intensity and achieved rates), `classify(point, peak_flop_per_second, peak_bytes_per_second)`
 (the roof above a point, the fraction of it reached, which ceiling binds), `roof_verdict(point,
-peak_flop_per_second, peak_bytes_per_second)` (the fraction of the roof at the median, slowest and
-fastest warm sample, and whether the samples sit below the roof, above it or on both sides) and
+peak_flop_per_second, peak_bytes_per_second)` (the fraction of the roof at the median, the time
+a call at the roof takes, the samples' middle half, and whether it lies below the roof, above it
+or across it: performance-01's middle halves) and
 `matmul_intensity(m, k, n, itemsize)` (a product's textbook intensity). The timer is given: the
 lesson's locked copy of performance-01's `time_completed`, graded there (`checks.timing`).
 
@@ -31,13 +32,15 @@ something only the student's process can build. No check reads a clock or compar
   ones computed here. A hard-coded ridge, a max instead of a min, or a fraction of the flat peak
   fails. A forger would have to compute the roof for ceilings it sees only at grading time.
 - test_roof_verdict (`check_roof_verdict`): fresh ceilings and points as the lesson's `measure`
-  returns them (fresh counts, one warm sample per fraction of the roof drawn here, shuffled, odd and
-  even counts, the median time as the point's seconds), memory- and compute-bound, each verdict,
-  and samples on both sides of the roof with their median below it and above it (so a verdict read
-  from the median alone fails); no fraction within 3% of the roof. The attainable rate, the three
-  fractions (FLOP over the median, slowest and fastest sample, over the attainable rate) to 1e-9
-  relative and the verdict, exactly, must agree with the ones computed here. A forger would have
-  to compute them for samples it sees only at grading time.
+  returns them (fresh counts, one warm sample per fraction of the roof drawn here, shuffled, 5 to
+  10 samples, the median time as the point's seconds), memory- and compute-bound, each verdict, one
+  fast or slow call on the other side of the roof from the middle half (so a verdict read from the
+  fastest and slowest sample fails), and middle halves across the roof with their median below it
+  and above it (so a verdict read from the median alone fails); no end of a middle half within 3%
+  of the roof's time. The attainable rate, the median fraction, the roof's time (FLOP over the
+  attainable rate) and the samples' middle half to 1e-9 relative, and performance-01's verdict
+  (`halves.compare`, the roof's time a single timing), exactly, must agree with the ones computed
+  here. A forger would have to compute them for samples it sees only at grading time.
 - test_hand_intensity (`check_matmul_intensity`): fresh (m, k, n) and item sizes 1, 2, 4 and 8;
   the value must be 2mkn / ((mk + kn + mn) x itemsize), to 1e-9 relative.
 """
@@ -48,7 +51,7 @@ import numbers
 
 import numpy as np
 
-from . import CheckFailed
+from . import CheckFailed, halves
 
 RTOL = 1e-9  # the arithmetic is exact up to float64 rounding: no backend precision enters it
 
@@ -251,25 +254,29 @@ def check_matmul_intensity(matmul_intensity, rng: np.random.Generator | None = N
 
 # --- test_roof_verdict ------------------------------------------------------------------------
 def expected_roof_verdict(point: dict, peak: float, bandwidth: float) -> dict:
-    """The lesson's Task 3, computed here: the fraction of the roof at the median, slowest and
-    fastest sample, and whether the samples sit below the roof, above it, or on both sides."""
+    """The lesson's Task 3, computed here: the fraction of the roof at the median sample, the time a
+    call at the roof would take, the samples' middle half, and performance-01's verdict between them
+    (the roof's time a single timing: its own middle half)."""
     attainable = min(peak, point["intensity"] * bandwidth)
     samples = point["samples"]
-    lowest = point["flops"] / max(samples) / attainable
-    highest = point["flops"] / min(samples) / attainable
-    verdict = "below the roof" if highest < 1 else "above the roof" if lowest > 1 else "at the roof"
+    roof_seconds = point["flops"] / attainable
+    side = halves.compare(samples, [roof_seconds])
+    verdict = {halves.SLOWER: "below the roof", halves.FASTER: "above the roof", halves.WITHIN: "at the roof"}[side]
     return {"attainable": attainable, "median_fraction": point["flops"] / float(np.median(samples)) / attainable,
-            "lowest_fraction": lowest, "highest_fraction": highest, "verdict": verdict}
+            "roof_seconds": roof_seconds, "middle_half_seconds": list(halves.middle_half(samples)), "verdict": verdict}
 
 
 ROOF_VERDICT_HINTS = {
     "attainable": "the attainable rate is min(peak FLOP/s, intensity x bandwidth), as in classify",
     "median_fraction": "the median fraction is the point's FLOP over the median sample, over the attainable rate "
                        "(the median of an even count is the mean of the two middle samples)",
-    "lowest_fraction": "the lowest fraction is the point's FLOP over its slowest sample, over the attainable rate",
-    "highest_fraction": "the highest fraction is the point's FLOP over its fastest sample, over the attainable rate",
-    "verdict": "'below the roof' when even the fastest sample is below it, 'above the roof' when even the slowest "
-               "is above it, else 'at the roof'",
+    "roof_seconds": "the roof's time is the point's FLOP over the attainable rate: how long a call at the roof takes",
+    "middle_half_seconds": "the middle half is [25th, 75th] percentile of the samples (seconds), as "
+                           "np.percentile(samples, [25, 75]) computes them (NumPy's default, linear interpolation)",
+    "verdict": "'below the roof' only when the samples' 25th percentile is strictly above the roof's time, 'above "
+               "the roof' only when their 75th percentile is strictly below it, else 'at the roof' (the middle half "
+               "reaches the roof's time: within the spread; neither the median alone nor the fastest and slowest "
+               "sample decide it)",
 }
 
 
@@ -282,9 +289,24 @@ def measured_point(rng: np.random.Generator, intensity: float, attainable: float
     return {**expected_point(flops, flops / intensity, float(np.median(samples))), "samples": samples}
 
 
+def _straddling(rng: np.random.Generator, count: int, median_below: bool) -> list[float]:
+    """Fractions of the roof whose middle half (in time) reaches across the roof, 3% clear of it on
+    both sides, with the median fraction below the roof or above it by 3% or more."""
+    while True:
+        fractions = [float(f) for f in rng.uniform(0.7, 1.3, count)]
+        times = [1 / f for f in fractions]  # the roof's time is 1 in these units
+        low, high = halves.middle_half(times)
+        median = float(np.median(fractions))
+        if low < 0.97 and high > 1.03 and (median < 0.97 if median_below else median > 1.03):
+            return fractions
+
+
 def roof_verdict_cases(rng: np.random.Generator) -> list[tuple[str, dict, float, float]]:
-    """(what, point, peak, bandwidth): memory- and compute-bound, odd and even sample counts, every
-    verdict, and samples on both sides of the roof whose median is below it or above it."""
+    """(what, point, peak, bandwidth): memory- and compute-bound, 5 to 10 samples (odd and even), every
+    verdict, one fast or slow call on the other side of the roof from a middle half that is not (the
+    fastest and slowest sample would read "at the roof"), and middle halves across the roof whose
+    median is below it or above it (the median alone would read a side); no end of a middle half
+    within 3% of the roof's time."""
     bandwidth = float(10 ** rng.uniform(9, 12))
     peak = float(10 ** rng.uniform(math.log10(0.5), math.log10(500))) * bandwidth
     ridge = peak / bandwidth
@@ -293,14 +315,16 @@ def roof_verdict_cases(rng: np.random.Generator) -> list[tuple[str, dict, float,
         return [float(f) for f in rng.uniform(low, high, count)]
 
     memory, compute = ridge * float(rng.uniform(0.05, 0.5)), ridge * float(rng.uniform(2.0, 20.0))
-    odd, even = 2 * int(rng.integers(2, 5)) + 1, 2 * int(rng.integers(2, 5))
+    odd, even = 2 * int(rng.integers(3, 5)) + 1, 2 * int(rng.integers(3, 6))
     sets = [
         ("a memory-bound point below its roof", memory, fractions(odd, 0.3, 0.95)),
         ("a compute-bound point above its roof", compute, fractions(even, 1.05, 1.6)),
-        ("a memory-bound point whose median is below the roof and fastest sample above it", memory,
-         fractions(odd - 2, 0.6, 0.95) + [float(rng.uniform(1.05, 1.3))]),
-        ("a compute-bound point whose median is above the roof and slowest sample below it", compute,
+        ("a memory-bound point below its roof but for one fast call above it", memory,
+         fractions(odd - 1, 0.6, 0.95) + [float(rng.uniform(1.05, 1.3))]),
+        ("a compute-bound point above its roof but for one slow call below it", compute,
          fractions(even - 1, 1.05, 1.4) + [float(rng.uniform(0.6, 0.95))]),
+        ("a memory-bound point at its roof whose median is below the roof", memory, _straddling(rng, odd, True)),
+        ("a compute-bound point at its roof whose median is above the roof", compute, _straddling(rng, even, False)),
         ("a compute-bound point below its roof", compute, fractions(even, 0.2, 0.9)),
     ]
     return [(what, measured_point(rng, intensity, min(peak, intensity * bandwidth), f), peak, bandwidth)
