@@ -550,6 +550,31 @@ def committed():
     return json.loads((ROOT / "artifacts" / "cpu" / f"{LESSON}.json").read_text())
 
 
+def test_the_report_compares_run_times_by_the_middle_halves():
+    """performance-04's run_comparison is performance-01's rule (checks.halves) on each length's two
+    sets of run times, and the cell's own helper agrees with it on touching and stalled sets too."""
+    import nbformat
+
+    from perfcourse.checks import halves
+
+    report = json.loads(committed()["stdout"])
+    forms, words = report["forms"], {halves.FASTER: "unrolled faster", halves.SLOWER: "scanned faster",
+                                      halves.WITHIN: "within the spread"}
+    assert report["run_comparison"] == {
+        str(length): words[halves.compare(forms["unrolled"]["run_seconds"][i], forms["scanned"]["run_seconds"][i])]
+        for i, length in enumerate(report["lengths"])}
+    source = {c.get("id"): c.source for c in nbformat.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb", 4).cells}
+    cell = source["cell-18"]
+    start = cell.index("def faster_form(")
+    namespace = {"np": np}
+    exec(cell[start:cell.index("\n\n\n", start)], namespace)
+    rng = np.random.default_rng(0)
+    pairs = [halves.touching(rng) for _ in range(20)] + [
+        ([1.0, 1.1, 1.05, 1.02, 9.0], [1.3, 1.25, 1.35, 1.28, 1.32]), ([1.0, 1.2, 1.1], [1.15, 1.3, 1.25])]
+    for a, b in pairs:
+        assert namespace["faster_form"](a, b) == words[halves.compare(a, b)]
+
+
 def test_report_shows_the_lesson_evidence():
     report = json.loads(committed()["stdout"])
     lengths = report["lengths"]

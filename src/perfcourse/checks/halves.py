@@ -1,10 +1,11 @@
 """The course's one rule for comparing two sets of timings: the middle halves (taught in performance-01).
 
-Every lesson that asks whether one set of timings is faster than another (05's remat, the audit's
-first call, 08's device counts, 04's loop lengths, 07's roof) judges it with these two functions,
-so a student learns the rule once. One stalled call among five or more cannot move either end of
-a middle half (NumPy's linear 25th percentile of n timings sits at sorted index (n - 1) / 4, at
-least 1 from n = 5), where a full range follows it and a median alone ignores the spread.
+Every lesson that asks whether one set of timings is faster than another judges it with this rule:
+05's remat, the audit's first call, 08's device counts and 07's roof in their graded checks, and
+04's report on its two loop forms' run times (ungraded). One stalled call among five or more cannot
+move either end of a middle half (NumPy's linear 25th percentile of n timings sits at sorted index
+(n - 1) / 4, at least 1 from n = 5), where a full range follows it and a median alone ignores the
+spread.
 """
 from __future__ import annotations
 
