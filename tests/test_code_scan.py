@@ -67,6 +67,7 @@ MECHANISMS = {
         "getattr(fn, '__closure__', None)",
         "import inspect\ninspect.getclosurevars(fn)",
         "import types\ntypes.CellType(1)",
+        "fn.__globals__['run'] = mine",
     ],
     GC: [
         "import gc",

@@ -12,7 +12,9 @@ code in its own kernel does need:
                                                    the `.modules` of any module (`os.sys.modules`)
     code imports a computed name                   __import__ / importlib.import_module of a name
                                                    that is not spelled out in literals
-    code reads closures                            __closure__, cell_contents, getclosurevars
+    code reads closures                            __closure__, cell_contents, getclosurevars, and a
+                                                   function's __globals__ (which leads from any function
+                                                   the course hands over to its module)
     code uses gc                                   imports or uses the gc module
     code takes frames                              sys._getframe, inspect.currentframe/stack,
                                                    f_back, f_globals, f_locals, tb_frame, ...
@@ -68,7 +70,7 @@ FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, CLOSURES, GC, FRAMES, DES
 PRESUMED = {"sys": "sys", "os": "os", "inspect": "inspect", "importlib": "importlib", "builtins": "builtins",
             "traceback": "traceback", "posix": "posix"}
 IMPORTERS = {"__import__", "import_module"}
-CLOSURE_ATTRIBUTES = {"__closure__", "cell_contents", "getclosurevars", "CellType"}
+CLOSURE_ATTRIBUTES = {"__closure__", "cell_contents", "getclosurevars", "CellType", "__globals__"}
 FRAME_ATTRIBUTES = {"_getframe", "_current_frames", "currentframe", "f_back", "f_globals", "f_locals",
                     "f_builtins", "f_code", "f_lasti", "f_trace", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
                     "getouterframes", "getinnerframes", "walk_stack", "walk_tb", "_getframemodulename"}
