@@ -283,3 +283,8 @@ def test_searching_the_site_in_a_browser_finds_the_lesson(browser, built):
     assert sources["release/performance-01/performance-01.ipynb"]["file"] in links, links
     assert "page(s) with block_until_ready" in page.locator("#said").inner_text()
     assert outside == []
+
+
+def test_a_recorded_value_is_never_read_as_markup():
+    # A sharded array's type prints as float32[64@fsdp,128]: MyST would read "@fsdp" as a citation.
+    assert site._cell_text("float32[64@fsdp,128] | a\nb") == "float32[64&#64;fsdp,128] \\| a b"

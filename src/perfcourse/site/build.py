@@ -97,7 +97,10 @@ def _key_numbers(stdout: str, limit: int = 24) -> list[tuple[str, str]]:
 
 
 def _cell_text(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A recorded value as the text of a table cell: "|" ends a cell, and "@name" would be read as a
+    citation (a sharded type prints as float32[64@fsdp,128]): the one is escaped, the other written
+    as its character reference."""
+    return text.replace("|", "\\|").replace("@", "&#64;").replace("\n", " ")
 
 
 def recording_markdown(root: Path, lesson: str, folder: Path) -> str:
