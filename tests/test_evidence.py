@@ -355,7 +355,7 @@ def test_the_grade_table_and_grades_csv_name_the_flags_without_changing_scores(t
 def test_code_that_names_the_grading_package_is_flagged_from_the_submission_itself():
     import nbformat
 
-    from perfcourse.grading.execute import grader_named
+    from perfcourse.grading.code_scan import grader_named
 
     def cell(source, **nbgrader):
         made = nbformat.v4.new_code_cell(source)

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from lesson_samples import assert_samples_cover_every_cell, judged_cells
+from lesson_samples import lesson_namespace as run_lesson_cells
 
 from perfcourse.checks import CheckFailed, InstrumentMissing, diagnosis
 from perfcourse.course import read_notebook, source_notebook
@@ -36,13 +38,7 @@ GIVEN = ("def sgd_update(", "def newest_trace(", "CAUSES = (")
 
 
 def lesson_namespace(nb) -> dict:
-    namespace: dict = {}
-    exec("import os\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\n", namespace)
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and (any(mark in cell.source for mark in GIVEN) or meta.get("solution")):
-            exec(cell.source, namespace)
-    return namespace
+    return run_lesson_cells(nb, GIVEN, prelude="import os\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\n")
 
 
 SAMPLES = {s.case: s for s in discover(ROOT, [LESSON])}
@@ -70,33 +66,13 @@ _COURSE_EVIDENCE: dict = {}
 def test_each_sample_passes_exactly_the_checks_it_expects(case, cached_course_loops):
     """Every check on the cells a sample wrote itself (the solution's cells are the solution's)."""
     sample = SAMPLES[case]
-    namespace = lesson_namespace(build(ROOT, sample))
-    replaced = {target for verb, target, _ in sample.steps if verb == "replace"}
-    rng = np.random.default_rng(sorted(SAMPLES).index(case))
-    outcome, expected = {}, {}
-    for cell, check in CHECKS.items():
-        if case != "solution" and SOLUTION_CELL[cell] not in replaced:
-            assert sample.expected[cell] > 0, f"{case} keeps the solution's {SOLUTION_CELL[cell]} cell"
-            continue
-        expected[cell] = sample.expected[cell] > 0
-        try:
-            check(namespace, rng)
-            outcome[cell] = True
-        except CheckFailed:
-            outcome[cell] = False
-    assert outcome == expected
+    passed, expected = judged_cells(sample, lesson_namespace(build(ROOT, sample)), CHECKS, SOLUTION_CELL,
+                                    np.random.default_rng(sorted(SAMPLES).index(case)))
+    assert passed == expected
 
 
 def test_every_wrong_sample_loses_exactly_one_cell_and_every_cell_has_one():
-    lost = {}
-    for case, sample in SAMPLES.items():
-        zeros = [cell for cell, points in sample.expected.items() if points == 0]
-        assert len(zeros) in (0, 1, len(CHECKS)), (case, zeros)
-        if len(zeros) == 1:
-            lost.setdefault(zeros[0], []).append(case)
-    assert set(lost) == set(CHECKS), f"a wrong sample for every cell: {sorted(lost)}"
-    assert sum(map(len, lost.values())) >= 7
-    assert sum(1 for s in SAMPLES.values() if not any(p == 0 for p in s.expected.values())) >= 3
+    assert_samples_cover_every_cell(SAMPLES, CHECKS)
 
 
 # Further wrong methods, judged here only (the samples that the demo class grades are fewer, to keep

@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from lesson_samples import assert_samples_cover_every_cell, judged_cells
+from lesson_samples import lesson_namespace as run_lesson_cells
 
 from perfcourse.checks import CheckFailed, fsdp, programs
 from perfcourse.course import read_notebook
@@ -39,12 +41,7 @@ GIVEN = ("EIGHT_CPU_DEVICES = ", "ROWS = P(", "COMPUTE_OPS = (")
 
 
 def lesson_namespace(nb) -> dict:
-    namespace: dict = {}
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and (any(mark in cell.source for mark in GIVEN) or meta.get("solution")):
-            exec(cell.source, namespace)
-    return namespace
+    return run_lesson_cells(nb, GIVEN)
 
 
 SAMPLES = {s.case: s for s in discover(ROOT, [LESSON])}
@@ -61,26 +58,12 @@ def several_devices() -> bool:
 def grade(case: str, seed: int) -> dict:
     """{cell: passed} of the checks of the cells the sample replaces (the solution: every cell)."""
     sample = SAMPLES[case]
-    namespace = lesson_namespace(build(ROOT, sample))
-    replaced = {target for verb, target, _ in sample.steps if verb == "replace"}
-    outcome = {}
-    for cell, check in CHECKS.items():
-        if case != "solution" and SOLUTION_CELL[cell] not in replaced:
-            continue
-        try:
-            check(namespace, seed)
-            outcome[cell] = True
-        except CheckFailed:
-            outcome[cell] = False
-    return outcome
+    return judged_cells(sample, lesson_namespace(build(ROOT, sample)), CHECKS, SOLUTION_CELL, seed)[0]
 
 
 @pytest.mark.parametrize("case", GRADED)
 def test_each_sample_passes_exactly_the_checks_it_expects(case):
     sample = SAMPLES[case]
-    for cell in CHECKS:
-        if case != "solution" and SOLUTION_CELL[cell] not in {t for v, t, _ in sample.steps if v == "replace"}:
-            assert sample.expected[cell] > 0, f"{case} keeps the solution's {SOLUTION_CELL[cell]} cell"
     for cell, passed in grade(case, sorted(SAMPLES).index(case)).items():
         if cell in DEVICE_CELLS and not sample.expected[cell] and not several_devices():
             continue  # the eight-device test judges these
@@ -123,15 +106,7 @@ def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
 
 
 def test_every_wrong_sample_loses_exactly_one_cell_and_every_cell_has_one():
-    lost = {}
-    for case, sample in SAMPLES.items():
-        zeros = [cell for cell, points in sample.expected.items() if points == 0]
-        assert len(zeros) in (0, 1, len(CHECKS)), (case, zeros)
-        if len(zeros) == 1:
-            lost.setdefault(zeros[0], []).append(case)
-    assert set(lost) == set(CHECKS), f"a wrong sample for every cell: {sorted(lost)}"
-    assert sum(map(len, lost.values())) >= 7
-    assert sum(1 for s in SAMPLES.values() if not any(p == 0 for p in s.expected.values())) >= 3
+    assert_samples_cover_every_cell(SAMPLES, CHECKS)
 
 
 # The solution's step with another return line (`result`): the step's further wrong methods.

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from lesson_samples import assert_samples_cover_every_cell, judged_cells
+from lesson_samples import lesson_namespace as run_lesson_cells
 
 from perfcourse.checks import CheckFailed, numerics, pallas, programs
 from perfcourse.course import read_notebook
@@ -33,12 +35,7 @@ GIVEN = ("INTERPRET = ", "def run_body(", "def tiled_matmul(")
 
 
 def lesson_namespace(nb) -> dict:
-    namespace: dict = {}
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and (any(mark in cell.source for mark in GIVEN) or meta.get("solution")):
-            exec(cell.source, namespace)
-    return namespace
+    return run_lesson_cells(nb, GIVEN)
 
 
 SAMPLES = {s.case: s for s in discover(ROOT, [LESSON])}
@@ -48,32 +45,13 @@ GRADED = sorted(case for case in SAMPLES if case != "release")
 @pytest.mark.parametrize("case", GRADED)
 def test_each_sample_passes_exactly_the_checks_it_expects(case):
     sample = SAMPLES[case]
-    namespace = lesson_namespace(build(ROOT, sample))
-    replaced = {target for verb, target, _ in sample.steps if verb == "replace"}
-    outcome, expected = {}, {}
-    for cell, check in CHECKS.items():
-        if case != "solution" and SOLUTION_CELL[cell] not in replaced:
-            assert sample.expected[cell] > 0, f"{case} keeps the solution's {SOLUTION_CELL[cell]} cell"
-            continue
-        expected[cell] = sample.expected[cell] > 0
-        try:
-            check(namespace, sorted(SAMPLES).index(case))
-            outcome[cell] = True
-        except CheckFailed:
-            outcome[cell] = False
-    assert outcome == expected
+    passed, expected = judged_cells(sample, lesson_namespace(build(ROOT, sample)), CHECKS, SOLUTION_CELL,
+                                    sorted(SAMPLES).index(case))
+    assert passed == expected
 
 
 def test_every_wrong_sample_loses_exactly_one_cell_and_every_cell_has_one():
-    lost = {}
-    for case, sample in SAMPLES.items():
-        zeros = [cell for cell, points in sample.expected.items() if points == 0]
-        assert len(zeros) in (0, 1, len(CHECKS)), (case, zeros)
-        if len(zeros) == 1:
-            lost.setdefault(zeros[0], []).append(case)
-    assert set(lost) == set(CHECKS), f"a wrong sample for every cell: {sorted(lost)}"
-    assert sum(map(len, lost.values())) >= 7
-    assert sum(1 for s in SAMPLES.values() if not any(p == 0 for p in s.expected.values())) >= 3
+    assert_samples_cover_every_cell(SAMPLES, CHECKS)
 
 
 # Further wrong methods, judged here only: each must fail the check of its own cell, with these words.

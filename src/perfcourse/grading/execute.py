@@ -44,7 +44,6 @@ import time
 from pathlib import Path
 from queue import Empty
 
-import nbformat
 import zmq
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpecManager
@@ -64,7 +63,7 @@ from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
 from . import bounded_scan
-from .code_scan import code_cells, grader_named, python_of, scan  # noqa: F401 (grader_named, scan: for callers by the old names)
+from .code_scan import code_cells, python_of
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
 # grade on this JAX (checks.InstrumentMissing): the grade report names them.
