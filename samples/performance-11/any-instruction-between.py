@@ -1,6 +1,7 @@
 # Calls a pair overlapped whenever any instruction lies between its start and its done, bookkeeping
 # (get-tuple-element, copies) and other collectives included. Loses the overlap cell only.
 # expect: test_fsdp_step=4 test_overlap=0 test_memory=3
+# tier: nightly
 # %% solutions
 # %% replace collective_overlap
 def collective_overlap(hlo_text):

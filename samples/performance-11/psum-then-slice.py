@@ -1,6 +1,7 @@
 # Sums every gradient whole on every device (an all-reduce) and then keeps its own rows: the values
 # are right, but each device receives n times what it keeps. Loses the step's cell only.
 # expect: test_fsdp_step=0 test_overlap=3 test_memory=3
+# tier: nightly
 # %% solutions
 # %% replace fsdp_step
 def fsdp_step(mesh):

@@ -1,6 +1,7 @@
 # Measures the error but takes the precision from the backend's name (a CPU: float32), so a product
 # computed another way on the same machine gets the wrong tolerance. Loses the tolerance's points only.
 # expect: test_matmul_kernel=3 test_tiling=3 test_traffic=2 test_tolerance=0
+# tier: nightly
 # %% solutions
 # %% replace product_tolerance
 def product_tolerance(matmul):

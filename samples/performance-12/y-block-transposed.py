@@ -1,6 +1,7 @@
 # Picks y's block as (j, k) instead of (k, j): the wrong block of y (or one outside it). Loses the
 # tiling's points only.
 # expect: test_matmul_kernel=3 test_tiling=0 test_traffic=2 test_tolerance=2
+# tier: nightly
 # %% solutions
 # %% replace tiling
 def tiling(m, k, n, bm, bn, bk):
