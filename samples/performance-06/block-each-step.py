@@ -2,6 +2,7 @@
 # the step's scope): no value comes back, and yet the host still stops at every step. Loses the
 # points for the loop only.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=0
+# tier: nightly
 # %% solutions
 # %% replace train
 def train(step, params, batch, steps):

@@ -4,6 +4,7 @@
 # compilation cache on, a loop that retraces in every step compiles nothing and still rebuilds its
 # program in every step, and this reading shows no sign of it. Loses the evidence points only.
 # expect: test_trace_steps=2 test_step_evidence=0 test_diagnose=3 test_fix_a=2 test_fix_b=2 test_fix_c=2
+# tier: nightly
 # %% solutions
 # %% replace step_evidence
 def step_evidence(trace, scope):

@@ -3,6 +3,7 @@
 # whose batch changes shape every step compiles the slicing too and runs three programs per step,
 # and reads as dispatch-bound. Loses the diagnosis points only.
 # expect: test_trace_steps=2 test_step_evidence=3 test_diagnose=0 test_fix_a=2 test_fix_b=2 test_fix_c=2
+# tier: nightly
 # %% solutions
 # %% replace diagnose
 def diagnose(evidence):

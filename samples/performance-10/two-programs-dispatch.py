@@ -4,6 +4,7 @@
 # 0.10 also runs a small program per array), read as dispatch-bound (the public check's written
 # two-program step already says so). Loses the diagnosis points only.
 # expect: test_trace_steps=2 test_step_evidence=3 test_diagnose=0 test_fix_a=2 test_fix_b=2 test_fix_c=2
+# tier: nightly
 # %% solutions
 # %% replace diagnose
 def diagnose(evidence):

@@ -3,6 +3,7 @@
 # public checks pass, but a copy or a compilation after a step's scope (logging, a conversion) is
 # no step's. Loses the evidence points only.
 # expect: test_trace_steps=2 test_step_evidence=0 test_diagnose=3 test_fix_a=2 test_fix_b=2 test_fix_c=2
+# tier: nightly
 # %% solutions
 # %% replace step_evidence
 def step_evidence(trace, scope):
