@@ -3,6 +3,7 @@
 # compile of the process. The lesson asks for a listener "always unregistered": loses the
 # compile-key points only.
 # expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=0 test_scaling_evidence=2
+# tier: nightly
 # %% solutions
 # %% replace compiles_per_call
 def compiles_per_call(fn, calls):

@@ -2,6 +2,7 @@
 # the parts across devices (the transpose of the replicated w), so the psum counts each of them n
 # times. Right on one device, n times too large on n. Loses the psum cell only.
 # expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=0 test_compile_key=2 test_scaling_evidence=2
+# tier: nightly
 # %% solutions
 # %% replace grad_with_psum
 def grad_with_psum(mesh):

@@ -3,6 +3,7 @@
 # lesson's example does, wrong where it does not (%fusion.4 = ... all-reduce(...), an add named
 # %all-reduce.5). Loses the collectives cell only.
 # expect: test_data_parallel=3 test_collectives=0 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_scaling_evidence=2
+# tier: nightly
 # %% solutions
 # %% replace collectives
 def collectives(hlo_text):
