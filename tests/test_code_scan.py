@@ -4,6 +4,8 @@ cells and no sample submission raise any flag."""
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import time
 
 import nbformat
@@ -162,13 +164,12 @@ def test_a_cell_the_parser_gives_up_on_is_flagged_never_clean():
     assert scan(nb) == [f"{UNSCANNED} (cell 1)", f"{GC} (cell 3)"]
 
 
-def test_a_long_attribute_chain_neither_blinds_the_scan_nor_costs_more_than_its_length():
+def test_a_long_attribute_chain_does_not_blind_the_scan():
     chain = ".".join(["a"] * 1500)
     nb = notebook(f"%env X={chain}\nimport gc\ngc.get_objects()", "\n".join(f"y{i} = {chain}" for i in range(40)),
                   "os.sys.modules.values()")
-    began = time.perf_counter()
+    # 60,000 links read to the end; what they cost is benchmarks/hostile_cells.py's to measure.
     assert scan(nb) == [f"{MODULES} (cell 3)", f"{GC} (cell 1)"]
-    assert time.perf_counter() - began < 5  # 60,000 links: linear, not quadratic
 
 
 def test_a_reading_stopped_by_the_guard_flags_that_cell_alone():
@@ -253,3 +254,17 @@ def test_the_scanners_cell_timer_stops_a_cell_that_runs_long(monkeypatch):
     with bounded_scan._cell_timer():  # a quick cell is untouched, and the timer is off after it
         pass
     time.sleep(0.1)
+
+
+def test_a_scanner_that_ends_before_it_replies_flags_the_notebook(monkeypatch):
+    from perfcourse.grading import bounded_scan
+
+    # A process that reads the request and exits without a word, as one killed mid-scan would.
+    quitter = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline()"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    monkeypatch.setattr(bounded_scan, "_running_child", lambda: quitter)
+    assert bounded_scan.scan([(1, "import gc")]) == [
+        f"{UNSCANNED} (the whole notebook: the scan's process ended)"]
+    quitter.wait(5)
+    monkeypatch.undo()
+    assert bounded_scan.scan([(1, "import gc")]) == [f"{GC} (cell 1)"]

@@ -52,7 +52,7 @@ def scan(cells: list[tuple[int, str]]) -> list[str]:
             child.stdin.write(request)
             child.stdin.flush()
             return _read_reply(child, time.monotonic() + NOTEBOOK_SECONDS)
-        except (OSError, ValueError, _Stopped) as exc:
+        except (OSError, EOFError, ValueError, _Stopped) as exc:  # its process died, hung or said nonsense
             _stop_child()
             return [f"{UNSCANNED} (the whole notebook: {_why(exc)})"]
 
