@@ -38,8 +38,11 @@ import math
 import textwrap
 
 import matplotlib.pyplot as plt
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.text import Text
+from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator, NullLocator
 from matplotlib.transforms import offset_copy
 
@@ -50,6 +53,7 @@ LINE = 1.25  # line height, in multiples of the font size
 BOX = 0.9  # inches: the least height of a diagram's boxes
 MAX_COLUMNS = 3  # panels per row; more wrap onto further rows
 COLUMN_WIDTH = 4.0  # inches per panel column
+AXES_WIDTH = COLUMN_WIDTH - 0.9  # inches: a panel's axes, its y tick labels and y label set aside
 PANEL_HEIGHT = 3.4  # inches per row of panels
 # Series of a line panel, in order: each later one thinner, with another marker and dash, so a
 # series equal to an earlier one is still seen on top of it.
@@ -66,13 +70,12 @@ def draw(data, diagram=None, title=""):
     width = COLUMN_WIDTH * columns
     heights = [PANEL_HEIGHT] * rows
     if diagram:
-        heading = f"{diagram['title']}\n" + _wrap(f"Predict first: {diagram['prediction']}", width, FONT)
+        heading = f"{diagram['title']}\n" + _wrap(f"Predict first: {diagram['prediction']}", width - 1.0, FONT)
         heading_inches = (heading.count("\n") + 1) * LINE * FONT / 72 + 0.3
         heights.append(heading_inches + _diagram_inches(diagram, width))
     fig = plt.figure(figsize=(width, sum(heights) + 0.4), layout="constrained", facecolor="white")
     grid = fig.add_gridspec(len(heights), columns, height_ratios=heights)
-    for i, panel in enumerate(panels):
-        _draw_panel(fig.add_subplot(grid[i // columns, i % columns]), panel)
+    named = [_draw_panel(fig.add_subplot(grid[i // columns, i % columns]), panel) for i, panel in enumerate(panels)]
     if diagram:
         ax = fig.add_subplot(grid[-1, :])
         if diagram["panel"]["kind"] == "flow":
@@ -82,13 +85,30 @@ def draw(data, diagram=None, title=""):
         ax.set_title(heading, fontsize=FONT)
     if title:
         fig.suptitle(title, fontsize=TITLE)
+    fig.draw_without_rendering()  # the final layout first: names are placed on the axes as drawn
+    for name_points in named:
+        name_points()
     return fig
 
 
+_TEXT = TextToPath()
+
+
+def _points(text, size):
+    """Width in points of the widest line of `text` at `size` points, in the figure's font."""
+    return max((_TEXT.get_text_width_height_descent(line, FontProperties(size=size), ismath=False)[0]
+                for line in str(text).split("\n") if line), default=0.0)
+
+
 def _wrap(text, inches, size):
-    """Text broken into lines that fit `inches` at `size` points (about 0.55 em a character)."""
-    chars = max(8, int(inches * 72 / (0.55 * size)))
-    return "\n".join(textwrap.fill(line, chars) if line else line for line in str(text).split("\n"))
+    """Text broken into lines (at spaces and hyphens) that measure at most `inches` at `size`
+    points: the longest lines that fit; a word longer than that is kept whole, one line of its own."""
+    lines = str(text).split("\n")
+    for chars in range(max(len(line) for line in lines), 0, -1):
+        wrapped = "\n".join(textwrap.fill(line, chars, break_long_words=False) if line else line for line in lines)
+        if _points(wrapped, size) <= inches * 72:
+            return wrapped
+    return wrapped
 
 
 def _numbers(panel):
@@ -103,9 +123,10 @@ def _whole(value):
 
 
 def _draw_panel(ax, panel):
+    """Draws the panel; returns what writes its points' names, once the figure's layout is done."""
     if panel["kind"] == "spans":
         _draw_spans(ax, panel)
-        return
+        return lambda: None
     log = panel.get("yscale", "linear") == "log"
     values = _numbers(panel)
     integer = panel.get("integer")
@@ -113,12 +134,12 @@ def _draw_panel(ax, panel):
         integer = bool(values) and all(isinstance(v, int) for v in values)
     if log:
         ax.set_yscale("log")
-    named = []
+    named, markers = [], []
     if panel["kind"] == "bar":  # counts (small whole numbers) are written above their bars
         handles = _draw_bars(ax, panel, label_values=bool(integer and not log and values and max(values) < 1000))
     else:
-        handles, named = _draw_lines(ax, panel)
-    ax.set_title(_wrap(panel["title"], COLUMN_WIDTH - 0.3, TITLE), fontsize=TITLE)
+        handles, named, markers = _draw_lines(ax, panel)
+    ax.set_title(_wrap(panel["title"], AXES_WIDTH, TITLE), fontsize=TITLE)
     ax.set_ylabel(panel["ylabel"], fontsize=FONT)
     ax.tick_params(which="both", labelsize=FONT)
     ax.yaxis.get_offset_text().set_fontsize(FONT)
@@ -131,58 +152,98 @@ def _draw_panel(ax, panel):
     # With a y range of its own a panel keeps no room above its data: the legend goes where it covers least.
     ax.legend(handles=handles or None, fontsize=SMALL, loc="best" if panel.get("ylim") else "upper left",
               ncol=columns)
-    _name_points(ax, named, panel.get("marks") or [])
+    return lambda: _name_points(ax, named, markers)
 
 
 def _legend_columns(handles) -> int:
-    """Two legend columns where the labels fit side by side in a panel (fewer rows, so less room
-    above the data), else one."""
+    """Two legend columns where the labels fit side by side within the axes (fewer rows, so less
+    room above the data), else one."""
     labels = [handle.get_label() for handle in handles]
     if len(labels) < 3:
         return 1
     rows = -(-len(labels) // 2)  # matplotlib fills the first column first
-    inches = [max(len(label) for label in column) * 0.55 * SMALL / 72 + 0.5
-              for column in (labels[:rows], labels[rows:])]
-    return 2 if sum(inches) <= COLUMN_WIDTH - 0.9 else 1
+    # Each column: its widest label and a handle with its padding (2.8 em); between the columns
+    # 2 em; the frame's padding about 2 em.
+    points = sum(max(_points(label, SMALL) for label in column) + 2.8 * SMALL
+                 for column in (labels[:rows], labels[rows:])) + 4 * SMALL
+    return 2 if points <= AXES_WIDTH * 72 else 1
 
 
 # Where a point's name may go, in points from the point (x, y, horizontal alignment), in order.
+# Beside the point first; then, where a crowd of points leaves no room there, further out in eight
+# directions, the name joined to its point by a thin leader line.
 NAME_PLACES = [(5, 3, "left"), (5, -12, "left"), (-5, 3, "right"), (-5, -12, "right"), (5, 13, "left"),
-               (5, -22, "left"), (-5, 13, "right"), (-5, -22, "right"), (5, 23, "left"), (-5, 23, "right"),
-               (5, -32, "left"), (-5, -32, "right")]
+               (5, -22, "left"), (-5, 13, "right"), (-5, -22, "right")] + [
+    (round(dx * reach), round(dy * reach) - (5 if dy < 0 else 0 if dy > 0 else 4),
+     "left" if dx > 0 else "right" if dx < 0 else "center")
+    for reach in (30, 45, 60, 80) for dx, dy in ((1, 0.5), (-1, 0.5), (1, -0.5), (-1, -0.5), (0, 1), (0, -1),
+                                             (1, 0), (-1, 0))]
+LEADER_BEYOND = 24  # points: a name placed further from its point than this gets a leader line
 
 
-def _name_points(ax, named, marks=()):
-    """Each point's name beside it, in the first place (NAME_PLACES) where it overlaps no name
-    already written nor a mark's label nor the legend (where every place overlaps, the one that
-    overlaps least), judged on the axes' scale once their limits are set (names
-    of close points fan out; the figure's final layout moves the axes a little, not the points
-    relative to each other)."""
+def _name_points(ax, named, markers=()):
+    """Each point's name beside it, in the first place (NAME_PLACES) inside the axes where it
+    overlaps nothing: no text already written (other names, the marks' labels), not the legend,
+    no plotted point or line. Where every place overlaps something, the place inside the axes
+    clear of every text and the legend that covers the least of the points and lines. Placed on
+    the axes as finally laid out, so what is measured here is what is drawn."""
+    renderer = ax.figure.canvas.get_renderer()
     scale = ax.figure.dpi / 72  # display units per point
-    bottom = ax.transAxes.transform((0, 0.02))[1]
-    taken = []
-    for mark in marks:  # a mark's label runs upwards from the bottom, just right of its line
-        left = ax.transData.transform((mark["x"], 1))[0] + 2 * scale
-        taken.append((left, bottom, left + SMALL * 1.2 * scale,
-                      bottom + 0.6 * SMALL * len(mark["label"]) * scale))
+    texts, marks = [], []  # what a name must never cover; what it should not
+    for text in ax.texts:  # the marks' labels and the values written off the scale, as drawn
+        box = Text.get_window_extent(text, renderer)  # the text alone, without an annotation's arrow
+        texts.append((box.x0, box.y0, box.x1, box.y1))
     if named and ax.get_legend() is not None:
-        box = ax.get_legend().get_window_extent(ax.figure.canvas.get_renderer())
-        taken.append((box.x0, box.y0, box.x1, box.y1))
+        box = ax.get_legend().get_window_extent(renderer)
+        texts.append((box.x0, box.y0, box.x1, box.y1))
+    for at, y, size in markers:  # a marker `size` points across, centred on its point
+        px, py = ax.transData.transform((at, y))
+        half = size / 2 * scale
+        marks.append((px - half, py - half, px + half, py + half))
+    for line in ax.get_lines() if named else ():  # roofs, ideals, marks: a small box every few points
+        if line.get_linestyle() in ("None", "none", "", " "):
+            continue
+        path = line.get_transform().transform(line.get_xydata())
+        for (ax0, ay0), (ax1, ay1) in zip(path, path[1:]):
+            marks += _along(ax0, ay0, ax1, ay1, scale)
+    (x0, y0), (x1, y1) = ax.transAxes.transform((0, 0)), ax.transAxes.transform((1, 1))
+
+    def covered(box, boxes):
+        return sum(max(0, min(box[2], b[2]) - max(box[0], b[0])) * max(0, min(box[3], b[3]) - max(box[1], b[1]))
+                   for b in boxes)
+
     for at, y, name in sorted(named, key=lambda item: (item[0], item[1])):
         px, py = ax.transData.transform((at, y))
-        width, height = 0.6 * SMALL * len(name) * scale, SMALL * 1.1 * scale
-        def overlap(place):
-            dx, dy, align = place
-            left = px + dx * scale - (width if align == "right" else 0)
-            box = (left, py + dy * scale, left + width, py + dy * scale + height)
-            return sum(max(0, min(box[2], b[2]) - max(box[0], b[0])) * max(0, min(box[3], b[3]) - max(box[1], b[1]))
-                       for b in taken), box
+        width, height = _points(name, SMALL) * scale, SMALL * 1.1 * scale
 
-        dx, dy, align = next((place for place in NAME_PLACES if overlap(place)[0] == 0),
-                             min(NAME_PLACES, key=lambda place: overlap(place)[0]))
-        taken.append(overlap((dx, dy, align))[1])
-        ax.annotate(name, (at, y), xytext=(dx, dy), textcoords="offset points", fontsize=SMALL, ha=align,
-                    zorder=10)
+        def cost(place):
+            """(text covered or outside the axes, points and lines covered): the less the better."""
+            dx, dy, align = place
+            left = px + dx * scale - {"left": 0, "center": width / 2, "right": width}[align]
+            box = (left, py + (dy - 0.25 * SMALL) * scale, left + width, py + dy * scale + height)
+            inside = max(0, min(box[2], x1) - max(box[0], x0)) * max(0, min(box[3], y1) - max(box[1], y0))
+            return (box[2] - box[0]) * (box[3] - box[1]) - inside + covered(box, texts), covered(box, marks)
+
+        dx, dy, align = next((place for place in NAME_PLACES if cost(place) == (0, 0)),
+                             min(NAME_PLACES, key=cost))
+        leader = ({"arrowprops": {"arrowstyle": "-", "color": "0.45", "linewidth": 0.6, "shrinkA": 1, "shrinkB": 3}}
+                  if math.hypot(dx, dy) > LEADER_BEYOND else {})
+        written = ax.annotate(name, (at, y), xytext=(dx, dy), textcoords="offset points", fontsize=SMALL,
+                              ha=align, zorder=10, **leader)
+        written.update_positions(renderer)  # its offset applied, as a draw would
+        box = Text.get_window_extent(written, renderer)  # as drawn, its descent included, its leader not
+        texts.append((box.x0, box.y0, box.x1, box.y1))
+        if leader:  # the leader line, from the middle of the name to the point
+            marks += _along((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2, px, py, scale)
+
+
+def _along(x0, y0, x1, y1, scale):
+    """Small boxes every 3 points along a line segment (display units): the room a line takes."""
+    if not math.isfinite(x0 + y0 + x1 + y1):
+        return []
+    steps = max(1, int(math.hypot(x1 - x0, y1 - y0) / (3 * scale)))
+    return [(x0 + (x1 - x0) * k / steps - scale, y0 + (y1 - y0) * k / steps - scale,
+             x0 + (x1 - x0) * k / steps + scale, y0 + (y1 - y0) * k / steps + scale) for k in range(steps + 1)]
 
 
 def _set_limits(ax, values, log, rows, ylim=None):
@@ -224,7 +285,7 @@ def _draw_bars(ax, panel, label_values):
     if len(labels) > 5:  # many labels: slanted, so that neighbours do not run into each other
         ax.set_xticks(range(len(labels)), labels, rotation=35, ha="right", rotation_mode="anchor")
     else:
-        ax.set_xticks(range(len(labels)), [_wrap(label, COLUMN_WIDTH / max(len(labels), 1), FONT)
+        ax.set_xticks(range(len(labels)), [_wrap(label, AXES_WIDTH / max(len(labels), 1) - 0.1, FONT)
                                            for label in labels])
     if sampled:
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=3.5, color="black",
@@ -235,7 +296,7 @@ def _draw_bars(ax, panel, label_values):
 def _draw_lines(ax, panel):
     if panel.get("xscale", "linear") == "log":
         ax.set_xscale("log")
-    handles, sampled, drawn, every_x, named = [], False, [], [], []
+    handles, sampled, drawn, every_x, named, markers = [], False, [], [], [], []
     count = len(panel["series"])
     for j, series in enumerate(panel["series"]):
         marker, dash, size, width = LINE_STYLES[j % len(LINE_STYLES)]
@@ -256,6 +317,9 @@ def _draw_lines(ax, panel):
         (line,) = ax.plot(x, ys, marker=marker, linestyle=dash, markersize=size, linewidth=width,
                           label=label, zorder=2 + j)
         handles.append(line)
+        if marker:
+            markers += [(at, y, size) for at, y in zip(x, series["y"])
+                        if isinstance(at, (int, float)) and isinstance(y, (int, float)) and math.isfinite(y)]
         named += [(at, y, name) for at, y, name in zip(x, series["y"], series.get("names") or [])
                   if name and y is not None]
         top = (panel.get("ylim") or [None, None])[1]
@@ -290,7 +354,7 @@ def _draw_lines(ax, panel):
     if sampled:
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=3.5, color="0.4",
                               label="dots: each sample"))
-    return handles, named
+    return handles, named, markers
 
 
 SPAN_COLOURS = ["#4c72b0", "#c44e52", "#dd8452", "#55a868", "#8172b3", "#937860"]
@@ -314,7 +378,7 @@ def _draw_spans(ax, panel):
     ax.set_ylim(-0.6, len(lanes) - 0.3 + 0.42 * len(handles))  # room above the lanes for the legend
     if panel.get("xlim"):
         ax.set_xlim(*panel["xlim"])
-    ax.set_title(_wrap(panel["title"], COLUMN_WIDTH - 0.3, TITLE), fontsize=TITLE)
+    ax.set_title(_wrap(panel["title"], AXES_WIDTH, TITLE), fontsize=TITLE)
     ax.set_xlabel(panel.get("xlabel", ""), fontsize=FONT)
     ax.tick_params(which="both", labelsize=FONT)
     ax.xaxis.get_offset_text().set_fontsize(FONT)
@@ -326,10 +390,8 @@ def _flow_notes(panel, width):
     """Each step's note, each line wrapped to the room one step has."""
     steps = panel["steps"]
     step_inches = width * 2.0 / (len(steps) * 2.0 + 0.1)
-    chars = max(8, int(step_inches * 72 / (0.55 * FONT)))
     notes = panel.get("notes") or [""] * len(steps)
-    return ["\n".join(textwrap.fill(line, chars) if line else line for line in note.split("\n"))
-            for note in notes]
+    return [_wrap(note, step_inches - 0.1, FONT) for note in notes]
 
 
 def _note_inches(notes):
@@ -379,7 +441,7 @@ def _draw_flow(ax, panel, width, inches):
     bottom = (-0.25 - 1.2 * below) / (1 - below) if below < 0.9 else -4.0
     for i, (step, note) in enumerate(zip(steps, notes)):
         ax.add_patch(Rectangle((i * 2.0, 0.0), 1.5, 1.0, facecolor="#c4d3ea", edgecolor="black"))
-        ax.text(i * 2.0 + 0.75, 0.5, _wrap(step, width / len(steps) * 0.7, FONT), ha="center",
+        ax.text(i * 2.0 + 0.75, 0.5, _wrap(step, width / len(steps) * 0.62, FONT), ha="center",
                 va="center", fontsize=FONT)
         if note:
             ax.text(i * 2.0 + 0.75, -0.15, note, ha="center", va="top", fontsize=FONT)
