@@ -88,6 +88,7 @@ def draw(data, diagram=None, title=""):
     fig.draw_without_rendering()  # the final layout first: names are placed on the axes as drawn
     for name_points in named:
         name_points()
+    fig.set_layout_engine("none")  # kept as laid out (names stay inside their axes): no second layout
     return fig
 
 
