@@ -493,3 +493,10 @@ def test_wrapping_measures_the_text_and_keeps_words_whole():
     assert figure._points(wrapped, figure.TITLE) <= figure.AXES_WIDTH * 72
     assert figure._points(title, figure.TITLE) > figure.AXES_WIDTH * 72  # so it had to wrap
     assert figure._wrap("update, donated", 0.3, figure.FONT) == "update,\ndonated"
+
+
+def test_a_flow_without_notes_and_an_empty_title_draw(drawn):
+    """Notes are optional (the docstring says so): an empty text wraps to itself."""
+    assert figure._wrap("", 1.0, figure.FONT) == ""
+    fig = drawn(panels(bar(title="")), {"title": "t", "prediction": "p", "panel": {"kind": "flow", "steps": ["a", "b"]}})
+    assert {"a", "b"} <= {t.get_text() for t in texts(fig)}

@@ -104,7 +104,7 @@ def _points(text, size):
 def _wrap(text, inches, size):
     """Text broken into lines (at spaces and hyphens) that measure at most `inches` at `size`
     points: the longest lines that fit; a word longer than that is kept whole, one line of its own."""
-    lines = str(text).split("\n")
+    lines, wrapped = str(text).split("\n"), str(text)
     for chars in range(max(len(line) for line in lines), 0, -1):
         wrapped = "\n".join(textwrap.fill(line, chars, break_long_words=False) if line else line for line in lines)
         if _points(wrapped, size) <= inches * 72:
