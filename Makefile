@@ -81,6 +81,9 @@ NEWEST_PYTEST := env -u PYTHONDONTWRITEBYTECODE $(NEWEST)/bin/python -m pytest
 # one grades the demo and hostile classes (xdist_group "graded-demo"; its grading pool keeps the
 # cores busy), the other runs the rest, most of which waits on one kernel or server at a time.
 FAST := -m "not e2e and not nightly" -n logical --dist worksteal
+# make check: the fast tier without its slow tests (marked `slow`: about a second each or more), so
+# that it answers in under a minute on 2 cores; make test runs them all.
+CHECK := -m "not e2e and not nightly and not slow" -n logical --dist worksteal
 E2E := -m "e2e and not nightly" -n 2 --dist loadgroup --durations=15
 # The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it); the
 # site test's Jupyter Book (requirements-site.txt) when node is there.
@@ -89,7 +92,7 @@ test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modu
 	$(PYTEST) $(E2E)
 
 check: $(STAMP)
-	$(PYTEST) $(FAST)
+	$(PYTEST) $(CHECK)
 
 # The demo class graded locally and again through a 2-worker Dask cluster over TLS into PostgreSQL
 # (tests/test_cluster.py): about 15 minutes on 2 cores, so not part of make test.

@@ -76,6 +76,7 @@ def probe(mode: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_the_emulation_rounds_every_float32_product_and_only_at_default_precision():
     plain, emulated = probe("plain"), probe("emulated")
     assert plain["precision"] == "float32" and plain["in_float32_block"] == "float32"
@@ -92,6 +93,7 @@ def test_the_emulation_rounds_every_float32_product_and_only_at_default_precisio
     assert emulated["flops"] == plain["flops"] == emulated["hand_flops"]
 
 
+@pytest.mark.slow
 def test_the_tf32_emulation_rounds_to_ten_mantissa_bits_and_only_at_default_precision():
     tf32 = probe("tf32")
     assert tf32["precision"] == "TF32" and tf32["in_float32_block"] == "float32" and tf32["highest_error"] < 1e-6

@@ -288,6 +288,7 @@ def test_the_readme_slurm_deployment_starts_one_thread_workers_with_room_for_a_k
     assert f"#SBATCH -t {options['walltime']}" in script
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_clear_error(monkeypatch):
     from cluster_services import free_port
 

@@ -164,6 +164,7 @@ def test_a_cell_the_parser_gives_up_on_is_flagged_never_clean():
     assert scan(nb) == [f"{UNSCANNED} (cell 1)", f"{GC} (cell 3)"]
 
 
+@pytest.mark.slow
 def test_a_long_attribute_chain_does_not_blind_the_scan():
     chain = ".".join(["a"] * 1500)
     nb = notebook(f"%env X={chain}\nimport gc\ngc.get_objects()", "\n".join(f"y{i} = {chain}" for i in range(40)),
@@ -195,6 +196,7 @@ def honest_samples():
     return found
 
 
+@pytest.mark.slow
 def test_no_lesson_and_no_sample_submission_raises_a_flag():
     """Every samples/<lesson>/<case>.py built from the release notebook, and every lesson's source
     notebook: the scan finds nothing in the code of students who do the work."""
@@ -218,6 +220,7 @@ def test_grader_named_is_the_package_flag_alone():
 
 
 # --- the scan in its own process (bounded_scan.py) ---------------------------------------------------
+@pytest.mark.slow
 def test_the_bounded_scan_reads_as_the_scan_does_and_outlives_a_cell_it_cannot_read():
     from perfcourse.grading import bounded_scan
 
@@ -229,6 +232,7 @@ def test_the_bounded_scan_reads_as_the_scan_does_and_outlives_a_cell_it_cannot_r
     assert bounded_scan._child is child  # one process serves a worker's notebooks
 
 
+@pytest.mark.slow
 def test_a_scan_past_its_time_or_a_dead_scanner_flags_the_notebook_and_the_next_is_read(monkeypatch):
     from perfcourse.grading import bounded_scan
 
@@ -256,6 +260,7 @@ def test_the_scanners_cell_timer_stops_a_cell_that_runs_long(monkeypatch):
     time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_a_scanner_that_ends_before_it_replies_flags_the_notebook(monkeypatch):
     from perfcourse.grading import bounded_scan
 

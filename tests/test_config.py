@@ -64,6 +64,7 @@ def test_this_jax_starts_and_computes_with_the_grading_kernels_xla_flags():
     assert proc.returncode == 0 and proc.stdout.strip() == "6.0", proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_a_new_gradebook_is_stamped_with_the_migration_alembic_names(tmp_path):
     """nbgrader_bridge reads the revision in this process; `alembic heads` on nbgrader's scripts agrees."""
     import sqlite3

@@ -47,6 +47,7 @@ def run(tmp_path, program: str) -> tuple[list[str], str]:
     return read_evidence(path), proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_normal_jax_numpy_matplotlib_and_ipython_work_raises_no_flag(tmp_path):
     flags, output = run(tmp_path, '''
         import numpy as np

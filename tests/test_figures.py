@@ -115,6 +115,7 @@ def test_figure_cells_compute_nothing_a_later_cell_uses(lesson):
     assert figures_seen
 
 
+@pytest.mark.slow
 def test_figures_check_is_clean_and_names_a_stale_notebook(course):
     proc = perfcourse("figures", "--check", cwd=ROOT)
     assert proc.returncode == 0 and "figures: up to date" in proc.stdout, proc.stdout + proc.stderr
@@ -358,6 +359,7 @@ def test_alt_text_names_points_marks_and_spans():
     assert "Timeline 'Steps' (us), lane host, dispatch: 2 span(s), from 0 to 45, 10 in all." in alt
 
 
+@pytest.mark.slow
 def test_a_committed_drawing_may_differ_from_this_machines_only_by_antialiasing_rounding():
     """record.same_drawing: another CPU rounds a few antialiased edge pixels one level apart; a
     figure drawn from other data, a damaged file or one of another size is not the drawing."""
@@ -443,6 +445,7 @@ def _overlap(a, b, slack=1.0):
     return min(a.x1, b.x1) - max(a.x0, b.x0) > slack and min(a.y1, b.y1) - max(a.y0, b.y0) > slack
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", every_committed_artifact(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_text_is_legible_fits_the_figure_and_nothing_written_overlaps(path, drawn):
     """Issue 43's figures: a title ran off the figure's edge, a legend out of its panel, bar labels

@@ -60,6 +60,7 @@ print(explanations(jnp.arange(16.0)))
 """
 
 
+@pytest.mark.slow
 def test_performance_02_the_persistent_cache_explains_every_compile(tmp_path):
     """performance-02, cell-25 and cell-31: by default `jax_explain_cache_misses` explains a trace
     only, so a compile without a trace (the same array, committed) gets no line; with the
@@ -262,6 +263,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_performance_08_collectives_traces_and_the_implicit_psum_on_eight_devices():
     """performance-08 on 8 CPU devices (a process of its own: the count is fixed when JAX starts).
     cell-02 and passes-text: the partitioner's all-reduces (2 for the data-parallel step, 3 for the

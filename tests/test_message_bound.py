@@ -104,6 +104,7 @@ def fake_kernel(tmp_path):
     kernel.close()
 
 
+@pytest.mark.slow
 def test_an_oversized_output_message_is_refused_and_its_channel_connected_again(fake_kernel):
     kc = fake_kernel.client()
     watch = MessageWatch(kc)

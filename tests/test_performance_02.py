@@ -414,6 +414,7 @@ def test_right_counted_jits_pass(right):
     assert audit_counted_jit(right) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("right", [count_traces, count_traces_by_log, count_traces_clearing_caches,
                                    count_traces_nonlocal])
 def test_right_counts_pass(right):
@@ -457,6 +458,7 @@ def test_wrong_counts_are_caught(wrong, why):
     assert any(why in p for p in problems), problems
 
 
+@pytest.mark.slow
 def test_a_guess_made_after_tracing_is_still_caught_on_weak_types():
     problems = audit_count_traces(count_guessing_after_tracing, np.random.default_rng(0))
     weak = {s.label for s in tracing.weak_type_sequences(np.random.default_rng(0))}
@@ -526,6 +528,7 @@ def test_a_jax_without_the_compile_event_stops_the_check_instead_of_failing_the_
     assert not isinstance(caught.value, CheckFailed) and "/jax/renamed/compile" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_compile_sequences_compile_more_than_they_trace_on_one_device():
     for seed in range(6):
         sequences = compile_sequences(np.random.default_rng(seed), devices=1)
@@ -546,6 +549,7 @@ def test_a_sequence_without_placements_compiles_once_per_trace():
         assert reference_counts(sequence) == (NOTEBOOK_COUNTS[name],) * 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("right", [count_traces_and_compiles, count_both_by_time_spans])
 def test_right_trace_and_compile_counts_pass(right):
     assert audit_count_traces_and_compiles(right, np.random.default_rng(0)) == []

@@ -71,6 +71,7 @@ CHECKS_ON_EIGHT_DEVICES = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_the_checks_count_compiles_apart_from_traces_on_eight_devices():
     env = {**os.environ, **EIGHT}
     proc = subprocess.run([sys.executable, "-c", CHECKS_ON_EIGHT_DEVICES], cwd=ROOT, env=env,

@@ -152,6 +152,7 @@ def printing(h, xs, a):
     return lax.scan(step, h, xs)[0]
 
 
+@pytest.mark.slow
 def test_the_size_is_read_from_the_program_exported_at_lengths_picked_here():
     from perfcourse.checks import programs
 
@@ -286,6 +287,7 @@ def traced_in_the_span_and_imported(fn, *args, warm_calls=7):
             "run_seconds": [once() for _ in range(warm_calls)]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure", [solution, traced_in_the_span_and_imported, monotonic_default_and_partial])
 def test_correct_measurements_pass_every_check(measure):
     loops.check_measure_equations(measure)
@@ -297,6 +299,7 @@ def test_a_top_level_count_fails_the_equation_check_only():
         loops.check_measure_equations(top_level)
 
 
+@pytest.mark.slow
 def test_the_first_call_timed_as_compilation_holds_a_run():
     with pytest.raises(AssertionError, match="holds a run"):
         loops.check_measure_compile_apart(first_call_as_compile, warm_calls=2)
@@ -326,11 +329,13 @@ def compiled_after_the_clock(fn, *args, warm_calls=7):
 @pytest.mark.parametrize("measure", [warmed_up_first, traced_first, compiled_after_the_clock,
                                      compile_only_traced_and_imported],
                          ids=lambda m: m.__name__)
+@pytest.mark.slow
 def test_a_compile_span_without_a_stage_fails(measure):
     with pytest.raises(AssertionError, match="shorter than tracing, lowering and compiling|never traced, lowered"):
         loops.check_measure_compile_apart(measure, warm_calls=2)
 
 
+@pytest.mark.slow
 def test_each_stage_is_held_and_timed_on_the_checking_side():
     run = loops.run_instrument(solution, 0.0, 2, staged=True)
     assert len(run.paths) == 1 and run.runs_after[0] is not None
@@ -347,6 +352,7 @@ def traced_first_then_first_call(fn, *args, warm_calls=7):
     return {**first_call_as_compile(fn, *args, warm_calls=warm_calls), "equations": equations}
 
 
+@pytest.mark.slow
 def test_a_span_without_its_trace_but_with_a_run_is_still_told_apart():
     for _ in range(3):
         with pytest.raises(AssertionError, match="holds a run"):
@@ -399,6 +405,7 @@ def timer_first_call_as_compile(fn, *args, warm_calls=7):
             "run_seconds": run_seconds}
 
 
+@pytest.mark.slow
 def test_runs_through_the_given_timer_keep_the_compile_points():
     """The timer's first call of the compiled program is a run, kept apart: the span holds none."""
     loops.check_measure_equations(through_the_given_timer)

@@ -871,6 +871,7 @@ def bfloat16_products(monkeypatch):
     jax.clear_caches()
 
 
+@pytest.mark.slow
 def test_with_bfloat16_passes_right_work_passes_and_wrong_work_fails(bfloat16_products):
     from perfcourse.checks import numerics
 

@@ -215,6 +215,7 @@ def crafted_programs() -> dict[str, list[str]]:
     }
 
 
+@pytest.mark.slow
 def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
     """The solution, and the samples whose layouts only several devices tell apart (the graded
     sample class, where the notebook sets 8 devices, proves every sample end to end)."""

@@ -582,6 +582,7 @@ def test_fit_mistakes_are_caught(wrong):
 
 
 # --- test_cache_settings (fresh processes) ------------------------------------------------------
+@pytest.mark.slow
 def test_right_settings_pass_across_two_processes():
     memory.check_cache_settings(settings_right, np.random.default_rng(0))
 
@@ -631,6 +632,7 @@ print(json.dumps(found))
 """
 
 
+@pytest.mark.slow
 def test_the_cache_key_rules_hold_on_this_jax(tmp_path):
     """What check_cache_hit expects, seen in a real process: XLA_FLAGS are read when the key is
     computed, so changing them between compiles (each after jax.clear_caches) shows the key."""
@@ -678,6 +680,7 @@ def test_cache_hit_mistakes_are_caught(wrong):
 
 
 # --- test_remat_policies ------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("right", [remat_right, remat_prevent_cse_off])
 def test_right_remat_passes(right):
     for seed in range(2):

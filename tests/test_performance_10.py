@@ -62,6 +62,7 @@ def cached_course_loops(monkeypatch):
 _COURSE_EVIDENCE: dict = {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", GRADED)
 def test_each_sample_passes_exactly_the_checks_it_expects(case, cached_course_loops):
     """Every check on the cells a sample wrote itself (the solution's cells are the solution's)."""
@@ -690,6 +691,7 @@ def test_the_trace_steps_check_reads_a_tpus_trace():
                                                                   8, 0.5, 0.1)[0]
 
 
+@pytest.mark.slow
 def test_a_retracing_loop_reads_as_recompiling_with_the_persistent_cache_on(tmp_path):
     """With the persistent compilation cache on (and every program cached), a loop that jits a new
     function in every step compiles nothing after its warm-up (no backend_compile_and_load), but still
@@ -716,6 +718,7 @@ print(json.dumps({{"cause": diagnosis.course_cause(trace), "compiled": names.cou
     assert got == {"cause": "recompile", "compiled": 0, "lowered": 3}
 
 
+@pytest.mark.slow
 def test_a_fix_that_jits_in_every_step_fails_with_the_persistent_cache_on(tmp_path):
     """Fix A that still makes a new jax.jit in every step, in a process whose persistent compilation
     cache is on from its start (so no step compiles): each step still lowers, and the fix fails."""

@@ -90,6 +90,7 @@ EIGHT = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
     """Every sample and every further wrong method graded in a process with eight CPU devices, as
     the lesson's first cell sets them up (the graded sample class proves every sample end to end)."""

@@ -87,6 +87,7 @@ def test_launch_links_point_into_the_publication(tmp_path):
     assert "repo=https%3A%2F%2Fgithub.com%2Forg%2Fjax-course-students" in launch.hub_link(root, "performance-01")
 
 
+@pytest.mark.slow
 def test_publishing_again_replaces_only_its_own_files_and_commits_with_git(tmp_path):
     target = tmp_path / "students"
     proc = perfcourse("publish", str(target), "--git", cwd=ROOT)

@@ -143,6 +143,7 @@ def test_the_kernel_sees_only_the_system_python_and_its_own_folders(kernel, tmp_
     assert "GRADER_SECRET" not in found["env"] and sandbox.ENV_SETTINGS not in found["env"]
 
 
+@pytest.mark.slow
 def test_a_student_kernel_gets_only_the_code_it_runs_of_the_course_package(kernel):
     """The checks' reference answers (and the grader) are not there for a submission to import."""
     program = """
@@ -237,6 +238,7 @@ def test_the_channel_socket_is_handed_over_and_the_runtime_sealed_once_the_kerne
     assert (folder / "student.sock").stat().st_uid == 0
 
 
+@pytest.mark.slow
 def test_memory_bound_kills_a_big_allocation_but_not_many_threads(kernel):
     big = kernel("""
         data = bytearray(300 << 20)
@@ -383,6 +385,7 @@ SILENCE = {
 }
 
 
+@pytest.mark.slow
 @ROOTED
 @pytest.mark.parametrize("how,mode", [(how, "bwrap") for how in sorted(SILENCE)] + [("dup2", "none")])
 def test_an_evidence_channel_closed_while_the_kernel_runs_is_flagged(kernel, how, mode):
@@ -404,6 +407,7 @@ def test_an_evidence_channel_closed_while_the_kernel_runs_is_flagged(kernel, how
     assert read_evidence(k.evidence) == ["walked every object (gc.get_objects) (once)", evidence.CLOSED_FLAG]
 
 
+@pytest.mark.slow
 @ROOTED
 def test_a_second_descriptor_on_the_evidence_pipe_is_seen_from_outside(kernel):
     """The kernel keeps the real pipe under another number, puts a pipe of its own in its place and

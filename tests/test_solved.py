@@ -28,6 +28,7 @@ def test_the_accelerator_kernels_keep_the_cpu_beside_them():
     assert kernels.KERNELS["jax-gpu"]["env"]["JAX_PLATFORMS"] == "cuda,cpu"
 
 
+@pytest.mark.slow
 def test_bad_input_is_refused_in_one_line_before_anything_runs():
     for args, said in ((["--lesson", "performance-99"], "unknown lesson 'performance-99'"),
                        (["--kernel", "no-such-kernel"], "unknown kernel 'no-such-kernel'")):

@@ -136,12 +136,14 @@ def reads_the_instruments_internals(fn, *args, warm_calls=7):
 HONEST = [synchronized, nanoseconds_bound_as_default, monotonic_through_numpy, timeit_partial]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("timer", HONEST, ids=lambda t: t.__name__)
 def test_honest_timers_pass_both_checks(timer):
     timing.check_first_call_apart(timer, warm_counts=(3,))
     timing.check_synchronized(timer, warm_calls=4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("timer", [unsynchronized, synchronized_after_the_clock, averaged, cpu_clock],
                          ids=lambda t: t.__name__)
 def test_unsynchronized_or_made_up_samples_fail_the_synchronization_check_only(timer):
@@ -150,23 +152,27 @@ def test_unsynchronized_or_made_up_samples_fail_the_synchronization_check_only(t
         timing.check_synchronized(timer, warm_calls=6)
 
 
+@pytest.mark.slow
 def test_a_fixed_sleep_instead_of_a_wait_fails_the_synchronization_check():
     # Every sample is long enough; only the difference between long and short calls shows the sleep.
     with pytest.raises(AssertionError, match="hardly longer"):
         timing.check_synchronized(sleeps_instead_of_waiting, warm_calls=4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("timer", [warm_up_first, first_among_warm], ids=lambda t: t.__name__)
 def test_a_warm_up_call_or_the_first_call_among_warm_samples_fails_the_first_call_check(timer):
     with pytest.raises(AssertionError, match="first call"):
         timing.check_first_call_apart(timer, warm_counts=(3,))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("timer", [warm_up_first, first_among_warm], ids=lambda t: t.__name__)
 def test_a_first_call_mistake_costs_the_first_call_check_only(timer):
     timing.check_synchronized(timer, warm_calls=4)
 
 
+@pytest.mark.slow
 def test_a_timer_that_reads_its_instrument_and_never_waits_fails_the_synchronization_check():
     with pytest.raises(AssertionError, match="shorter than the calls"):
         timing.check_synchronized(reads_the_instruments_internals, warm_calls=6)
@@ -212,6 +218,7 @@ def test_no_trip_count_passes_anything_student_code_can_replace(monkeypatch):
     assert library.changed() == []
 
 
+@pytest.mark.slow
 def test_a_callback_added_to_the_program_by_a_rewritten_jax_is_flagged():
     """JAX's own internals are not kept: a rewritten while_loop that adds a callback reporting the
     loop's bound learns the counts, but the program read back once built shows the call out."""
