@@ -1,7 +1,7 @@
 # The course's commands. Each target sets up .venv by itself on a fresh clone.
 #   make demo       release the lessons, grade the sample class and four hostile submissions, print the table
 #   make test       the whole test suite: the fast tier, then the end-to-end tier
-#   make check      the fast tier only (no kernels, no notebooks executed; 1.5-2.5 minutes on 2 cores)
+#   make check      the fast tier without its slow tests (no kernels, no notebooks executed; under a minute on 2 cores)
 #   make release    source/ -> release/ (nbgrader generate_assignment)
 #   make grade      autograde everything in submitted/
 #   make report     what the class got wrong: report/index.html from the gradebook and autograded/

@@ -11,12 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-RULE = ("the middle half of a set of timings runs from its 25th to its 75th percentile, as "
-        "np.percentile(t, [25, 75]) computes them (NumPy's default, linear interpolation); A is faster "
-        "than B only when A's 75th percentile is strictly below B's 25th, slower only when A's 25th "
-        "percentile is strictly above B's 75th, and otherwise (the middle halves overlap or touch) "
-        "within the spread; a single timing is its own middle half")
-
 FASTER, SLOWER, WITHIN = "faster", "slower", "within the spread"
 
 

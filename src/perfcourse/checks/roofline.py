@@ -292,13 +292,14 @@ def measured_point(rng: np.random.Generator, intensity: float, attainable: float
 def _straddling(rng: np.random.Generator, count: int, median_below: bool) -> list[float]:
     """Fractions of the roof whose middle half (in time) reaches across the roof, 3% clear of it on
     both sides, with the median fraction below the roof or above it by 3% or more."""
-    while True:
+    for _ in range(1000):  # a bound: a case made impossible by a changed constant fails, never hangs
         fractions = [float(f) for f in rng.uniform(0.7, 1.3, count)]
         times = [1 / f for f in fractions]  # the roof's time is 1 in these units
         low, high = halves.middle_half(times)
         median = float(np.median(fractions))
         if low < 0.97 and high > 1.03 and (median < 0.97 if median_below else median > 1.03):
             return fractions
+    raise RuntimeError(f"no {count} fractions drawn whose middle half straddles the roof")
 
 
 def roof_verdict_cases(rng: np.random.Generator) -> list[tuple[str, dict, float, float]]:

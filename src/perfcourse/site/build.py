@@ -43,10 +43,6 @@ SECTIONS = (
     ("For course authors", "authors", ("lesson", "checks", "samples", "artifacts", "tolerances", "tests", "site", "code",
                                        "audit-project")),
 )
-# Files of the repository that are pages too, at their own path (so links to them hold in both),
-# after the section's docs/ pages. (The project's README is not one: the lesson performance-audit
-# is the project for students, listed once, among the lessons.)
-SECTION_FILES: dict[str, tuple[str, ...]] = {}
 # Where the engine's update check goes (nothing listens on port 9 of the loopback).
 CLOSED_REGISTRY = "http://127.0.0.1:9/"
 BUILD_SECONDS = 600
@@ -185,7 +181,6 @@ def doc_pages(root: Path) -> list[tuple[str, list[str]]]:
         names = sorted(p.stem for p in here.glob("*.md")) if here.is_dir() else []
         ordered = [n for n in order if n in names] + [n for n in names if n not in order]
         files = [f"{DOCS}/{folder}/{name}.md" for name in ordered]
-        files += [f for f in SECTION_FILES.get(folder, ()) if (root / f).is_file()]
         if files:
             found.append((title, files))
     return found
