@@ -108,9 +108,11 @@ def test_publishing_again_replaces_only_its_own_files_and_commits_with_git(tmp_p
 
 
 @pytest.mark.parametrize("where", ["source", "release", "."])
-def test_the_course_itself_is_never_a_publication_folder(where):
+def test_the_course_itself_is_never_a_publication_folder(where, tmp_path):
+    # A copy: were the guard to fail, the publication would land in it, not in the working tree.
+    root = copy_course(ROOT, tmp_path / "course", CONFIG_FILES + ("release", "source", "docs", "requirements-cpu.txt"))
     with pytest.raises(CourseError, match="the course itself"):
-        publish.publish(ROOT, ROOT / where)
+        publish.publish(root, root / where)
 
 
 def test_a_folder_that_is_no_publication_is_refused(tmp_path):
@@ -118,3 +120,44 @@ def test_a_folder_that_is_no_publication_is_refused(tmp_path):
     with pytest.raises(CourseError, match="not empty and not a publication"):
         publish.publish(ROOT, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_manifest_line_leading_out_of_the_folder_removes_nothing_there(tmp_path):
+    """The manifest is a file in DIR anyone can edit: an absolute line, or one through a symlinked folder,
+    names a file outside DIR, which publishing again leaves alone (and out of the commit)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("victim", "linked.txt"):
+        (outside / name).write_text("keep")
+    target = tmp_path / "students"
+    publish.publish(ROOT, target)
+    (target / "escape").symlink_to(outside, target_is_directory=True)
+    (target / "release" / "stale.txt").write_text("x")
+    with open(target / publish.MANIFEST, "a") as manifest:
+        manifest.write(f"{outside / 'victim'}\nescape/linked.txt\nrelease/stale.txt\n")
+    publish.publish(ROOT, target, git=True)
+    assert [(outside / name).read_text() for name in ("victim", "linked.txt")] == ["keep", "keep"]
+    assert not (target / "release" / "stale.txt").exists()  # a line inside DIR still replaces its file
+
+
+def test_an_unreadable_manifest_is_one_error_naming_it(tmp_path):
+    target = tmp_path / "students"
+    target.mkdir()
+    (target / publish.MANIFEST).write_bytes(b"release/\xff\xfe.txt\n")
+    with pytest.raises(CourseError, match=re.escape(str(target / publish.MANIFEST))):
+        publish.publish(ROOT, target)
+
+
+@pytest.mark.parametrize("toml", ['publication = "o/n"\n', 'colab = "o/n"\n', 'hub = "x"\n'])
+def test_a_course_toml_setting_that_is_no_table_is_one_error_naming_it(tmp_path, toml):
+    (tmp_path / "course.toml").write_text(toml)
+    name = toml.partition(" ")[0]
+    with pytest.raises(CourseError, match=rf"course\.toml: \[{name}\] must be a table"):
+        launch.links(tmp_path, "performance-01")
+
+
+@pytest.mark.parametrize("url", ["5", '"hub.example.edu"', "false"])
+def test_a_set_hub_url_is_checked_without_a_publication_too(tmp_path, url):
+    (tmp_path / "course.toml").write_text(f'[publication]\nrepository = ""\n[hub]\nurl = {url}\n')
+    with pytest.raises(CourseError, match=r"course\.toml: \[hub\] url must be"):
+        launch.links(tmp_path, "performance-01")

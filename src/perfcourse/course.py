@@ -47,6 +47,15 @@ def settings(root: Path) -> dict:
         raise CourseError(f"{path}: not valid TOML ({exc})") from None
 
 
+def section(root: Path, name: str) -> dict:
+    """course.toml's [name] table ({} where it is absent); one CourseError where it is no table
+    (`hub = "x"`), so a caller's .get() never meets a string."""
+    found = settings(root).get(name, {})
+    if not isinstance(found, dict):
+        raise CourseError(f"{root / COURSE_SETTINGS}: [{name}] must be a table, got {found!r}")
+    return found
+
+
 def lessons(root: Path) -> list[str]:
     """Assignment ids in source/: each is a folder holding a notebook of the same name."""
     from .nbgrader_bridge import step

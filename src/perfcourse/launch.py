@@ -13,19 +13,18 @@ import re
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-from .course import COURSE_SETTINGS, CourseError, settings
+from .course import COURSE_SETTINGS, CourseError, section
 
 REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
 def publication(root: Path) -> tuple[str, str] | None:
     """(repository "owner/name", branch) of the student publication; None where none is set."""
-    found = settings(root)
     path = root / COURSE_SETTINGS
-    if found.get("colab", {}).get("repository"):
+    if section(root, "colab").get("repository"):
         raise CourseError(f"{path}: [colab] repository is now [publication] repository, the repository "
                           "students get (perfcourse publish writes it): move the setting there")
-    where = found.get("publication", {})
+    where = section(root, "publication")
     repository, branch = where.get("repository", ""), where.get("branch", "main")
     if not repository:
         return None
@@ -53,12 +52,14 @@ def colab_link(root: Path, lesson: str) -> str | None:
 def hub_link(root: Path, lesson: str) -> str | None:
     """The nbgitpuller address that clones the publication into the student's server on the
     course's JupyterHub and opens the lesson: needs [hub] url and [publication] repository."""
-    url = settings(root).get("hub", {}).get("url", "")
+    url = section(root, "hub").get("url", "")
+    # A set url is checked even without a publication, so a wrong one is found before it is used.
+    if url != "" and (not isinstance(url, str) or not url.startswith(("https://", "http://"))
+                      or any(c.isspace() for c in url)):
+        raise CourseError(f"{root / COURSE_SETTINGS}: [hub] url must be the hub's http(s) address, got {url!r}")
     where = publication(root)
     if not url or where is None:
         return None
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")) or any(c.isspace() for c in url):
-        raise CourseError(f"{root / COURSE_SETTINGS}: [hub] url must be the hub's http(s) address, got {url!r}")
     repository, branch = where
     name = repository.split("/")[1]
     query = urlencode({"repo": f"https://github.com/{repository}", "branch": branch,

@@ -38,11 +38,11 @@ IGNORED = ".ipynb_checkpoints/\n__pycache__/\n"
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 
-def _text(path: Path) -> str:
+def _text(path: Path, why: str = "the publication needs it") -> str:
     try:
         return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CourseError(f"{path}: the publication needs it ({exc.strerror or exc})") from None
+    except (OSError, UnicodeDecodeError) as exc:  # a UnicodeDecodeError has no strerror
+        raise CourseError(f"{path}: {why} ({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def requirements(root: Path) -> str:
@@ -135,11 +135,23 @@ def _refuse(root: Path, target: Path) -> list[str]:
         return []
     listed = target / MANIFEST
     if listed.is_file():
-        return [line for line in listed.read_text(encoding="utf-8").splitlines() if line.strip()]
+        text = _text(listed, "the list of what the last publication wrote, unreadable")
+        return [line for line in text.splitlines() if line.strip()]
     if any(entry.name != ".git" for entry in target.iterdir()):
         raise CourseError(f"publication folder {target}: not empty and not a publication (no {MANIFEST}); "
                           "name a new or empty folder")
     return []
+
+
+def _within(target: Path, relative: str) -> Path | None:
+    """Where a line of the manifest points, or None where that is outside `target`. The manifest is only
+    a file in DIR: a line can be absolute, climb out, or pass through a symlinked folder. The entry's own
+    folder is resolved, not the entry, so a symlink listed there is removed itself, never followed."""
+    path = Path(relative)
+    if path.is_absolute() or ".." in path.parts or not path.name:
+        return None
+    folder = (target / path).parent.resolve()
+    return folder / path.name if folder.is_relative_to(target.resolve()) else None
 
 
 def publish(root: Path, target: Path, git: bool = False) -> list[str]:
@@ -161,9 +173,12 @@ def publish(root: Path, target: Path, git: bool = False) -> list[str]:
     files[GUIDE] = guide(root, set(files)).encode()
     files["README.md"] = readme(root, lesson_ids).encode()
     target.mkdir(parents=True, exist_ok=True)
-    for relative in earlier:  # the last publication's files, gone before this one's are written
-        old = target / relative
-        if ".." not in Path(relative).parts and (old.is_file() or old.is_symlink()):
+    # The last publication's files, gone before this one's are written; a line of its list that
+    # leads outside DIR is no file of it and is left alone (and out of the commit).
+    earlier = [relative for relative in earlier if _within(target, relative)]
+    for relative in earlier:
+        old = _within(target, relative)
+        if old.is_file() or old.is_symlink():
             old.unlink()
     for relative, content in files.items():
         destination = target / relative
