@@ -120,7 +120,7 @@ def verify_step_program(program, mesh: dict, net: dict, precision: str) -> list[
         return [f"{what} did not compile and run here on weights and a batch split by rows over '{AXIS}', "
                 f"returning (loss, [one gradient per layer]) ({type(exc).__name__})"]
     if len(got) != layers:
-        return [f"{what} returned {len(got)} gradient(s) for {layers} layers: one per layer, in order"]
+        return [f"{what} gives {len(got)} gradient(s) for {layers} layers: one per layer, in order"]
     want_loss, want = reference_step(net["weights"], net["x"], net["y"])
     try:
         numerics.check_close(got_loss.reshape(-1)[:1] if got_loss.size == 1 else got_loss, np.asarray([want_loss]),
