@@ -89,7 +89,24 @@ EIGHT = textwrap.dedent('''
             more[name] = "passed"
         except CheckFailed as exc:
             more[name] = str(exc)
-    print(json.dumps({{"samples": results, "more": more}}))
+    # A program exported by a replaced probe: the solution's step, its arguments taken whole.
+    import jax, numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    from perfcourse.checks import fsdp, numerics, sharding
+    rng = np.random.default_rng(3)
+    (mesh,) = sharding.one_d_meshes(rng, 8)
+    mesh["axes"] = [fsdp.AXIS]
+    net = fsdp.draw_network(rng, len(mesh["order"]))
+    here = sharding._mesh_here(mesh)
+    step = t.lesson_namespace(t.build(t.ROOT, t.SAMPLES["solution"]))["fsdp_step"](here)
+    layouts = {{}}
+    for name, spec in (("rows", P(fsdp.AXIS, None)), ("whole", P())):
+        on = NamedSharding(here, spec)
+        struct = lambda a: jax.ShapeDtypeStruct(a.shape, np.float32, sharding=on)
+        program = jax.export.deserialize(jax.export.export(jax.jit(step, in_shardings=(on, on, on)), platforms=("cpu",))(
+            [struct(w) for w in net["weights"]], struct(net["x"]), struct(net["y"])).serialize())
+        layouts[name] = fsdp.verify_step_program(program, mesh, net, numerics.matmul_precision())
+    print(json.dumps({{"samples": results, "more": more, "layouts": layouts}}))
 ''')
 
 
@@ -107,6 +124,9 @@ def test_checks_grade_each_sample_as_it_expects_on_eight_devices():
             assert ok == (SAMPLES[case].expected[cell] > 0), (cell, case)
     for name, message in results["more"].items():
         assert re.search(MORE_WRONG[name][1], message), (name, message)
+    # The arguments' layout is read from the program, not taken from the probe's word for it.
+    assert results["layouts"]["rows"] == []
+    assert results["layouts"]["whole"] and "split by rows" in results["layouts"]["whole"][0]
 
 
 def test_every_wrong_sample_loses_exactly_one_cell_and_every_cell_has_one():

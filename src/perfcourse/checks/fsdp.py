@@ -107,6 +107,15 @@ def verify_step_program(program, mesh: dict, net: dict, precision: str) -> list[
                     "scatter_dimension=0, tiled=True), not the whole sum (an all-reduce) sliced afterwards"]
     here = sharding._mesh_here(mesh)
     rows, whole = NamedSharding(here, P(AXIS, None)), NamedSharding(here, P())
+    # The layout its arguments take is read from the program itself, not from the export's word: run
+    # on row-split arrays, a program that takes them whole would be handed them re-laid out, silently.
+    arguments = list(net["weights"]) + [net["x"], net["y"]]
+    given = [sharding._on_devices(hlo, here) for hlo in program.in_shardings_hlo]
+    if len(given) != len(arguments) or any(
+            taken is None or sharding._blocks(taken, a.shape) != sharding._blocks(rows, a.shape)
+            for taken, a in zip(given, arguments)):
+        return [f"{what} should take every layer's weights and the batch split by rows over '{AXIS}' "
+                f"(in_specs P('{AXIS}', None)), block i on the mesh's i-th device"]
     try:
         weights = [jax.device_put(w, rows) for w in net["weights"]]
         x, y = jax.device_put(net["x"], rows), jax.device_put(net["y"], rows)
