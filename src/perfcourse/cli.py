@@ -123,9 +123,13 @@ def cmd_demo(root: Path, args) -> int:
     outcomes = _grade_and_report(root, lesson_ids, args, expected)
     mismatched = [o for o in outcomes if (o.student, o.lesson) in expected
                   and (o.score.score if o.score else None) != expected[(o.student, o.lesson)]]
-    if mismatched:
+    # A hostile entry is refused or flagged for its own reasons (`# reason:`), not for any failure.
+    said = {(o.student, o.lesson): "\n".join([o.error or "", *o.notes, *o.flags]) for o in outcomes}
+    unexplained = [s for s in hostile if any(r not in said.get((s.student, s.lesson), "") for r in s.reasons)]
+    if mismatched or unexplained:
         print("demo: scores differ from the samples' expectations: "
-              + ", ".join(f"{o.student}/{o.lesson}" for o in mismatched))
+              + ", ".join([f"{o.student}/{o.lesson}" for o in mismatched]
+                          + [f"{s.student}/{s.lesson} (not for its reason)" for s in unexplained]))
         return 1
     refused = sum(s.expected is None for s in hostile)
     print(f"demo: all {len(class_samples)} sample submissions scored as expected"

@@ -26,8 +26,8 @@ import subprocess
 from pathlib import Path
 
 from . import launch
-from .course import CourseError, lessons, read_notebook, write_atomic
-from .release import COLAB_CELL_ID, released
+from .course import CourseError, read_notebook, write_atomic
+from .release import COLAB_CELL_ID, released, released_lessons
 
 MANIFEST = ".perfcourse-publication"
 GUIDE_SOURCE = "docs/students/start.md"
@@ -158,9 +158,7 @@ def publish(root: Path, target: Path, git: bool = False) -> list[str]:
     """Write the publication into `target`; return the paths written, relative to it."""
     root = root.resolve()
     earlier = _refuse(root, target)
-    lesson_ids = [lesson for lesson in lessons(root) if released(root, lesson).is_file()]
-    if not lesson_ids:
-        raise CourseError("release/ holds no lesson notebook: run 'make release' first")
+    lesson_ids = released_lessons(root)
     files: dict[str, bytes | Path] = {}
     for lesson in lesson_ids:
         folder = released(root, lesson).parent

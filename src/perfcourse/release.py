@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 
 from . import nbgrader_bridge
-from .course import CONFIG_FILES, copy_course, lessons, read_notebook, source_notebook, write_atomic
+from .course import CONFIG_FILES, CourseError, copy_course, lessons, read_notebook, source_notebook, write_atomic
 from .launch import colab_link
 
 COLAB_CELL_ID = "open-in-colab"
@@ -46,6 +46,14 @@ def generate(root: Path, lesson_ids: list[str] | None = None) -> list[Path]:
 def released(root: Path, lesson: str) -> Path:
     """release/<lesson>/<lesson>.ipynb, in nbgrader's layout."""
     return nbgrader_bridge.folder(root, "release", ".", lesson) / f"{lesson}.ipynb"
+
+
+def released_lessons(root: Path) -> list[str]:
+    """The lessons whose release notebook exists, in the course's order; none is an error."""
+    found = [lesson for lesson in lessons(root) if released(root, lesson).is_file()]
+    if not found:
+        raise CourseError("release/ holds no lesson notebook: run 'make release' first")
+    return found
 
 
 def _comparable(nb: nbformat.NotebookNode) -> list:

@@ -29,8 +29,8 @@ import sys
 import time
 from pathlib import Path
 from .. import launch
-from ..course import CourseError, lessons, read_notebook, source_notebook, write_atomic
-from ..release import COLAB_CELL_ID, released
+from ..course import CourseError, read_notebook, source_notebook, write_atomic
+from ..release import COLAB_CELL_ID, released, released_lessons
 
 TITLE = "JAX performance course"
 DEFAULT_OUTPUT = "_site"
@@ -160,9 +160,9 @@ def lesson_notebook(root: Path, lesson: str, folder: Path):
     nb.cells = [c for c in nb.cells if c.get("id") != COLAB_CELL_ID]
     at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
                and c.source.lstrip().startswith("# ")), 0)
-    launch = nbformat.v4.new_markdown_cell(_launch_markdown(root, lesson))
-    launch.id = "site-launch"
-    nb.cells.insert(at, launch)
+    links_cell = nbformat.v4.new_markdown_cell(_launch_markdown(root, lesson))
+    links_cell.id = "site-launch"
+    nb.cells.insert(at, links_cell)
     recording = nbformat.v4.new_markdown_cell(recording_markdown(root, lesson, folder))
     recording.id = "site-recording"
     nb.cells.append(recording)
@@ -200,9 +200,7 @@ def write_sources(root: Path, book: Path) -> dict:
     shutil.copy2(root / "README.md", book / "README.md")  # the home page, at its own path: docs/ links to it
     if (root / DOCS).is_dir():
         shutil.copytree(root / DOCS, book / DOCS)
-    lesson_ids = [l for l in lessons(root) if released(root, l).is_file()]
-    if not lesson_ids:
-        raise CourseError("release/ holds no lesson notebook: run 'make release' first")
+    lesson_ids = released_lessons(root)
     for lesson in lesson_ids:
         folder = book / "release" / lesson
         folder.mkdir(parents=True)
