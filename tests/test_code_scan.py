@@ -173,8 +173,11 @@ def test_a_long_attribute_chain_does_not_blind_the_scan():
     assert scan(nb) == [f"{MODULES} (cell 3)", f"{GC} (cell 1)"]
 
 
-def test_a_reading_stopped_by_the_guard_flags_that_cell_alone():
-    calls = []  # sources no other test reads, so that neither cache holds them
+def test_a_reading_stopped_by_the_guard_flags_that_cell_alone(monkeypatch):
+    # Empty caches: every cell is parsed and walked under the guard, whatever other tests read.
+    monkeypatch.setattr(code_scan, "_trees", {})
+    monkeypatch.setattr(code_scan, "_flags", {})
+    calls = []
 
     @contextlib.contextmanager
     def guard():
@@ -186,6 +189,16 @@ def test_a_reading_stopped_by_the_guard_flags_that_cell_alone():
     assert code_scan.scan_cells([(1, "import gc  # guarded"), (2, "x = 2 ** 7  # guarded"),
                                       (3, "y = 1  # guarded")], guard) == [
         f"{UNSCANNED} (cell 2)", f"{GC} (cell 1)"]
+
+
+def test_the_kept_trees_are_bounded_by_their_sources_characters(monkeypatch):
+    monkeypatch.setattr(code_scan, "_trees", {})
+    monkeypatch.setattr(code_scan, "_flags", {})
+    monkeypatch.setattr(code_scan, "CACHED_SOURCE_CHARS", 100)
+    cells = [(number, f"x{number} = {number}  # {'.' * 30}") for number in range(1, 11)]
+    assert code_scan.scan_cells(cells) == [] and code_scan.scan_cells(cells + [(11, "import gc")]) == [f"{GC} (cell 11)"]
+    assert 0 < sum(map(len, code_scan._trees)) <= 100
+    assert len(code_scan._flags) == 21  # small entries (the import of gc rebinds: 10 + 11), kept by number alone
 
 
 def honest_samples():

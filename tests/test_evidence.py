@@ -190,7 +190,10 @@ def test_events_on_threads_the_student_started_are_the_students(tmp_path):
             "#ok\\nt = threading.Thread(target=functools.partial(gc.get_referrers, t)); t.start(); t.join()",
             "#ok\\nfrom concurrent.futures import ThreadPoolExecutor\\n"
             "with ThreadPoolExecutor(1) as pool:\\n    pool.submit(sys._getframe).result()",
-            "#ok\\nimport _thread, time\\n_thread.start_new_thread(gc.get_referents, (t,)); time.sleep(0.5)",
+            # Waited for until it ends (as the others are joined), its target still the builtin.
+            "#ok\\nimport _thread, time\\nrunning = _thread._count()\\n"
+            "_thread.start_new_thread(gc.get_referents, (t,))\\n"
+            "for _ in range(6000):\\n    if _thread._count() <= running:\\n        break\\n    time.sleep(0.01)",
             "#ok\\nimport inspect\\nt = threading.Timer(0, inspect.currentframe); t.start(); t.join()",
         ])
         # A thread a library starts on its own function, which walks objects, is the library's.
@@ -201,6 +204,30 @@ def test_events_on_threads_the_student_started_are_the_students(tmp_path):
     ''')
     assert flags == [f"{LABELS['gc.get_objects']} (once)", f"{LABELS['gc.get_referrers']} (once)",
                      f"{LABELS['frame:sys._getframe']} (2 times)", f"{LABELS['gc.get_referents']} (once)"]
+
+
+def test_a_thread_target_that_passes_for_a_librarys_function_is_still_the_students(tmp_path):
+    # What the hook reads is what the types define: a `func` that is no functools.partial's, a
+    # `__code__` put on a callable object, a property on a Thread subclass (which, read by the hook,
+    # would answer a library's function) each leave the builtin the thread runs the student's.
+    flags, _ = run(tmp_path, '''
+        run_cells([
+            "#ok\\nimport gc, json, threading\\n"
+            "class X:\\n    __call__ = gc.get_objects\\n    func = json.dumps\\n"
+            "t = threading.Thread(target=X()); t.start(); t.join()",
+            "#ok\\nclass Y:\\n    __call__ = gc.get_referrers\\n    __code__ = json.dumps.__code__\\n"
+            "t = threading.Thread(target=Y(), args=(t,)); t.start(); t.join()",
+            "#ok\\nclass T(threading.Thread):\\n    reads = 0\\n"
+            "    @property\\n    def _target(self):\\n"
+            "        T.reads += 1  # Thread.run reads it twice; a third read is the hook's\\n"
+            "        return gc.get_referents if T.reads <= 2 else json.dumps\\n"
+            "    @_target.setter\\n    def _target(self, value):\\n        pass\\n"
+            "    @_target.deleter\\n    def _target(self):\\n        pass\\n"
+            "t = T(args=(t,)); t.start(); t.join()\\nassert T.reads == 2, T.reads",
+        ])
+    ''')
+    assert flags == [f"{LABELS['gc.get_objects']} (once)", f"{LABELS['gc.get_referrers']} (once)",
+                     f"{LABELS['gc.get_referents']} (once)"]
 
 
 def test_a_trace_or_profile_function_in_place_when_a_cell_starts_is_flagged(tmp_path):
@@ -306,7 +333,13 @@ def test_forged_and_truncated_evidence_is_named(tmp_path):
     # The launcher's mark of a channel closed while the kernel ran (grading/sandbox.py).
     path.write_bytes(b"cell\ncell\n" + evidence.CLOSED.encode() + b"\n")
     assert read_evidence(path, cells=2) == [evidence.CLOSED_FLAG]
-    assert read_evidence(tmp_path / "absent.txt") == []
+    assert read_evidence(tmp_path / "absent.txt") == read_evidence(tmp_path / "absent.txt", cells=0) == []
+
+
+def test_no_evidence_file_after_cells_ran_is_flagged_not_clean(tmp_path):
+    # The launcher makes the file before the kernel starts: gone after cells ran, it was removed.
+    assert read_evidence(tmp_path / "absent.txt", cells=3) == [
+        f"{evidence.SILENT_FLAG}: no evidence file for the 3 cells the student's kernel ran"]
 
 
 def test_install_without_a_channel_warns_and_does_nothing():

@@ -49,8 +49,9 @@ import re
 
 # At import, not at the first scan: a grading worker scans on a thread (execute._SCANNER), and
 # IPython imported there while the worker's main thread imports too failed with KeyError: 'IPython'.
+# nbgrader is not imported here: the bounded scan's child (bounded_scan.py) imports this module and
+# never needs it (all of nbgrader: 1.7 s and 1368 modules), only code_cells does, in the grader.
 from IPython.core.inputtransformer2 import TransformerManager
-from nbgrader.utils import is_grade
 
 GRADER_PACKAGE = __name__.split(".")[0]  # this package: perfcourse
 LITERAL_DEPTH = 64  # pieces of a name joined from literals, at most: bounds the work on any cell
@@ -106,14 +107,10 @@ def _python_in(source: str):
     return _parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
 
 
-def code_of(cell) -> list[ast.AST]:
+def _code_in_source(source: str) -> list[ast.AST]:
     """The syntax trees of the code a cell runs: its source as IPython turns it into Python (magics
     and shell lines become calls), and the code handed to its magics as text (`%time CODE`,
     `%%timeit` cells); [] if it is not Python. Unscannable if the parser gave up on it."""
-    return _code_in_source(cell.source)
-
-
-def _code_in_source(source: str) -> list[ast.AST]:
     try:
         transformed = TransformerManager().transform_cell(source)
     except (RecursionError, MemoryError) as exc:
@@ -415,12 +412,18 @@ def _called_name(node) -> str | None:
 
 # A grading worker scans every notebook it grades, and most cells are the lesson's own, the same
 # in every submission: a small cell's trees are kept by its text, and every cell's flags by a digest
-# of its text and what the notebook's imports bind (all a cell's flags depend on), for the worker's
-# next notebooks. Large trees are never kept: a cell past CACHED_TREE_CHARS is parsed again.
+# of its text and one of what the notebook's imports bind (all a cell's flags depend on), for the
+# worker's next notebooks. Large trees are never kept: a cell past CACHED_TREE_CHARS is parsed again.
+# The scan's child has 1 GiB (bounded_scan.py) and a tree costs up to ~350 bytes per character of its
+# source (measured: `a;` repeated, `x=1` lines): the trees kept are bounded by their sources'
+# characters together (CACHED_SOURCE_CHARS, ~370 MB at worst) besides their number, beside one
+# notebook's own (512 KiB of source at most: scratch.MAX_NOTEBOOK_CHARS). A flags entry is two
+# digests and a few names, whatever the notebook imports: CACHED_CELLS of them bound it.
 CACHED_CELLS = 2048
 CACHED_TREE_CHARS = 32 << 10
+CACHED_SOURCE_CHARS = 1 << 20
 _trees: dict[str, list[ast.AST]] = {}
-_flags: dict[tuple, frozenset[str]] = {}
+_flags: dict[tuple[bytes, bytes], frozenset[str]] = {}
 
 
 def _remember(cache: dict, key, value):
@@ -430,8 +433,20 @@ def _remember(cache: dict, key, value):
     return value
 
 
+def _remember_trees(source: str, trees: list[ast.AST]) -> None:
+    """Keep a small cell's trees, within CACHED_CELLS cells and CACHED_SOURCE_CHARS characters of source."""
+    if len(source) > CACHED_TREE_CHARS:
+        return
+    # Summed at each new cell (its parse costs far more): no running count to keep in step.
+    if len(_trees) >= CACHED_CELLS or sum(map(len, _trees)) + len(source) > CACHED_SOURCE_CHARS:
+        _trees.clear()
+    _trees[source] = trees
+
+
 def code_cells(nb) -> list[tuple[int, str]]:
     """(number, source) of the cells the scan reads: the code cells outside the grade cells."""
+    from nbgrader.utils import is_grade  # here only: the bounded scan's child never needs nbgrader
+
     return [(number, cell.source) for number, cell in enumerate(nb.cells, 1)
             if cell.cell_type == "code" and not is_grade(cell)]
 
@@ -455,12 +470,11 @@ def scan_cells(cells: list[tuple[int, str]], guard=contextlib.nullcontext) -> li
             except (Unscannable, RecursionError, MemoryError):
                 unscanned.append(number)
                 continue
-            if len(source) <= CACHED_TREE_CHARS:
-                _remember(_trees, source, trees)
+            _remember_trees(source, trees)
         parsed.append((number, source, trees))
     notebook = _Notebook([tree for _, _, trees in parsed for tree in trees])
-    bindings = (tuple(sorted(notebook.modules.items())), tuple(sorted(notebook.imported.items())),
-                tuple(sorted(notebook.starred)))
+    bindings = hashlib.sha256(repr((sorted(notebook.modules.items()), sorted(notebook.imported.items()),
+                                    sorted(notebook.starred))).encode("utf-8", "surrogatepass")).digest()
     where = {flag: [] for flag in FLAGS}
     for number, source, trees in parsed:
         key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest(), bindings)

@@ -342,7 +342,7 @@ class GuardedExecute(Execute):
                                      ("removing the channel folder",
                                       lambda: shutil.rmtree(self._channel_dir, ignore_errors=True))))
             try:
-                flags = read_evidence(self._evidence, cells=self._cells_run) if self._evidence.exists() else []
+                flags = read_evidence(self._evidence, cells=self._cells_run)  # a missing file is flagged
             except Exception as exc:  # noqa: BLE001
                 flags = [f"the evidence could not be read ({type(exc).__name__})"]
             shutil.rmtree(self._base, ignore_errors=True)

@@ -189,9 +189,11 @@ def _channel(value: str | None) -> int | None:
 def _make_hook(fd: int):
     import _thread
     import ctypes  # for where it lives: its own frames are seen through, to the code that called it
+    import functools
     import inspect
     import re
     import threading
+    import types
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     library = os.path.dirname(os.path.abspath(inspect.__file__))  # the standard library's folder
@@ -307,25 +309,37 @@ def _make_hook(fd: int):
             return 0
         return None
 
-    def given(frame):
+    # given() and runs_student_code() look at objects the student may have built (a Thread subclass,
+    # a callable with a `func`, a `__code__` of its own): read as their types define them, with
+    # names bound here (student code can replace module attributes), so no property of theirs runs
+    # inside the hook or answers it.
+    def given(frame, static=inspect.getattr_static, partial=functools.partial):
         """What a thread's run() calls: a Thread's target, a Timer's function, a pool's work item."""
         self = frame.f_locals.get("self")
         for attribute in ("_target", "function", "fn"):
-            target = getattr(self, attribute, None) if self is not None else None
+            target = static(self, attribute, None) if self is not None else None
             if target is not None:
-                for _ in range(8):  # functools.partial around it
-                    inner = getattr(target, "func", None)
-                    if inner is None or not callable(inner):
+                for _ in range(8):  # functools.partial around it: that type only, not a lookalike
+                    if type(target) is not partial:
                         break
-                    target = inner
+                    target = target.func
                 return target
         return None
 
-    def runs_student_code(target):
+    def runs_student_code(target, static=inspect.getattr_static, method=types.MethodType,
+                          descriptor=types.GetSetDescriptorType, code_type=types.CodeType):
         """A thread started on a builtin (gc.get_objects, sys._getframe) or on code seen through was
         started by the student: no library starts one so; one on a library's function is the library's."""
-        code = getattr(getattr(target, "__func__", target), "__code__", None)
-        if code is None:
+        if type(target) is method:
+            target = target.__func__
+        # The code only a function's (or a Cython function's) own descriptor gives: a `__code__` put
+        # on any other object is no library's.
+        code = static(target, "__code__", None)
+        try:
+            code = code.__get__(target) if type(code) is descriptor else None
+        except Exception:
+            code = None
+        if type(code) is not code_type:
             return True
         return id(code) in codes or classify(code.co_filename) in (CELL, THROUGH)
 
@@ -443,10 +457,12 @@ def read_evidence(path, cells: int | None = None) -> list[str]:
     """The distinct flags in an evidence file, summarized: 'assigned __code__ (3 times)'.
 
     `cells`: how many cells the grader ran in the student's kernel (each one writes a heartbeat);
-    fewer heartbeats than that is flagged (SILENT_FLAG). None: heartbeats are not checked."""
+    fewer heartbeats than that is flagged (SILENT_FLAG). None: heartbeats are not checked.
+    The sandbox's launcher creates the file before the kernel starts (grading/sandbox.py), so
+    none at all after cells ran there means it was removed: flagged too, never read as clean."""
     data = _read(path)
     if data is None:
-        return []
+        return [f"{SILENT_FLAG}: no evidence file for the {cells} cells the student's kernel ran"] if cells else []
     counts, unknown, truncated, closed, second, beats, changed = {}, 0, False, False, False, 0, {}
     for raw in data.split(b"\n"):
         line = raw.decode("ascii", "replace").strip()
