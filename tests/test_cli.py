@@ -152,6 +152,7 @@ def test_a_narrowed_run_rewrites_only_its_rows_of_grades_csv(tmp_path):
         [line for line in first.splitlines() if ",bo," not in line or "performance-01" in line]
     path.write_bytes(b"\xff not a csv")  # an unreadable file is replaced by this run's rows
     assert report.write_csv(path, whole[:1]) == 0 and len(path.read_text().splitlines()) == 2
+    assert (tmp_path / "grades.csv.unreadable").read_bytes() == b"\xff not a csv"  # and kept beside it
 
 
 def test_the_report_names_the_graders_errors_and_a_course_that_cannot_grade_on_this_jax():

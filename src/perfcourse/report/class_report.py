@@ -4,7 +4,7 @@
 export plugin, by way of nbgrader_bridge: SQLite or PostgreSQL alike, no SQL of ours), the
 autograded notebooks (each grade cell's error output, the grader's notes, evidence flags and
 timing record, written by whichever machine graded them, a Dask worker's included) and, when
-present, grades.csv (the seconds of the last `perfcourse grade` run). The page and its figures
+present, grades.csv (each notebook's seconds in the `perfcourse grade` run that last graded it). The page and its figures
 are drawn from this by report/page.py.
 
 A grade cell is passed with full points. A failure is grouped by what feedback shows the
@@ -29,6 +29,7 @@ from ..course import CourseError
 from ..course import lessons as course_lessons
 from ..grading import run
 from ..grading.cell_error import shown
+from . import grade_table
 
 NO_ERROR = "(no error output: the cell earned part of its points, or did not run)"
 NO_NOTEBOOK = "(no autograded notebook)"
@@ -283,16 +284,15 @@ def _not_graded(root: Path, loaded, lesson: str, graded: set[str]) -> list[str]:
 
 def _grades_csv_seconds(root: Path) -> dict[tuple[str, str], float]:
     """(student, lesson) -> seconds, for the notebooks grades.csv says its run graded ('now')."""
-    path = root / "grades.csv"
     seconds = {}
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                if row.get("graded") == "now":
-                    try:
-                        seconds[(row["student_id"], row["assignment"])] = float(row["seconds"])
-                    except (KeyError, TypeError, ValueError):
-                        continue
+        found = grade_table.read_rows(root / "grades.csv")
     except (OSError, UnicodeDecodeError, csv.Error):
         return {}
+    for row in found:
+        if row.get("graded") == "now":
+            try:
+                seconds[(row["student_id"], row["assignment"])] = float(row["seconds"])
+            except (KeyError, TypeError, ValueError):
+                continue
     return seconds

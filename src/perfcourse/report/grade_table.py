@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import sys
 from pathlib import Path
 
 from ..course import write_atomic
@@ -73,8 +75,15 @@ def write_csv(path: Path, outcomes: list[Outcome]) -> int:
         rows[(o.student, o.lesson)] = [str(exported.get(column, "")) for column in EXPORT_COLUMNS] + [
             "before" if o.up_to_date else ("now" if not o.error else "no"),
             str(o.seconds), o.error or "", "; ".join(o.notes), "; ".join(o.flags)]
+    try:
+        earlier = read_rows(path)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:  # kept beside, never silently lost
+        earlier, aside = [], path.with_name(path.name + ".unreadable")
+        os.replace(path, aside)
+        print(f"WARNING: {path} could not be read ({exc}): set aside as {aside}; the new one holds this "
+              "run's notebooks only", file=sys.stderr)
     kept = 0
-    for row in _rows(path):
+    for row in earlier:
         key = (row.get("student_id") or "", row.get("assignment") or "")
         if all(key) and key not in rows:
             rows[key] = [row.get(column) or "" for column in COLUMNS]
@@ -87,10 +96,10 @@ def write_csv(path: Path, outcomes: list[Outcome]) -> int:
     return kept
 
 
-def _rows(path: Path) -> list[dict]:
-    """The rows of an earlier grades.csv (none when there is none, or it cannot be read as one)."""
-    try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            return list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error):
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a grades.csv, none when there is none; OSError, UnicodeDecodeError or csv.Error
+    when it cannot be read as one."""
+    if not path.exists():
         return []
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
