@@ -69,3 +69,28 @@ def test_environment_yml_agrees_with_requirements():
     pinned = pins()
     doubled = [d for d in conda if re.split(r"[=<>]", d)[0].lower() in pinned]
     assert not doubled, f"pinned both in environment.yml and requirements-cpu.txt: {doubled}"
+
+
+def test_the_package_declares_ranges_that_hold_the_pins():
+    """pyproject.toml's dependencies: each a range (an install of the package alone gets a tested
+    version), each holding requirements-cpu.txt's pin, and every third-party module the course
+    imports declared."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    declared = [Requirement(line) for line in
+                tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]]
+    pinned = pins()
+    for requirement in declared:
+        name = requirement.name.lower().replace("_", "-")
+        assert name in pinned, f"pyproject.toml declares {requirement.name}, which requirements-cpu.txt does not pin"
+        assert requirement.specifier, f"pyproject.toml: {requirement.name} has no version range"
+        assert requirement.specifier.contains(pinned[name]), \
+            f"pyproject.toml: {requirement} does not hold the pinned {name}=={pinned[name]}"
+    names = {r.name.lower().replace("_", "-") for r in declared}
+    # The distributions behind the modules src/perfcourse imports (the standard library aside).
+    for distribution in ("jax", "jaxlib", "numpy", "matplotlib", "nbgrader", "nbformat", "nbclient", "nbconvert",
+                         "papermill", "jupyter-client", "ipykernel", "ipython", "traitlets", "pyzmq", "pygments",
+                         "sqlalchemy", "alembic", "distributed", "tqdm", "ml-dtypes", "pillow", "bleach"):
+        assert distribution in names, f"pyproject.toml does not declare {distribution}, which the course imports"
