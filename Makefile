@@ -9,7 +9,8 @@
 #   make artifacts  re-execute every lesson on the jax-cpu kernel and rewrite artifacts/cpu/
 #   make lab        JupyterLab (with nbgrader's extensions) on the course, for the instructor
 #   make student-lab  JupyterLab as a student has it: on the student publication (_student/), with the
-#                   Assignments panel and Validate on the course's exchange, nothing of source/ in sight
+#                   Assignments panel and Validate on the course's exchange, in a sandbox where nothing
+#                   of source/ or the gradebook is mounted (terminals and kernels included)
 #   make hub        the course's JupyterHub on this machine, for a trial (root; demo users)
 #   make test-newest-jax  the test suite on the newest jax/jaxlib that install for this Python
 #   make test-nightly     what is too long for every change: the whole demo class on a Dask cluster
@@ -147,13 +148,16 @@ lab: $(STAMP)
 # release_assignment LESSON`): it is empty until then, and the notebooks under release/ are there.
 STUDENT_DIR ?= _student
 COURSE_ID = $$($(BIN)/python -c 'from pathlib import Path; from perfcourse.nbgrader_bridge import coursedir; print(coursedir(Path(".")).course_id)')
+# The server runs in bubblewrap (src/perfcourse/student_lab.py) where only the publication, the
+# exchange, the student's settings and the Python environment are mounted: no terminal or kernel
+# reaches source/ or the gradebook; as root it runs as nobody. STUDENT_LAB_SHARE: folders to mount
+# writable as well (a test's scratch Jupyter settings); never one that holds the course.
+STUDENT_LAB_SHARE ?=
 student-lab: $(STAMP)
 	$(BIN)/perfcourse publish $(STUDENT_DIR)
 	mkdir -p exchange
-	course_id="$(COURSE_ID)" && cd $(STUDENT_DIR) && \
-	  PATH="$(abspath $(BIN)):$$PATH" JUPYTER_CONFIG_PATH="$(STUDENT_CONFIG)" \
-	  PERFCOURSE_COURSE_ID="$$course_id" PERFCOURSE_EXCHANGE="$(abspath exchange)" \
-	  $(abspath $(BIN))/jupyter lab --notebook-dir=. $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
+	$(BIN)/python -m perfcourse.student_lab $(STUDENT_DIR) --exchange exchange --settings "$(STUDENT_CONFIG)" \
+	  --course-id "$(COURSE_ID)" $(foreach folder,$(STUDENT_LAB_SHARE),--share $(folder)) -- $(LAB_ARGS)
 
 # JupyterHub for a class on one server (deploy/jupyterhub/): as root, creates the demo users
 # pc-instructor, pc-student1 and pc-student2, the instructor's course and the shared exchange,

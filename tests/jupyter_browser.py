@@ -307,6 +307,14 @@ def step(name: str, page, current: list[str]):
     print(f"\n{name}: {time.monotonic() - started:.1f} s")
 
 
+def new_page(browser):
+    """A fresh browser context and its page, with the walks' viewport and default wait."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    return context, page
+
+
 def open_app(page, url: str) -> None:
     """JupyterLab's page with nbgrader's menu."""
     page.goto(url, wait_until="domcontentloaded", timeout=APP_READY_S * 1000)

@@ -31,6 +31,7 @@ shares with tests/test_hub.py) and make.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shlex
@@ -49,8 +50,8 @@ from conftest import ROOT, copy_course
 # `browser` is a fixture: importing it here is what puts it in this module's reach.
 from jupyter_browser import (RESULTS, api, browser, contents_url, fetch, formgrader_autograde,  # noqa: F401
                              formgrader_collect, formgrader_release, free_port, group_alive,
-                             keep_screenshot, log_tail, open_app, run_save_validate, solved, step, submit,
-                             wait_kernel_idle, write_settings)
+                             exact, finished, keep_screenshot, log_tail, menu, new_page, open_app, run_save_validate, solved,
+                             step, submit, wait_for_state, wait_kernel_idle, write_settings)
 
 from perfcourse import kernels, nbgrader_bridge, samples
 from perfcourse.release import released
@@ -104,7 +105,7 @@ def scratch_course(tmp_path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def make_lab(target: str, course: Path, tmp_path: Path, served: Path):
+def make_lab(target: str, course: Path, tmp_path: Path, served: Path, make_vars: tuple[str, ...] = ()):
     """`make TARGET` (the Makefile's own recipe) run in `course`, serving `served`; stopped at the
     end whatever happens."""
     # A scratch Jupyter: its own config, data (nbgrader's submission cache lives there), runtime,
@@ -138,7 +139,7 @@ def make_lab(target: str, course: Path, tmp_path: Path, served: Path):
     # tools, run in the course: it serves its folder (--notebook-dir=., which JupyterLab refuses to
     # have twice, so no root_dir here) and adds --allow-root by itself when run as root.
     command = ["make", "--no-print-directory", "-f", str(ROOT / "Makefile"), target,
-               "STAMP=", f"BIN={bindir}", f"LAB_ARGS={shlex.join(lab_args)}"]
+               "STAMP=", f"BIN={bindir}", f"LAB_ARGS={shlex.join(lab_args)}", *make_vars]
     log = tmp_path / f"{target}.log"
     url = f"http://127.0.0.1:{port}"
     with open(log, "wb") as out:
@@ -185,7 +186,14 @@ def student_lab(tmp_path):
                                   cwd=course, env=nbgrader_bridge.nbgrader_env(), text=True,
                                   capture_output=True, timeout=SETUP_S)
     assert released_now.returncode == 0, released_now.stdout + released_now.stderr
-    with make_lab("student-lab", course, tmp_path, course / "_student") as running:
+    # The student's server runs sandboxed (as nobody, when the test runs as root), with only the
+    # publication, the exchange and this scratch Jupyter's settings mounted.
+    jupyter = tmp_path / "jupyter"
+    for folder in (jupyter, jupyter / "settings", jupyter / "workspaces"):
+        folder.mkdir()
+        folder.chmod(0o777)  # JupyterLab, as nobody, saves its workspace and settings there
+    with make_lab("student-lab", course, tmp_path, course / "_student",
+                  make_vars=(f"STUDENT_LAB_SHARE={jupyter}",)) as running:
         yield running
 
 
@@ -238,9 +246,7 @@ def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):
     full_marks = sum(sample.expected.values())
     inbound = course / "exchange" / course_id / "inbound"
 
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
+    context, page = new_page(browser)
     console = []
     page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}") if msg.type == "error" else None)
     current = ["opening JupyterLab"]
@@ -332,9 +338,7 @@ def test_a_student_fetches_solves_and_validates_without_seeing_the_course(browse
             api(lab.contents(outside), lab.token)
     sample = samples.parse(ROOT / "samples" / LESSON / "solution.py", LESSON)
 
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
+    context, page = new_page(browser)
     current = ["opening JupyterLab"]
     try:
         with step("open the student's JupyterLab", page, current):
@@ -361,3 +365,73 @@ def test_a_student_fetches_solves_and_validates_without_seeing_the_course(browse
         raise
     finally:
         context.close()
+
+
+PROBE_NOTEBOOK = "probe.ipynb"
+
+
+def test_a_students_terminal_and_notebook_reach_nothing_of_the_course(browser, student_lab, tmp_path):
+    """`make student-lab` as a curious student uses it: a terminal opened in the page and a notebook
+    run in the page each try to read the course around the publication (a solution and hidden
+    tests in source/, the gradebook, grader_config.py) and to list it; the sandbox must leave every
+    one of them out of reach, and, when the server was started as root, both run as nobody."""
+    lab = student_lab
+    course = lab.course
+    targets = [course / "source" / LESSON / f"{LESSON}.ipynb", course / "gradebook.db", course / "grader_config.py"]
+    assert all(t.is_file() for t in targets), "the scratch course lacks what the probes try to read"
+    secret = "### BEGIN SOLUTION"
+    assert secret in targets[0].read_text()
+
+    probe = nbformat.v4.new_notebook()
+    probe.cells = [nbformat.v4.new_code_cell(
+        "import json, os\n"
+        f"targets = {[str(t) for t in targets]!r}\n"
+        "seen = {'uid': os.getuid()}\n"
+        "for t in targets + [" + repr(str(course)) + "]:\n"
+        "    try:\n"
+        "        seen[t] = sorted(os.listdir(t)) if os.path.isdir(t) else open(t, 'rb').read(4096).decode('latin-1')\n"
+        "    except OSError as exc:\n"
+        "        seen[t] = f'refused: {exc.strerror}'\n"
+        "json.dump(seen, open('probe-notebook.json', 'w'))\n")]
+    probe.metadata["kernelspec"] = {"name": "jax-cpu", "display_name": "Python (JAX, CPU)", "language": "python"}
+    api(lab.contents(PROBE_NOTEBOOK), lab.token, method="PUT", timeout=30,
+        body={"type": "notebook", "format": "json", "content": probe})
+    terminal_command = (f"(id -u; ls -a {course}; cat {' '.join(map(str, targets))}; echo end) "
+                        "> probe-terminal.txt 2>&1")
+
+    context, page = new_page(browser)
+    current = ["opening JupyterLab"]
+    try:
+        with step("a notebook tries to read the course", page, current):
+            open_app(page, lab.page_url(PROBE_NOTEBOOK))
+            wait_for_state(page, PROBE_NOTEBOOK, lambda s: s["kernel"] == "idle" and len(s["cells"]) == 1,
+                           "the probe notebook open with an idle kernel", timeout_s=90)
+            menu(page, "Run", "Run All Cells")
+            wait_for_state(page, PROBE_NOTEBOOK, finished, "the probe cell ran", timeout_s=60)
+            seen = json.loads((lab.served / "probe-notebook.json").read_text())
+        with step("a terminal tries to read the course", page, current):
+            page.locator(".lm-MenuBar-itemLabel").filter(has_text=exact("File")).first.click()
+            page.locator(".lm-Menu-itemLabel").filter(has_text=exact("New")).first.click()
+            page.locator(".lm-Menu-itemLabel").filter(has_text=exact("Terminal")).first.click()
+            page.locator(".jp-Terminal .xterm").first.click()
+            page.keyboard.type(terminal_command + "\n")
+            written = lab.served / "probe-terminal.txt"
+            deadline = time.monotonic() + 30
+            while not (written.is_file() and written.read_text(errors="replace").rstrip().endswith("end")):
+                assert time.monotonic() < deadline, "the terminal wrote no probe-terminal.txt in 30 s"
+                time.sleep(0.25)
+            said = written.read_text(errors="replace")
+            keep_screenshot(page, tmp_path, "student-terminal.png")
+    except BaseException:
+        print(f"\nfailed in: {current[0]}\n\nJupyterLab log:\n" + log_tail(lab.log))
+        raise
+    finally:
+        context.close()
+    for target in map(str, targets):
+        assert str(seen[target]).startswith("refused"), f"a notebook in the student's server read {target}: {seen[target]!r:.200}"
+    # Of the course's own folder only the exchange is mounted (Fetch and Submit go through it).
+    assert seen[str(course)] == ["exchange"], f"the course's folder, seen from a notebook: {seen[str(course)]}"
+    assert secret not in said and said.count("No such file or directory") == len(targets), \
+        f"the terminal read the course:\n{said}"
+    if os.geteuid() == 0:
+        assert seen["uid"] == 65534 and said.split()[0] == "65534", (seen["uid"], said.split()[:1])

@@ -29,7 +29,7 @@ FLOORS = [
     ("grade: submitted/ -> autograded/ and the gradebook", ["perfcourse.grading"]),
     ("report: the class's results, read after grading", ["perfcourse.report"]),
     ("site: the course's pages", ["perfcourse.site"]),
-    ("the verbs and the tools around them", ["perfcourse.cli", "perfcourse.busy"]),
+    ("the verbs and the tools around them", ["perfcourse.cli", "perfcourse.busy", "perfcourse.student_lab"]),
 ]
 # The runtimes import only within themselves (and the ground's error type): they are loaded into
 # the student's kernel, which has none of the host's side.

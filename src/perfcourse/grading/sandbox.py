@@ -202,20 +202,21 @@ def _directory(value, name: str) -> str:
     return path
 
 
-def _python_directories() -> list[str]:
-    """The Python environment, its base installation and the folder holding this package."""
+def python_directories(with_package: bool = True) -> list[str]:
+    """The Python environment, its base installation and (`with_package`) the folder holding this
+    package (the student's server, student_lab.py, runs nothing of it)."""
     import perfcourse
 
     package_dir = Path(perfcourse.__file__).resolve().parents[1]
     found = dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
-                                                        sys.base_exec_prefix, package_dir))
+                                                        sys.base_exec_prefix, *[package_dir][:with_package]))
     for path in (sys.prefix, sys.base_prefix):  # also as named, where the venv's links point
         found.setdefault(os.path.abspath(path))
     return sorted(found)
 
 
 def _bound_read_only() -> list[str]:
-    return [*SYSTEM_DIRECTORIES, *_python_directories()]
+    return [*SYSTEM_DIRECTORIES, *python_directories()]
 
 
 # --- the environment and the command -----------------------------------------------------------
@@ -288,20 +289,9 @@ def bwrap_command(kernel_argv: list[str], runtime: str, binds: list[str], folder
     command = [bubblewrap() or "bwrap"]
     for directory in SYSTEM_DIRECTORIES:
         command += ["--ro-bind-try", directory, directory]
-    bound, made = list(SYSTEM_DIRECTORIES), set()
+    bind = Binder(command)
 
-    def bind(option, directory):
-        # Folders above a bind are made by bubblewrap, 0700 when it runs as root: make them 0755
-        # first, unless they come from a bind already (those keep their own permissions).
-        for parent in map(str, reversed(Path(directory).parents[:-1])):
-            inside = any(parent == b or parent.startswith(b.rstrip("/") + "/") for b in bound)
-            if parent not in made and not inside:
-                made.add(parent)
-                command.extend(["--perms", "0755", "--dir", parent])
-        command.extend([option, directory, directory])
-        bound.append(directory)
-
-    for directory in _python_directories():
+    for directory in python_directories():
         bind("--ro-bind", directory)
     if student:
         package = str(Path(__file__).resolve().parents[1])
@@ -329,6 +319,24 @@ def bwrap_command(kernel_argv: list[str], runtime: str, binds: list[str], folder
                 ",".join(str(fd) for fd in keep_fds if fd >= 3),
                 HOME, WORKDIR, "--", *kernel_argv]
     return command
+
+
+class Binder:
+    """Adds binds to a bubblewrap command line, each at its own path, after SYSTEM_DIRECTORIES."""
+
+    def __init__(self, command: list[str]):
+        self.command, self.bound, self.made = command, list(SYSTEM_DIRECTORIES), set()
+
+    def __call__(self, option: str, directory: str) -> None:
+        # Folders above a bind are made by bubblewrap, 0700 when it runs as root: make them 0755
+        # first, unless they come from a bind already (those keep their own permissions).
+        for parent in map(str, reversed(Path(directory).parents[:-1])):
+            inside = any(parent == b or parent.startswith(b.rstrip("/") + "/") for b in self.bound)
+            if parent not in self.made and not inside:
+                self.made.add(parent)
+                self.command.extend(["--perms", "0755", "--dir", parent])
+        self.command.extend([option, directory, directory])
+        self.bound.append(directory)
 
 
 def rlimits(limits: dict) -> dict[str, int]:
