@@ -48,10 +48,11 @@ import pytest
 
 from conftest import ROOT, copy_course
 # `browser` is a fixture: importing it here is what puts it in this module's reach.
-from jupyter_browser import (RESULTS, api, browser, contents_url, fetch, formgrader_autograde,  # noqa: F401
-                             formgrader_collect, formgrader_release, free_port, group_alive,
-                             exact, finished, keep_screenshot, log_tail, menu, new_page, open_app, run_save_validate, solved,
-                             step, submit, wait_for_state, wait_kernel_idle, write_settings)
+from jupyter_browser import (RESULTS, api, browser, contents_url, exact, fetch, finished,  # noqa: F401
+                             formgrader_autograde, formgrader_collect, formgrader_release, free_port,
+                             group_alive, keep_screenshot, log_tail, menu, new_page, open_app,
+                             run_save_validate, solved, step, submit, wait_for_state, wait_kernel_idle,
+                             write_settings)
 
 from perfcourse import kernels, nbgrader_bridge, samples
 from perfcourse.release import released
@@ -428,7 +429,8 @@ def test_a_students_terminal_and_notebook_reach_nothing_of_the_course(browser, s
     finally:
         context.close()
     for target in map(str, targets):
-        assert str(seen[target]).startswith("refused"), f"a notebook in the student's server read {target}: {seen[target]!r:.200}"
+        assert str(seen[target]).startswith("refused"), \
+            f"a notebook in the student's server read {target}: {seen[target]!r:.200}"
     # Of the course's own folder only the exchange is mounted (Fetch and Submit go through it).
     assert seen[str(course)] == ["exchange"], f"the course's folder, seen from a notebook: {seen[str(course)]}"
     assert secret not in said and said.count("No such file or directory") == len(targets), \
