@@ -17,7 +17,7 @@ from perfcourse import samples
 from perfcourse.course import lessons, read_notebook, source_notebook
 from perfcourse.grading import code_scan
 from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, FRAMES, GC, MODULES, PACKAGE,
-                                          UNSCANNED, scan)
+                                          UNRESOLVED, UNSCANNED, scan)
 
 
 def notebook(*sources, grade=()):
@@ -52,6 +52,36 @@ MECHANISMS = {
         "from sys import modules\nmodules['numpy']",
         "import sys as s\nsorted(s.modules)",
         "__import__('sys').modules.copy()",
+        # Through names bound by assignment (issue 51: `m = sys` beat the scan), and getters of every kind.
+        "m = sys\nm.modules.items()",
+        "m = os.sys\nlist(m.modules)",
+        "a, b = os, sys\nfor k in b.modules:\n    pass",
+        "if (m := sys):\n    m.modules.values()",
+        "def f(m=sys):\n    return m.modules.keys()",
+        "for m in (sys,):\n    m.modules.copy()",
+        "m = sys\nn = m\no = n\nlist(o.modules)",
+        "globals()['m'] = sys\nm.modules.copy()",
+        "import operator\noperator.attrgetter('modules')(sys).items()",
+        "from operator import attrgetter\nattrgetter('sys.modules')(os).keys()",
+        "object.__getattribute__(sys, 'modules').keys()",
+        "sys.__getattribute__('modules').values()",
+        "type(sys).__getattribute__(sys, 'modules').copy()",
+        "import inspect\ninspect.getattr_static(sys, 'modules').keys()",
+        "g = getattr\ng(sys, 'modules').keys()",
+        "sys.__dict__.get('modules').keys()",
+        "import importlib\nimportlib.import_module('sys').modules.keys()",
+    ],
+    UNRESOLVED: [
+        "getattr(sys, name)",
+        "import operator\noperator.attrgetter(name)(sys)",
+        "object.__getattribute__(os, name)",
+        "list(vars(sys).values())",
+        "sys.__dict__.values()",
+        "(lambda m: m.modules)(sys)",
+        "def reach(m):\n    return m.modules\nreach(sys)",
+        "holder = type('H', (), {})\nholder.m = sys",
+        "[sys][0].modules",
+        "box = {'m': sys}",
     ],
     COMPUTED_IMPORT: [
         "import importlib\nname = 'numpy'\nimportlib.import_module(name)",
@@ -62,6 +92,9 @@ MECHANISMS = {
         "import builtins\ngetattr(builtins, '__import__')(name)",
         "importlib.import_module(name=name)",
         "loader = importlib.import_module",
+        "import importlib\nimportlib.import_module('.modules', package=name)",
+        "__import__('x', globals(), locals(), [], 1)",
+        "im = importlib.import_module\nim(name)",
     ],
     CLOSURES: [
         "def outer():\n    x = 1\n    return lambda: x\nouter().__closure__",
@@ -78,6 +111,7 @@ MECHANISMS = {
         "__import__('gc').get_objects()",
         "import sys\nsys.modules['gc'].get_referrers(fn)",
         "import importlib\nimportlib.import_module('gc')",
+        "collector = __import__('gc')\ncollector.get_referrers(fn)",
     ],
     FRAMES: [
         "import sys\nsys._getframe()",
@@ -139,6 +173,13 @@ HONEST = [
     "%timeit -n 2 -r 2 sum(range(3))\n%matplotlib inline\n!pip list\nlen?",
     "%%time\nx = sum(range(10))",
     "import sys\nsys.getsizeof(1)\nsys.stdout.flush()\nprint(sys.version)",
+    "import numpy as np\nxp = np\nxp.ones(3)\nimport jax\ngetattr(jax, 'shard_map', None)\nhasattr(jax, 'shard_map')\n"
+    "print(jax)\nisinstance(jax, type(np))",
+    "import jax\ntry:\n    shard_map = jax.shard_map\nexcept AttributeError:\n"
+    "    from jax.experimental.shard_map import shard_map",
+    "import time\nclock = time.perf_counter\nclock()\nfrom time import perf_counter\n"
+    "def timer(fn, clock=perf_counter):\n    return clock()\ntimer(print, clock=perf_counter)",
+    "import importlib, json\nimportlib.reload(json)\nimportlib.import_module('.decoder', package='json')",
 ]
 
 

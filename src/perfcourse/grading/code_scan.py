@@ -21,9 +21,24 @@ code in its own kernel does need:
     code touches file descriptors                  os.dup, os.dup2, os.close, ... or names
                                                    /proc/<pid>/fd or /dev/fd (where the audit
                                                    hook's pipe is found and replaced)
+    code reaches a module by a path the scan       a module object read through a name the scan
+      cannot read                                  cannot compute (getattr, attrgetter or
+                                                   __getattribute__ with a name built at run time;
+                                                   a module's whole __dict__ or vars()), handed to
+                                                   a call (where a parameter renames it) or stored
+                                                   in a container or an attribute
     code could not be scanned                      a cell the scan could not read to its end
                                                    (nested beyond the walk, out of memory or time:
                                                    bounded_scan.py): never read as clean
+
+The scan follows data flow through names, not spellings: a module is followed through every name
+it is bound to (an import, `m = sys`, `a, b = os, sys`, `(m := sys)`, a default argument, a `for`
+or `with` over modules, `globals()["m"] = sys`, over all the cells until nothing new is bound), and
+an attribute is read whichever getter reads it (`.name`, `getattr` and any name bound to it,
+`operator.attrgetter`, `__getattribute__` of the object or of any type, `inspect.getattr_static`,
+`__dict__[...]`, `__dict__.get(...)`, `vars()[...]`). A relative import (`import_module(".x",
+package=...)`, `__import__` with a level) is resolved where its package is spelled out, else it is a
+computed name.
 
 Each flag ends with the cells it was found in: "code takes frames (cell 7, 9)". Names joined from
 literal pieces ("perf" + "course", f-strings, "".join and os.path.join of literals) count as
@@ -45,6 +60,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import importlib.util
 import re
 
 # At import, not at the first scan: a grading worker scans on a thread (execute._SCANNER), and
@@ -63,14 +79,21 @@ CLOSURES = "code reads closures"
 GC = "code uses gc"
 FRAMES = "code takes frames"
 DESCRIPTORS = "code touches file descriptors"
+UNRESOLVED = "code reaches a module by a path the scan cannot read"
 UNSCANNED = "code could not be scanned"
-FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, CLOSURES, GC, FRAMES, DESCRIPTORS)  # the order they are reported in
+FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, UNRESOLVED, CLOSURES, GC, FRAMES,
+         DESCRIPTORS)  # the order they are reported in
 
 # Names a notebook need not import to use: the lessons' first cell imports sys and os, and a
 # student's cell may rely on that.
 PRESUMED = {"sys": "sys", "os": "os", "inspect": "inspect", "importlib": "importlib", "builtins": "builtins",
             "traceback": "traceback", "posix": "posix"}
 IMPORTERS = {"__import__", "import_module"}
+GETTERS = {"getattr", "getattr_static"}             # getter(object, name), under any name bound to it
+# Calls a module may be handed to without leaving the scan's sight: they read nothing of it a
+# forger needs (a name, a type, a printout).
+HARMLESS_CALLS = {"print", "repr", "str", "dir", "hasattr", "isinstance", "id", "type", "help", "reload"}
+ALIAS_ROUNDS = 16  # rounds of following `b = a` bindings across the cells: chains longer than this are rare
 CLOSURE_ATTRIBUTES = {"__closure__", "cell_contents", "getclosurevars", "CellType", "__globals__"}
 FRAME_ATTRIBUTES = {"_getframe", "_current_frames", "currentframe", "f_back", "f_globals", "f_locals",
                     "f_builtins", "f_code", "f_lasti", "f_trace", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
@@ -193,6 +216,7 @@ class _Notebook:
         self.modules = dict(PRESUMED)   # name -> module it is bound to
         self.imported = {}              # name -> (module, attribute) bound by `from module import attribute`
         self.starred = set()            # modules imported with `from module import *`
+        self.true_modules = set(PRESUMED)  # names bound to a module object itself (not an attribute)
         for tree in trees:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Import):
@@ -202,6 +226,7 @@ class _Notebook:
                         else:
                             top = alias.name.split(".")[0]
                             self.modules[top] = top
+                        self.true_modules.add(alias.asname or alias.name.split(".")[0])
                 elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                     for alias in node.names:
                         self.imported[alias.asname or alias.name] = (node.module, alias.name)
@@ -209,24 +234,81 @@ class _Notebook:
                             self.starred.add(node.module)
                         else:
                             self.modules.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
+        self._follow_bindings(trees)
+
+    def _follow_bindings(self, trees) -> None:
+        """Names bound to what an imported name stands for: `m = sys`, `g = getattr`, `d = sys.modules`.
+        Flow-insensitive, as the imports are: a name bound to a module anywhere is that module
+        everywhere. Each round follows one more link of a chain of such bindings."""
+        bindings = [pair for tree in trees for node in ast.walk(tree) for pair in _bindings(node)]
+        for _ in range(ALIAS_ROUNDS):
+            resolver, changed = _Resolver(self), False
+            for name, value in bindings:
+                if name in self.modules or name in self.imported:
+                    continue
+                if isinstance(value, ast.Name) and value.id in ("getattr", "__import__"):
+                    self.imported[name], changed = ("builtins", value.id), True
+                elif resolver.is_sys_modules(value):
+                    self.imported[name], changed = ("sys", "modules"), True
+                elif resolver.importer(value):
+                    self.imported[name], changed = ("builtins", "__import__"), True
+                elif (module := resolver.module(value)) is not None:
+                    self.modules[name], changed = module, True
+                    if (isinstance(value, ast.Name) and value.id in self.true_modules
+                            or resolver.imported_by(value) is not None):
+                        self.true_modules.add(name)
+            if not changed:
+                return
 
 
-def _attribute(node) -> tuple[ast.AST, str] | None:
-    """(object, name) of `object.name`, `getattr(object, "name")` or `object.__dict__["name"]`."""
-    if isinstance(node, ast.Attribute):
-        return node.value, node.attr
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and len(node.args) >= 2):
-        name = literal(node.args[1])
-        return (node.args[0], name) if name is not None else None
-    if isinstance(node, ast.Subscript):
-        name = literal(node.slice)
-        owner = node.value
-        if name is not None and isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
-            return owner.value, name
-        if (name is not None and isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
-                and owner.func.id == "vars" and len(owner.args) == 1):
-            return owner.args[0], name
+def _bindings(node):
+    """(name, value) for each name a node binds to a value: assignments of any form (tuples pairwise,
+    `globals()["name"] = value`), `:=`, default arguments, `for`/`with` over values spelled out."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            yield from _paired(target, node.value)
+    elif isinstance(node, ast.NamedExpr):
+        yield node.target.id, node.value
+    elif (isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension))
+          and isinstance(node.iter, (ast.Tuple, ast.List, ast.Set))):
+        for value in node.iter.elts:
+            yield from _paired(node.target, value)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                yield from _paired(item.optional_vars, item.context_expr)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        positional = node.args.posonlyargs + node.args.args
+        for argument, default in zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults):
+            yield argument.arg, default
+        for argument, default in zip(node.args.kwonlyargs, node.args.kw_defaults):
+            if default is not None:
+                yield argument.arg, default
+
+
+def _paired(target, value):
+    if isinstance(target, ast.Name):
+        yield target.id, value
+    elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts):
+        for one, other in zip(target.elts, value.elts):
+            yield from _paired(one, other)
+    elif (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Call)
+          and isinstance(target.value.func, ast.Name) and target.value.func.id in ("globals", "vars")
+          and not target.value.args and literal(target.slice) is not None):
+        yield literal(target.slice), value
+
+
+def _getattribute(call: ast.Call):
+    """(object, name node) of `X.__getattribute__(object, name)` (object's, type's, any type's) or
+    `object.__getattribute__(name)`; None for any other call."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "__getattribute__"):
+        return None
+    if len(call.args) == 2:
+        return call.args[0], call.args[1]
+    if len(call.args) == 1:
+        return call.func.value, call.args[0]
     return None
 
 
@@ -236,36 +318,101 @@ def _first_argument(call: ast.Call):
     return next((k.value for k in call.keywords if k.arg == "name"), None)
 
 
-class _Cell:
-    """The mechanisms one cell's code uses."""
+def _keyword(call: ast.Call, name: str, position: int):
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == name), None)
 
-    def __init__(self, notebook: _Notebook, trees):
-        self.notebook, self.found, self.parents = notebook, set(), {}
+
+class _Resolver:
+    """What a node stands for, given what the notebook's names are bound to."""
+
+    def __init__(self, notebook: _Notebook):
+        self.notebook = notebook
         self._modules: dict[int, str | None] = {}  # id(node) -> module(node): each chain read once
-        for tree in trees:
-            for node in ast.walk(tree):
-                for child in ast.iter_child_nodes(node):
-                    self.parents[child] = node
-        for tree in trees:
-            for node in ast.walk(tree):
-                self.visit(node)
 
-    # --- what a node stands for ----------------------------------------------------------------
+    def getter(self, node) -> bool:
+        """Is this node getattr or inspect.getattr_static (under any name)?"""
+        if isinstance(node, ast.Name):
+            return node.id == "getattr" or self.notebook.imported.get(node.id) in (
+                ("builtins", "getattr"), ("inspect", "getattr_static"))
+        return isinstance(node, ast.Attribute) and node.attr in GETTERS
+
+    def attribute_read(self, node):
+        """(object, name node) of an attribute read by any getter: `object.name`, getattr (under any
+        name), attrgetter(name)(object), __getattribute__, getattr_static, `__dict__[name]`,
+        `__dict__.get(name)`, `vars(object)[name]`; the name node is None for `.name`."""
+        if isinstance(node, ast.Attribute):
+            return node.value, None
+        if isinstance(node, ast.Call):
+            if self.getter(node.func) and len(node.args) >= 2:
+                return node.args[0], node.args[1]
+            inner = node.func
+            if (isinstance(inner, ast.Call) and len(inner.args) == 1 and len(node.args) == 1
+                    and _called_name(inner.func) == "attrgetter"):
+                return node.args[0], inner.args[0]
+            found = _getattribute(node)
+            if found is not None:
+                return found
+            if (isinstance(inner, ast.Attribute) and inner.attr == "get" and node.args
+                    and isinstance(inner.value, ast.Attribute) and inner.value.attr == "__dict__"):
+                return inner.value.value, node.args[0]
+        if isinstance(node, ast.Subscript):
+            owner = node.value
+            if isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
+                return owner.value, node.slice
+            if (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "vars"
+                    and len(owner.args) == 1):
+                return owner.args[0], node.slice
+        return None
+
+    def attribute(self, node) -> tuple[ast.AST, str] | None:
+        """(object, name) of an attribute read whose name is spelled out; the last part of a dotted
+        attrgetter name."""
+        found = self.attribute_read(node)
+        if found is None:
+            return None
+        owner, name = found
+        if name is None:
+            return owner, node.attr
+        text = literal(name)
+        return (owner, text) if text is not None else None
+
     def importer(self, node) -> bool:
         """Is this node __import__ or importlib.import_module (under any name)?"""
         if isinstance(node, ast.Name):
             bound = self.notebook.imported.get(node.id)
             return node.id == "__import__" or bound in (("importlib", "import_module"), ("builtins", "__import__"))
-        found = _attribute(node)
+        found = self.attribute(node)
         return found is not None and found[1] in IMPORTERS
 
     def imported_by(self, call) -> str | None:
-        """The module a call of an importer imports, when its name is spelled out in literals."""
-        if isinstance(call, ast.Call) and self.importer(call.func):
-            name = literal(_first_argument(call))
-            if name is not None:
-                return name.split(".")[0] if _called_name(call.func) == "__import__" else name
-        return None
+        """The module a call of an importer imports, when its name is spelled out in literals (a
+        relative name with its package spelled out too); None otherwise."""
+        if not (isinstance(call, ast.Call) and self.importer(call.func)):
+            return None
+        name = literal(_first_argument(call))
+        if name is None:
+            return None
+        bound = self.notebook.imported.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        dunder = bound == ("builtins", "__import__")
+        if _called_name(call.func) == "__import__" or dunder:
+            level = _keyword(call, "level", 4)
+            if level is not None and not (isinstance(level, ast.Constant) and level.value == 0):
+                return None  # relative to a package the scan does not know
+            fromlist = _keyword(call, "fromlist", 3)
+            listed = fromlist is not None and not (isinstance(fromlist, (ast.List, ast.Tuple)) and not fromlist.elts) \
+                and not (isinstance(fromlist, ast.Constant) and not fromlist.value)
+            return name if listed else name.split(".")[0]
+        if name.startswith("."):
+            package = literal(_keyword(call, "package", 1))
+            if package is None:
+                return None
+            try:
+                return importlib.util.resolve_name(name, package)
+            except (ImportError, ValueError):
+                return None
+        return name
 
     def module(self, node) -> str | None:
         """The module a node evaluates to, where the code says so. An attribute chain is followed
@@ -277,7 +424,7 @@ class _Cell:
             if found is not False:
                 self._modules[id(node)] = found
                 break
-            attribute = _attribute(node)
+            attribute = self.attribute(node)
             chain.append((node, attribute[1]))
             node = attribute[0]
         owner = self._modules[id(node)]
@@ -290,6 +437,8 @@ class _Cell:
         """module(node) where it is not an attribute of something else; False where it is."""
         if isinstance(node, ast.Name):
             return self.notebook.modules.get(node.id)
+        if isinstance(node, ast.NamedExpr):
+            return self.module(node.value)
         imported = self.imported_by(node)
         if imported is not None:
             return imported
@@ -298,16 +447,33 @@ class _Cell:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                 and self.is_sys_modules(node.func.value) and node.args):
             return literal(node.args[0])
-        return False if _attribute(node) is not None else None
+        return False if self.attribute(node) is not None else None
 
     def is_sys_modules(self, node) -> bool:
         """sys.modules, under any name: the `modules` of any module (`os.sys.modules`,
-        `importlib.import_module("sys").modules`, a module bound by import), or the name bound by
-        `from sys import modules`. No module but sys has an attribute `modules`."""
+        `importlib.import_module("sys").modules`, a module bound by import or assignment), or a name
+        bound to it (`from sys import modules`, `d = sys.modules`). No module but sys has an
+        attribute `modules`."""
         if isinstance(node, ast.Name):
             return self.notebook.imported.get(node.id) == ("sys", "modules")
-        found = _attribute(node)
-        return found is not None and found[1] == "modules" and self.module(found[0]) is not None
+        found = self.attribute(node)
+        return (found is not None and found[1].split(".")[-1] == "modules"
+                and self.module(found[0]) is not None)
+
+
+class _Cell(_Resolver):
+    """The mechanisms one cell's code uses."""
+
+    def __init__(self, notebook: _Notebook, trees):
+        super().__init__(notebook)
+        self.found, self.parents = set(), {}
+        for tree in trees:
+            for node in ast.walk(tree):
+                for child in ast.iter_child_nodes(node):
+                    self.parents[child] = node
+        for tree in trees:
+            for node in ast.walk(tree):
+                self.visit(node)
 
     # --- each node -------------------------------------------------------------------------------
     def visit(self, node) -> None:
@@ -322,16 +488,58 @@ class _Cell:
             if DESCRIPTOR_PATH.search(text.replace(UNKNOWN, "x")):
                 self.found.add(DESCRIPTORS)
         if isinstance(node, ast.Call) and self.importer(node.func):
-            name = literal(_first_argument(node))
+            name = self.imported_by(node)
             if name is None:
-                self.found.add(COMPUTED_IMPORT)
+                self.found.add(COMPUTED_IMPORT)  # a name built at run time, or relative to an unknown package
             elif name.split(".")[0] == "gc":
                 self.found.add(GC)
         if self.is_sys_modules(node) and not self.plain_lookup(node):
             self.found.add(MODULES)
-        found = _attribute(node)
+        found = self.attribute(node)
         if found is not None:
             self.visit_attribute(node, *found)
+        self.visit_module_paths(node)
+
+    def visit_module_paths(self, node) -> None:
+        """UNRESOLVED where a module object goes where the scan cannot follow it."""
+        read = self.attribute_read(node)
+        if read is not None and read[1] is not None and literal(read[1]) is None \
+                and self.module(read[0]) is not None:
+            self.found.add(UNRESOLVED)  # getattr(sys, name): which attribute is not known
+        parent = self.parents.get(node)
+        whole_dict = (isinstance(node, ast.Attribute) and node.attr == "__dict__"
+                      or isinstance(node, ast.Call) and _called_name(node.func) == "vars" and len(node.args) == 1)
+        if whole_dict:
+            owner = node.value if isinstance(node, ast.Attribute) else node.args[0]
+            looked_up = isinstance(parent, ast.Subscript) or isinstance(parent, ast.Attribute) and parent.attr == "get"
+            if not looked_up and self.module(owner) is not None:
+                self.found.add(UNRESOLVED)  # a module's whole namespace: every module it holds
+        if self.true_module(node):
+            handed = isinstance(parent, ast.Call) and node in parent.args + [k.value for k in parent.keywords]
+            getter = self.attribute_read(parent) if handed else None  # getattr(sys, ...): read above
+            if (handed and getter is None and _called_name(parent.func) not in HARMLESS_CALLS
+                    and not self.importer(parent.func)):
+                self.found.add(UNRESOLVED)  # a parameter renames it: `(lambda m: m.modules)(sys)`
+            stored = isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node and any(
+                isinstance(t, (ast.Attribute, ast.Subscript)) and not self.is_sys_modules(getattr(t, "value", None))
+                for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target]))
+            # In a container the names no longer follow, except the pairs of `a, b = os, sys` and
+            # the values of `for m in (os, sys)`, which _bindings reads.
+            above = self.parents.get(parent)
+            paired = (isinstance(parent, (ast.Tuple, ast.List)) and isinstance(above, ast.Assign)
+                      and all(isinstance(t, (ast.Tuple, ast.List)) for t in above.targets)
+                      or isinstance(above, (ast.For, ast.AsyncFor, ast.comprehension)) and above.iter is parent)
+            contained = isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and not paired
+            if stored or contained:
+                self.found.add(UNRESOLVED)  # `holder.m = sys`, `[sys][0]`: out of the names' sight
+
+    def true_module(self, node) -> bool:
+        """A module object itself (not an attribute of one): a name bound by `import`, an alias of
+        one, an importer's result, a lookup in sys.modules."""
+        if isinstance(node, ast.Name):
+            return node.id in self.notebook.true_modules
+        return self.imported_by(node) is not None or (
+            isinstance(node, ast.Subscript) and self.is_sys_modules(node.value))
 
     def visit_import(self, node) -> None:
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -406,8 +614,7 @@ class _Cell:
 def _called_name(node) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
-    found = _attribute(node)
-    return found[1] if found else None
+    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 # A grading worker scans every notebook it grades, and most cells are the lesson's own, the same
@@ -474,7 +681,8 @@ def scan_cells(cells: list[tuple[int, str]], guard=contextlib.nullcontext) -> li
         parsed.append((number, source, trees))
     notebook = _Notebook([tree for _, _, trees in parsed for tree in trees])
     bindings = hashlib.sha256(repr((sorted(notebook.modules.items()), sorted(notebook.imported.items()),
-                                    sorted(notebook.starred))).encode("utf-8", "surrogatepass")).digest()
+                                    sorted(notebook.starred), sorted(notebook.true_modules)))
+                              .encode("utf-8", "surrogatepass")).digest()
     where = {flag: [] for flag in FLAGS}
     for number, source, trees in parsed:
         key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest(), bindings)
