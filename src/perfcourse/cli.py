@@ -147,7 +147,7 @@ def cmd_report(root: Path, args) -> int:
 def cmd_publish(root: Path, args) -> int:
     from . import publish
 
-    return publish.main(root, args.folder, args.git)
+    return publish.main(root, args.folder, args.git, args.remove)
 
 
 def cmd_site(root: Path, args) -> int:
@@ -301,6 +301,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--git", action="store_true",
                    help="make DIR a git repository (or add a commit to it), to push where course.toml's "
                         "[publication] repository says")
+    p.add_argument("--remove", metavar="LESSON", action="append",
+                   help="let this lesson, held by the earlier publication in DIR, leave it (repeatable); "
+                        "without it a lesson is never removed from the students' repository")
     p.set_defaults(run=cmd_publish)
 
     p = verbs.add_parser("site", help="the course as a static website: lessons, reference recordings and docs/ "

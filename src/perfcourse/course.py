@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CourseError  # noqa: F401 (every step imports it from here, beside the layout)
@@ -34,26 +35,84 @@ def find_root(start: Path | None = None) -> Path:
     raise CourseError(f"{here}: not inside the course (no {GRADER_CONFIG} here or above)")
 
 
-def settings(root: Path) -> dict:
-    """course.toml, the course's own settings (an absent file means the defaults)."""
+# course.toml's known sections and keys, each with the type its value must have. Anything else is
+# an error naming the closest known name, so a typo ([publicaton], repositry = ...) is never a
+# setting silently left at its default.
+KNOWN_SETTINGS = {
+    "publication": {"repository": str, "branch": str},
+    "hub": {"url": str},
+}
+# Sections the course once read, with what replaced them.
+MOVED_SETTINGS = {"colab": "[colab] repository is now [publication] repository, the repository students get "
+                           "(perfcourse publish writes it): move the setting there"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """course.toml, read and validated once: what every stage that needs a setting receives."""
+
+    path: Path
+    repository: str = ""  # [publication]: "owner/name" of the student publication, "" for none
+    branch: str = "main"
+    hub_url: str = ""     # [hub] url, "" for none
+
+
+def _closest(name: str, known) -> str:
+    import difflib
+
+    found = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
+    return f" (did you mean {found[0]!r}?)" if found else f" (known: {', '.join(sorted(known))})"
+
+
+def settings(root: Path) -> Settings:
+    """course.toml, the course's own settings, validated: one CourseError naming the file and
+    each problem on a line of its own (a missing file, invalid TOML, an unknown section or key
+    with the closest known one, a value of the wrong type or form)."""
+    import re
     import tomllib
 
-    path = root / COURSE_SETTINGS
+    path = Path(root) / COURSE_SETTINGS
     if not path.is_file():
-        return {}
+        raise CourseError(f"{path}: missing: the course's settings file (its sections [publication] and [hub] "
+                          "may be empty: copy it from the course's repository)")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CourseError(f"{path}: not valid TOML ({exc})") from None
-
-
-def section(root: Path, name: str) -> dict:
-    """course.toml's [name] table ({} where it is absent); one CourseError where it is no table
-    (`hub = "x"`), so a caller's .get() never meets a string."""
-    found = settings(root).get(name, {})
-    if not isinstance(found, dict):
-        raise CourseError(f"{root / COURSE_SETTINGS}: [{name}] must be a table, got {found!r}")
-    return found
+    except OSError as exc:
+        raise CourseError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    problems, values = [], {}
+    for name, table in data.items():
+        if name in MOVED_SETTINGS:
+            problems.append(MOVED_SETTINGS[name])
+            continue
+        if name not in KNOWN_SETTINGS:
+            problems.append(f"[{name}]: unknown section{_closest(name, KNOWN_SETTINGS)}")
+            continue
+        if not isinstance(table, dict):
+            problems.append(f"[{name}] must be a table, got {table!r}")
+            continue
+        for key, value in table.items():
+            kind = KNOWN_SETTINGS[name].get(key)
+            if kind is None:
+                problems.append(f"[{name}] {key}: unknown key{_closest(key, KNOWN_SETTINGS[name])}")
+            elif not isinstance(value, kind):
+                problems.append(f"[{name}] {key} must be a {kind.__name__}, got {value!r}")
+            else:
+                values[(name, key)] = value
+    repository = values.get(("publication", "repository"), "")
+    branch = values.get(("publication", "branch"), "main")
+    url = values.get(("hub", "url"), "")
+    if repository and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        problems.append(f"[publication] repository must be 'owner/name', got {repository!r}")
+    if not branch or any(ch.isspace() for ch in branch):
+        problems.append(f"[publication] branch must be a branch name, got {branch!r}")
+    # A set url is checked even without a publication, so a wrong one is found before it is used.
+    if url and (not url.startswith(("https://", "http://")) or any(ch.isspace() for ch in url)):
+        problems.append(f"[hub] url must be the hub's http(s) address, got {url!r}")
+    if problems:
+        raise CourseError("\n".join(f"{path}: {problem}" for problem in problems))
+    return Settings(path, repository, branch, url)
 
 
 def lessons(root: Path) -> list[str]:

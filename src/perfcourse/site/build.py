@@ -29,7 +29,8 @@ import sys
 import time
 from pathlib import Path
 from .. import launch
-from ..course import CourseError, read_notebook, source_notebook, write_atomic
+from ..course import CourseError, Settings, read_notebook, source_notebook, write_atomic
+from ..course import settings as course_settings
 from ..release import COLAB_CELL_ID, released, released_lessons
 
 TITLE = "JAX performance course"
@@ -48,12 +49,12 @@ CLOSED_REGISTRY = "http://127.0.0.1:9/"
 BUILD_SECONDS = 600
 
 
-def _launch_markdown(root: Path, lesson: str) -> str:
+def _launch_markdown(settings: Settings, lesson: str) -> str:
     lines = ["```{note}",
              "This page is the notebook students get (`release/" + lesson + "/" + lesson + ".ipynb`), "
              "shown as it is, not executed. Its numbers and figure, at the end of the page, are "
              f"[one machine's recording](#{lesson}-recording)."]
-    links = launch.links(root, lesson)
+    links = launch.links(settings, lesson)
     if links:
         lines += ["", " · ".join(f"[{label}]({link})" for label, link in links)]
     return "\n".join(lines + ["```"])
@@ -151,7 +152,7 @@ def recording_markdown(root: Path, lesson: str, folder: Path) -> str:
     return "\n".join(parts)
 
 
-def lesson_notebook(root: Path, lesson: str, folder: Path):
+def lesson_notebook(root: Path, lesson: str, folder: Path, settings: Settings | None = None):
     """The release notebook as the site shows it: its own Colab badge cell (an image from
     elsewhere) left out, launch links after the title, the reference recording at the end."""
     import nbformat
@@ -160,7 +161,7 @@ def lesson_notebook(root: Path, lesson: str, folder: Path):
     nb.cells = [c for c in nb.cells if c.get("id") != COLAB_CELL_ID]
     at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
                and c.source.lstrip().startswith("# ")), 0)
-    links_cell = nbformat.v4.new_markdown_cell(_launch_markdown(root, lesson))
+    links_cell = nbformat.v4.new_markdown_cell(_launch_markdown(settings or course_settings(root), lesson))
     links_cell.id = "site-launch"
     nb.cells.insert(at, links_cell)
     recording = nbformat.v4.new_markdown_cell(recording_markdown(root, lesson, folder))
@@ -200,11 +201,12 @@ def write_sources(root: Path, book: Path) -> dict:
     shutil.copy2(root / "README.md", book / "README.md")  # the home page, at its own path: docs/ links to it
     if (root / DOCS).is_dir():
         shutil.copytree(root / DOCS, book / DOCS)
+    settings = course_settings(root)  # read once, for every lesson page
     lesson_ids = released_lessons(root)
     for lesson in lesson_ids:
         folder = book / "release" / lesson
         folder.mkdir(parents=True)
-        write_atomic(folder / f"{lesson}.ipynb", nbformat.writes(lesson_notebook(root, lesson, folder)))
+        write_atomic(folder / f"{lesson}.ipynb", nbformat.writes(lesson_notebook(root, lesson, folder, settings)))
     sections = doc_pages(root)
     for _, pages in sections:
         for page in pages:
@@ -324,9 +326,9 @@ def build(root: Path, output: Path, verbose: bool = False) -> dict:
     return {**expected, "html": html, "seconds": time.monotonic() - started, "pages": len(manifest["pages"])}
 
 
-def missing_links_note(root: Path) -> str | None:
+def missing_links_note(settings: Settings) -> str | None:
     """For the instructor (never on a student's page): why the lesson pages carry no launch link."""
-    if launch.publication(root) is not None:
+    if launch.publication(settings) is not None:
         return None
     return ("note: the lesson pages carry no launch link: course.toml's [publication] repository (where "
             "'perfcourse publish' output is pushed) gives \"Open in Colab\" links, and with [hub] url JupyterHub "
@@ -337,7 +339,7 @@ def main(root: Path, output: Path | None, verbose: bool = False) -> int:
     result = build(root, output or root / DEFAULT_OUTPUT, verbose)
     print(f"built {result['pages']} pages ({len(result['lessons'])} lessons, {len(result['docs'])} docs pages) "
           f"in {result['seconds']:.1f} s: {result['html'] / 'index.html'}")
-    note = missing_links_note(root)
+    note = missing_links_note(course_settings(root))
     if note:
         print(note)
     return 0
