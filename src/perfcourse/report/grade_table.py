@@ -10,6 +10,7 @@ import csv
 import io
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from ..course import write_atomic
@@ -44,16 +45,14 @@ def terminal_width() -> int:
 
 
 def _wrapped(text: str, width: int) -> list[str]:
-    import textwrap
-
     return textwrap.wrap(text, width, break_on_hyphens=False) or ["-"]
 
 
 def table(outcomes: list[Outcome], expected: dict | None = None, width: int | None = None) -> str:
     """One row per notebook; with `expected` ({(student, lesson): score, or None where the
     submission must be refused}), whether each raw score is the intended one. The notes and flags,
-    the last two columns, are wrapped onto lines of their own below the row where they would run
-    past `width` (the terminal's): no line is wider than the other columns need and `width`."""
+    the last two columns, are wrapped within `width` (the terminal's); where it leaves them too
+    little room, they are printed whole on lines of their own below their row."""
     width = width or terminal_width()
     header = ("student", "lesson", "score", "penalty", "seconds") + (("expected",) if expected else ()) \
         + ("notes", "flags")
@@ -72,7 +71,21 @@ def table(outcomes: list[Outcome], expected: dict | None = None, width: int | No
         row += ("; ".join(([o.error] if o.error else []) + o.notes) or "-", "; ".join(o.flags) or "-")
         rows.append(row)
     fixed = [max(len(r[i]) for r in rows) for i in range(len(header) - 2)]
-    room = max(width - sum(w + 2 for w in fixed), 40)  # what the notes and flags share
+    room = width - sum(w + 2 for w in fixed)  # what the notes and flags share
+    if room < 40:  # too narrow for two columns: each row's notes and flags on lines of their own below it
+        widths = fixed + [len("notes")]
+        lines = []
+        for number, r in enumerate(rows):
+            below = number > 0 and (r[-2], r[-1]) != ("-", "-")
+            shown = ("below", "below") if below else r[-2:]
+            lines.append("  ".join([c.ljust(w) for c, w in zip(r[:-2] + (shown[0],), widths)] + [shown[1]]).rstrip())
+            if number == 0:
+                lines.append("  ".join("-" * w for w in widths) + "  -----")
+            elif below:
+                for label, text in (("notes", r[-2]), ("flags", r[-1])):
+                    lines += textwrap.wrap(text, width, initial_indent=f"    {label}: ", subsequent_indent=" " * 11,
+                                           break_on_hyphens=False)
+        return "\n".join(lines)
     longest_notes, longest_flags = max(len(r[-2]) for r in rows), max(len(r[-1]) for r in rows)
     notes_width = max(min(longest_notes, room - min(longest_flags, room // 3) - 2), len("notes"))
     flags_width = max(min(longest_flags, room - notes_width - 2), len("flags"))
