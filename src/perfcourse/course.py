@@ -147,6 +147,9 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
         raise CourseError(f"{path}: notebook not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CourseError(f"{path}: cannot read notebook ({exc})") from None
+    shape = _shape_fault(text)
+    if shape:
+        raise CourseError(f"{path}: not a notebook ({shape})")
     try:
         nb = nbformat.reads(text, as_version=4)
     except (json.JSONDecodeError, nbformat.reader.NotJSONError) as exc:
@@ -158,6 +161,32 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     except nbformat.ValidationError as exc:
         raise CourseError(f"{path}: invalid notebook ({exc.message})") from None
     return nb
+
+
+def _shape_fault(text: str) -> str | None:
+    """What makes JSON text no notebook at its top level, in the notebook's own words (nbformat
+    would say "'int' object is not iterable"); None where the shape is right or the JSON is not
+    JSON (nbformat says that)."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return None
+
+    def kind(value) -> str:
+        return {dict: "an object", list: "a list", str: "a string", bool: "true or false", type(None): "null"}.get(
+            type(value), "a number")
+
+    if not isinstance(data, dict):
+        return f"the file holds {kind(data)}, where a notebook is a JSON object"
+    for key, want in (("cells", list), ("metadata", dict)):
+        if key in data and not isinstance(data[key], want):
+            return f"its \"{key}\" is {kind(data[key])}, where it must be {kind(want())}"
+    for number, cell in enumerate(data.get("cells") or [], 1):
+        if not isinstance(cell, dict):
+            return f"its cell {number} is {kind(cell)}, where a cell is a JSON object"
+        if "metadata" in cell and not isinstance(cell["metadata"], dict):
+            return f"the metadata of its cell {number} is {kind(cell['metadata'])}, where it must be an object"
+    return None
 
 
 def copy_course(root: Path, target: Path, parts: tuple[str, ...] = COURSE_PARTS) -> Path:
