@@ -1,6 +1,7 @@
 """The course's layout on disk, and the errors and file writes every step shares."""
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import tempfile
@@ -41,6 +42,7 @@ def find_root(start: Path | None = None) -> Path:
 KNOWN_SETTINGS = {
     "publication": {"repository": str, "branch": str},
     "hub": {"url": str},
+    "schedule": {},  # lesson id = its release date: its keys are the lessons of source/
 }
 # Sections the course once read, with what replaced them.
 MOVED_SETTINGS = {"colab": "[colab] repository is now [publication] repository, the repository students get "
@@ -55,6 +57,17 @@ class Settings:
     repository: str = ""  # [publication]: "owner/name" of the student publication, "" for none
     branch: str = "main"
     hub_url: str = ""     # [hub] url, "" for none
+    # [schedule]: (lesson, date) in date order; empty: every lesson is released from the start
+    schedule: tuple[tuple[str, datetime.date], ...] = ()
+
+    def released_by(self, lesson_ids: list[str], today: datetime.date | None = None) -> list[str]:
+        """The lessons (of `lesson_ids`, in their order) the schedule has released by `today`: all of
+        them without a schedule; with one, those whose date has come (a lesson it does not list waits)."""
+        if not self.schedule:
+            return list(lesson_ids)
+        today = today or datetime.date.today()
+        due = {lesson for lesson, day in self.schedule if day <= today}
+        return [lesson for lesson in lesson_ids if lesson in due]
 
 
 def _closest(name: str, known) -> str:
@@ -92,6 +105,9 @@ def settings(root: Path) -> Settings:
         if not isinstance(table, dict):
             problems.append(f"[{name}] must be a table, got {table!r}")
             continue
+        if name == "schedule":
+            problems += _schedule_problems(root, table)
+            continue
         for key, value in table.items():
             kind = KNOWN_SETTINGS[name].get(key)
             if kind is None:
@@ -112,7 +128,20 @@ def settings(root: Path) -> Settings:
         problems.append(f"[hub] url must be the hub's http(s) address, got {url!r}")
     if problems:
         raise CourseError("\n".join(f"{path}: {problem}" for problem in problems))
-    return Settings(path, repository, branch, url)
+    schedule = tuple(sorted(data.get("schedule", {}).items(), key=lambda item: (item[1], item[0])))
+    return Settings(path, repository, branch, url, schedule)
+
+
+def _schedule_problems(root: Path, table: dict) -> list[str]:
+    """[schedule]: each key a lesson of source/ (else the closest one is named), each value a date."""
+    problems = []
+    known = lessons(root) if table else []
+    for key, value in table.items():
+        if key not in known:
+            problems.append(f"[schedule] {key}: no such lesson in source/{_closest(key, known)}")
+        elif not isinstance(value, datetime.date) or isinstance(value, datetime.datetime):
+            problems.append(f"[schedule] {key} must be a date (as 2026-09-07, unquoted), got {value!r}")
+    return problems
 
 
 def lessons(root: Path) -> list[str]:

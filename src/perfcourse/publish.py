@@ -17,7 +17,8 @@ repository (or adds a commit to it) that the instructor pushes there.
 DIR may be new, empty, or an earlier publication: then only what that one wrote (its list) is
 replaced, so a student's own files there (fetched lessons, their work) and a .git stay.
 
-Nothing is published from a release/ that is not current: a lesson of source/ without its release
+As a term runs, course.toml's [schedule] says which lessons have reached students: only those
+are published. Nothing is published from a release/ that is not current: a lesson of source/ without its release
 folder, or one that `perfcourse release --check` finds stale (against source/, or against the
 launch link course.toml gives), is refused by name. A lesson the earlier publication held is never
 dropped from the students' repository unless the command names it (`--remove LESSON`).
@@ -160,11 +161,16 @@ def _within(target: Path, relative: str) -> Path | None:
     return folder / path.name if folder.is_relative_to(target.resolve()) else None
 
 
-def current_lessons(root: Path, check: bool = True) -> list[str]:
-    """The lessons to publish: every lesson of source/, each with a current release folder; one
-    CourseError naming each that is missing or stale (`check`: regenerated in a scratch course and
-    compared, as `perfcourse release --check` does)."""
-    chosen = lessons(root)
+def current_lessons(root: Path, check: bool = True, course_settings: Settings | None = None) -> list[str]:
+    """The lessons to publish: those of source/ that course.toml's [schedule] has released so far
+    (every one without a schedule), each with a current release folder; one CourseError naming each
+    that is missing or stale (`check`: regenerated in a scratch course and compared, as
+    `perfcourse release --check` does)."""
+    course_settings = course_settings or settings(root)
+    chosen = course_settings.released_by(lessons(root))
+    if lessons(root) and not chosen:
+        raise CourseError(f"{course_settings.path}: [schedule] has released no lesson yet, so there is nothing to "
+                          "publish")
     problems = [f"{released(root, lesson).relative_to(root)}: missing" for lesson in chosen
                 if not released(root, lesson).is_file()]
     if not problems and check:
@@ -201,7 +207,7 @@ def publish(root: Path, target: Path, git: bool = False, remove: list[str] | Non
     root = root.resolve()
     course_settings = settings(root)
     earlier = _refuse(root, target)
-    lesson_ids = current_lessons(root, check)
+    lesson_ids = current_lessons(root, check, course_settings)
     _dropped(earlier, lesson_ids, list(remove or []))
     files: dict[str, bytes | Path] = {}
     for lesson in lesson_ids:

@@ -191,6 +191,17 @@ def _yaml_str(text: str) -> str:
     return json.dumps(text)  # a JSON string is a YAML string
 
 
+def unlinked_lessons(text: str, released: list[str]) -> str:
+    """Markdown whose links into release/ of a lesson not among `released` (not released yet)
+    become their text."""
+    import re
+
+    def unlink(found: re.Match) -> str:
+        return found.group(0) if found.group(2) in released else found.group(1)
+
+    return re.sub(r"\[([^\]]+)\]\(release/([^/)\s]+)/[^)\s]*\)", unlink, text)
+
+
 def write_sources(root: Path, book: Path) -> dict:
     """Write the book's sources into `book` (emptied first); the pages the site must have."""
     import nbformat
@@ -198,11 +209,14 @@ def write_sources(root: Path, book: Path) -> dict:
     if book.exists():
         shutil.rmtree(book)
     book.mkdir(parents=True)
-    shutil.copy2(root / "README.md", book / "README.md")  # the home page, at its own path: docs/ links to it
+    settings = course_settings(root)  # read once, for every lesson page
+    lesson_ids = settings.released_by(released_lessons(root))  # the lessons students have so far
+    if not lesson_ids:
+        raise CourseError(f"{settings.path}: [schedule] has released no lesson yet: the site would have no lesson")
+    # The home page, at its own path (docs/ links to it); a lesson not released yet is named, not linked.
+    write_atomic(book / "README.md", unlinked_lessons((root / "README.md").read_text(encoding="utf-8"), lesson_ids))
     if (root / DOCS).is_dir():
         shutil.copytree(root / DOCS, book / DOCS)
-    settings = course_settings(root)  # read once, for every lesson page
-    lesson_ids = released_lessons(root)
     for lesson in lesson_ids:
         folder = book / "release" / lesson
         folder.mkdir(parents=True)
