@@ -201,11 +201,11 @@ def _dropped(earlier: list[str], lesson_ids: list[str], remove: list[str]) -> li
 
 
 def publish(root: Path, target: Path, git: bool = False, remove: list[str] | None = None,
-            check: bool = True) -> list[str]:
+            check: bool = True, course_settings: Settings | None = None) -> list[str]:
     """Write the publication into `target`; return the paths written, relative to it. `check`:
     release/ is regenerated in a scratch course and compared first (a stale lesson is refused)."""
     root = root.resolve()
-    course_settings = settings(root)
+    course_settings = course_settings or settings(root)
     earlier = _refuse(root, target)
     lesson_ids = current_lessons(root, check, course_settings)
     _dropped(earlier, lesson_ids, list(remove or []))
@@ -276,12 +276,13 @@ def _commit(course_settings: Settings, target: Path, paths: list[str]) -> None:
 
 
 def main(root: Path, target: Path, git: bool = False, remove: list[str] | None = None) -> int:
-    written = publish(root, target, git, remove)
+    course_settings = settings(root)  # read once, for every step of the publication
+    written = publish(root, target, git, remove, course_settings=course_settings)
     lesson_count = len({path.split("/")[1] for path in written if path.startswith("release/")})
     print(f"wrote {target}: {lesson_count} lessons' release folders, {GUIDE}, README.md and requirements.txt "
           f"({len(written)} files; nothing of source/, samples/ or the checks)"
           + (f"; removed {', '.join(remove)}" if remove else "")
           + ("; committed: push it to the repository course.toml's [publication] names" if git else ""))
-    if launch.publication(settings(root)) is None:
+    if launch.publication(course_settings) is None:
         print("note: course.toml's [publication] repository is empty, so no launch link points here yet")
     return 0

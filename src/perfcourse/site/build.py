@@ -202,14 +202,14 @@ def unlinked_lessons(text: str, released: list[str]) -> str:
     return re.sub(r"\[([^\]]+)\]\(release/([^/)\s]+)/[^)\s]*\)", unlink, text)
 
 
-def write_sources(root: Path, book: Path) -> dict:
+def write_sources(root: Path, book: Path, settings: Settings | None = None) -> dict:
     """Write the book's sources into `book` (emptied first); the pages the site must have."""
     import nbformat
 
     if book.exists():
         shutil.rmtree(book)
     book.mkdir(parents=True)
-    settings = course_settings(root)  # read once, for every lesson page
+    settings = settings or course_settings(root)  # read once, for every lesson page
     lesson_ids = settings.released_by(released_lessons(root))  # the lessons students have so far
     if not lesson_ids:
         raise CourseError(f"{settings.path}: [schedule] has released no lesson yet: the site would have no lesson")
@@ -292,7 +292,7 @@ def broken_links(html_dir: Path) -> list[str]:
     return broken
 
 
-def build(root: Path, output: Path, verbose: bool = False) -> dict:
+def build(root: Path, output: Path, verbose: bool = False, settings: Settings | None = None) -> dict:
     """Write the sources into output/book, build them, and put the site in output/html."""
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     if not jupyter_book.is_file():
@@ -304,7 +304,7 @@ def build(root: Path, output: Path, verbose: bool = False) -> dict:
     if output == root or root.is_relative_to(output) or (output.exists() and not output.is_dir()):
         raise CourseError(f"{output}: not a folder the site can be written into")
     book = output / "book"
-    expected = write_sources(root, book)
+    expected = write_sources(root, book, settings)
     env = {**os.environ, "npm_config_registry": CLOSED_REGISTRY, "PERFCOURSE_ROOT": str(root)}
     env.pop("BASE_URL", None)
     command = [str(jupyter_book), "build", "--html", "--strict", *(["--debug"] if verbose else [])]
@@ -350,10 +350,11 @@ def missing_links_note(settings: Settings) -> str | None:
 
 
 def main(root: Path, output: Path | None, verbose: bool = False) -> int:
-    result = build(root, output or root / DEFAULT_OUTPUT, verbose)
+    settings = course_settings(root)  # read once, for the pages and the note below
+    result = build(root, output or root / DEFAULT_OUTPUT, verbose, settings)
     print(f"built {result['pages']} pages ({len(result['lessons'])} lessons, {len(result['docs'])} docs pages) "
           f"in {result['seconds']:.1f} s: {result['html'] / 'index.html'}")
-    note = missing_links_note(course_settings(root))
+    note = missing_links_note(settings)
     if note:
         print(note)
     return 0
