@@ -98,9 +98,15 @@ def _release(root: Path, chosen: list[str], course_settings: Settings) -> list[P
             _add_colab_link(colab_link(course_settings, lesson), fresh / f"{lesson}.ipynb")
             destination = nbgrader_bridge.folder(root, "release", ".", lesson)
             destination.parent.mkdir(parents=True, exist_ok=True)
+            previous = staging / f".{lesson}.previous"
             if destination.exists():
-                os.replace(destination, staging / f".{lesson}.previous")
-            os.replace(fresh, destination)
+                os.replace(destination, previous)
+            try:
+                os.replace(fresh, destination)
+            except BaseException:  # interrupted between the two moves: the old folder goes back
+                if previous.exists() and not destination.exists():
+                    os.replace(previous, destination)
+                raise
             written.append(released(root, lesson))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
