@@ -38,10 +38,11 @@ def _penalty(o: Outcome) -> str:
 
 
 def terminal_width() -> int:
-    """The columns the table may fill: the terminal's (or COLUMNS), 120 elsewhere, never under 80."""
+    """The columns the table may fill: the terminal's where the table goes to one (never under 80),
+    else 120 (a log or a pipe: the same table wherever it is read)."""
     import shutil
 
-    return min(max(shutil.get_terminal_size((120, 24)).columns, 80), 240)
+    return min(max(shutil.get_terminal_size((120, 24)).columns, 80), 240) if sys.stdout.isatty() else 120
 
 
 def _wrapped(text: str, width: int) -> list[str]:
