@@ -134,6 +134,28 @@ def test_each_silent_loss_of_points_is_one_note(released_01):
         f"test cell {test} was missing: nbgrader put it back from the release and graded it"]
 
 
+@pytest.mark.slow  # the fixture releases a lesson (about a second)
+def test_feedback_opens_with_what_the_notebook_lost(released_01, monkeypatch):
+    """The feedback preprocessor (grading/loss_notes.py), as nbgrader's generate_feedback runs it in the
+    course root: one markdown cell first where the notebook lost cells, none where it lost nothing."""
+    import copy
+
+    from perfcourse.grading.loss_notes import CELL_ID, LossNotes
+    from perfcourse.nbgrader_bridge import config
+
+    root, released = released_01
+    monkeypatch.chdir(root)
+    resources = {"nbgrader": {"assignment": "performance-01", "notebook": "performance-01"}}
+    whole, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, copy.deepcopy(released)),
+                                                         dict(resources))
+    assert all(cell.get("id") != CELL_ID for cell in whole.cells)
+    stripped = copy.deepcopy(released)
+    for cell in stripped.cells:
+        cell.metadata.pop("nbgrader", None)
+    noted, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, stripped), dict(resources))
+    assert noted.cells[0].id == CELL_ID and "- nbgrader metadata stripped" in noted.cells[0].source
+
+
 def test_a_stray_lesson_folder_is_named_not_skipped(tmp_path):
     from conftest import ROOT
 

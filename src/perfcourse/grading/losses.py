@@ -8,9 +8,8 @@ notebook (the cells nbgrader marked as put back, the solution cells it no longer
 the lesson's release notebook; the score stays what grading gave. A submission folder that is no
 lesson of the course (`submitted/S/performance-99/`) is named by the survey (grading/run.py).
 
-The notes reach the grade table, grades.csv and `perfcourse report`. HOOK (issue 52, feedback):
-the student's feedback (grading/feedback.py, nbgrader's generate_feedback) does not show them yet;
-`lost_cells(autograded, released)` is what it would call, with the release notebook of the lesson.
+The notes reach the grade table, grades.csv and `perfcourse report`; the student's feedback gets
+them from grading/loss_notes.py's preprocessor once grader_config.py lists it (HOOK, issue 52).
 """
 from __future__ import annotations
 
