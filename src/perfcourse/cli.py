@@ -5,7 +5,8 @@
                                    (--cluster tcp://HOST:PORT: on a Dask cluster's workers)
   perfcourse demo                  release, build the sample class, grade it, check the scores
   perfcourse report [...]          what the class got wrong: an HTML page, figures and a CSV in report/
-  perfcourse publish DIR [--git]   what students get: release/, their guide, requirements (no solutions)
+  perfcourse publish DIR [--git]   what students get: release/ (the lessons course.toml's [schedule] has released),
+                                   their guide, requirements (no solutions); --remove LESSON lets one leave it
   perfcourse site [--output DIR]    the course as a static website (Jupyter Book 2), built offline into _site/html/
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse figures [--check]     copy artifacts/figure.py into every source notebook's figure cell
