@@ -63,3 +63,108 @@ def test_invalid_notebook_structure(course, perfcourse):
 def test_outside_the_course(tmp_path, perfcourse):
     line = one_error_line(perfcourse("grade", cwd=tmp_path))
     assert "not inside the course" in line
+
+
+def test_a_notebook_of_the_wrong_shape_is_named_in_a_notebooks_words(tmp_path):
+    from perfcourse.course import CourseError, read_notebook
+
+    path = tmp_path / "x.ipynb"
+    for text, said in (('{"cells": 5, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}',
+                        'its "cells" is a number, where it must be a list'),
+                       ('[1, 2]', "the file holds a list, where a notebook is a JSON object"),
+                       ('{"cells": ["x"], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}',
+                        "its cell 1 is a string, where a cell is a JSON object")):
+        path.write_text(text)
+        with pytest.raises(CourseError) as raised:
+            read_notebook(path)
+        assert str(raised.value) == f"{path}: not a notebook ({said})"
+
+
+@pytest.fixture(scope="module")
+def released_01(tmp_path_factory):
+    """A scratch course with performance-01 released (its gradebook records the cells), and its release."""
+    import shutil
+
+    from conftest import ROOT
+
+    from perfcourse import release
+    from perfcourse.course import CONFIG_FILES, copy_course, read_notebook
+
+    root = copy_course(ROOT, tmp_path_factory.mktemp("losses") / "course", CONFIG_FILES + ("source", "release"))
+    for folder in ("source", "release"):
+        for path in (root / folder).iterdir():
+            if path.name != "performance-01":
+                shutil.rmtree(path)
+    release.generate(root, ["performance-01"])
+    return root, read_notebook(release.released(root, "performance-01"))
+
+
+def _graded_as_nbgrader_would(root, nb):
+    """The grader's own cell restoring steps (grader_config.py's sanitize preprocessors), no kernel."""
+    from perfcourse.grading.sanitize import RestoreCellRoles, RestoreDeletedCells
+    from perfcourse.nbgrader_bridge import config, db_url
+
+    resources = {"nbgrader": {"db_url": db_url(root), "assignment": "performance-01", "notebook": "performance-01"}}
+    loaded = config(root)
+    for step in (RestoreCellRoles(config=loaded), RestoreDeletedCells(config=loaded)):
+        nb, resources = step.preprocess(nb, resources)
+    return nb
+
+
+@pytest.mark.slow  # the fixture releases a lesson (about a second)
+def test_each_silent_loss_of_points_is_one_note(released_01):
+    import copy
+
+    from perfcourse.grading.losses import lost_cells
+
+    root, released = released_01
+    assert lost_cells(_graded_as_nbgrader_would(root, copy.deepcopy(released)), released) == []
+    stripped = copy.deepcopy(released)
+    for cell in stripped.cells:
+        cell.metadata.pop("nbgrader", None)
+    [note] = lost_cells(_graded_as_nbgrader_would(root, stripped), released)
+    assert note.startswith("nbgrader metadata stripped")
+    marked = [c.metadata["nbgrader"] for c in released.cells if "nbgrader" in c.metadata]
+    solution = next(m["grade_id"] for m in marked if m.get("solution"))
+    test = next(m["grade_id"] for m in marked if m.get("grade"))
+    deleted = copy.deepcopy(released)
+    deleted.cells = [c for c in deleted.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in (solution, test)]
+    assert lost_cells(_graded_as_nbgrader_would(root, deleted), released) == [
+        f"solution cell {solution} (task 1) lost: it was deleted, so the tests that use its code lose their points",
+        f"test cell {test} was missing: nbgrader put it back from the release and graded it"]
+
+
+@pytest.mark.slow  # the fixture releases a lesson (about a second)
+def test_feedback_opens_with_what_the_notebook_lost(released_01, monkeypatch):
+    """The feedback preprocessor (grading/loss_notes.py), as nbgrader's generate_feedback runs it in the
+    course root: one markdown cell first where the notebook lost cells, none where it lost nothing."""
+    import copy
+
+    from perfcourse.grading.loss_notes import CELL_ID, LossNotes
+    from perfcourse.nbgrader_bridge import config
+
+    root, released = released_01
+    monkeypatch.chdir(root)
+    resources = {"nbgrader": {"assignment": "performance-01", "notebook": "performance-01"}}
+    whole, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, copy.deepcopy(released)),
+                                                         dict(resources))
+    assert all(cell.get("id") != CELL_ID for cell in whole.cells)
+    stripped = copy.deepcopy(released)
+    for cell in stripped.cells:
+        cell.metadata.pop("nbgrader", None)
+    noted, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, stripped), dict(resources))
+    assert noted.cells[0].id == CELL_ID and "- nbgrader metadata stripped" in noted.cells[0].source
+
+
+def test_a_stray_lesson_folder_is_named_not_skipped(tmp_path):
+    from conftest import ROOT
+
+    from perfcourse.course import CONFIG_FILES, copy_course
+    from perfcourse.grading import run
+
+    root = copy_course(ROOT, tmp_path / "course", CONFIG_FILES + ("source",))
+    (root / "submitted" / "S" / "performance-99").mkdir(parents=True)
+    (root / "submitted" / "S" / "performance-01").mkdir(parents=True)
+    gradable, refused = run.survey(root, ["performance-01"])
+    assert [(o.student, o.lesson) for o in refused] == [("S", "performance-99"), ("S", "performance-01")]
+    assert "submitted/S/performance-99/ is no lesson of the course" in refused[0].error

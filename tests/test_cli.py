@@ -237,3 +237,34 @@ def test_every_student_is_in_the_gradebook_before_their_notebooks_are_graded(cou
     nbgrader_bridge.add_students(course, ["alice", "bob", "carol"])
     nbgrader_bridge.add_students(course, ["bob"])  # already there: nothing changes
     assert nbgrader_bridge.students(course) == {"alice", "bob", "carol"}
+
+
+def test_a_narrowed_run_that_regrades_nothing_keeps_the_timing_of_the_run_that_graded(tmp_path):
+    import csv
+
+    exported = {"assignment": "performance-01", "student_id": "alice", "raw_score": "8.0",
+                "late_submission_penalty": "0.0", "score": "8.0", "max_score": "8.0"}
+    path = tmp_path / "grades.csv"
+    report.write_csv(path, [run.Outcome("alice", "performance-01", 8.096, export=exported)])
+    report.write_csv(path, [run.Outcome("alice", "performance-01", up_to_date=True, export=exported)])
+    with open(path) as handle:
+        [row] = list(csv.DictReader(handle))
+    assert (row["graded"], row["seconds"], row["score"]) == ("now", "8.096", "8.0")
+    report.write_csv(tmp_path / "new.csv", [run.Outcome("bob", "performance-01", up_to_date=True, export=exported)])
+    with open(tmp_path / "new.csv") as handle:
+        [row] = list(csv.DictReader(handle))
+    assert (row["graded"], row["seconds"]) == ("before", "")  # no earlier run to keep: no time is made up
+
+
+def test_the_grade_table_fits_a_terminal_with_every_note_and_flag_kept():
+    notes = [f"AssertionError: the check of cell {n} failed for this reason, which takes many words" for n in range(6)]
+    flags = ["read a private attribute of the timer (once)", "wrote to a file outside the notebook's folder"]
+    outcomes = [run.Outcome("alice", "performance-01", 3.0, notes=notes, flags=flags),
+                run.Outcome("bob", "performance-02", 1.0)]
+    for width in (80, 120):
+        text = report.table(outcomes, width=width)
+        assert max(map(len, text.splitlines())) <= width, text
+        joined = " ".join(text.split())
+        assert all(" ".join(note.split()) in joined for note in notes) or all(
+            word in joined for note in notes for word in note.split())
+        assert text.splitlines()[2].startswith("alice") and any(line.startswith("bob") for line in text.splitlines())

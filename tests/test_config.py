@@ -82,3 +82,40 @@ def test_a_new_gradebook_is_stamped_with_the_migration_alembic_names(tmp_path):
         gradebook.add_student("alice")
     with sqlite3.connect(course / "gradebook.db") as db:
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(nbgrader_bridge.newest_migration(),)]
+
+
+@pytest.mark.parametrize("toml, line", [
+    ('[publicaton]\nrepository = "org/course"\n', "[publicaton]: unknown section (did you mean 'publication'?)"),
+    ('[publication]\nrepositry = "org/course"\n', "[publication] repositry: unknown key (did you mean 'repository'?)"),
+    ('[hub]\nulr = "https://hub.example.edu"\n', "[hub] ulr: unknown key (did you mean 'url'?)"),
+    ('[hub]\naddress = "https://hub.example.edu"\n', "[hub] address: unknown key (known: url)"),
+    ('[colab]\nrepository = "org/course"\n', "[colab] repository is now [publication] repository"),
+    ('[publication]\nbranch = 3\n', "[publication] branch must be a str, got 3"),
+])
+def test_each_course_toml_typo_is_one_line_naming_the_closest_known_name(tmp_path, toml, line):
+    from perfcourse.course import CourseError, settings
+
+    (tmp_path / "course.toml").write_text(toml)
+    with pytest.raises(CourseError) as raised:
+        settings(tmp_path)
+    [said] = str(raised.value).splitlines()
+    assert said.startswith(f"{tmp_path / 'course.toml'}: {line}"), said
+
+
+def test_every_course_toml_problem_is_named_at_once_and_a_missing_file_too(tmp_path):
+    from perfcourse.course import CourseError, settings
+
+    (tmp_path / "course.toml").write_text('[publicaton]\nrepository = "o/n"\n[hub]\nulr = ""\n')
+    with pytest.raises(CourseError) as raised:
+        settings(tmp_path)
+    assert len(str(raised.value).splitlines()) == 2
+    (tmp_path / "course.toml").unlink()
+    with pytest.raises(CourseError, match=r"course\.toml: missing"):
+        settings(tmp_path)
+
+
+def test_the_courses_own_course_toml_is_valid_and_read_into_one_object():
+    from perfcourse.course import settings
+
+    read = settings(ROOT)
+    assert (read.repository, read.branch, read.hub_url) == ("", "main", "")

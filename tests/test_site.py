@@ -24,6 +24,7 @@ from perfcourse import launch
 from perfcourse.site import build as site
 from perfcourse.site import theme as site_theme
 from perfcourse.course import lessons
+from perfcourse.course import settings as course_settings
 
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
@@ -224,9 +225,10 @@ def test_broken_links_finds_missing_files_and_anchors(tmp_path):
     assert site.broken_links(tmp_path) == ["a.html: b.html#gone (no such anchor)", "a.html: build/none.png"]
 
 
-def _course(tmp_path: Path, toml: str) -> Path:
+def _course(tmp_path: Path, toml: str):
+    """The settings of a course whose course.toml is `toml`, read as every stage reads them."""
     (tmp_path / "course.toml").write_text(toml)
-    return tmp_path
+    return course_settings(tmp_path)
 
 
 def test_launch_links_come_from_course_toml_only(tmp_path):
@@ -238,7 +240,7 @@ def test_launch_links_come_from_course_toml_only(tmp_path):
                                              '[hub]\nurl = "https://hub.example.edu/"\n'), "performance-01")
     assert link == ("https://hub.example.edu/hub/user-redirect/git-pull?repo=https%3A%2F%2Fgithub.com%2Forg%2Fcourse"
                     "&branch=fall&urlpath=lab%2Ftree%2Fcourse%2Frelease%2Fperformance-01%2Fperformance-01.ipynb")
-    text = site._launch_markdown(tmp_path, "performance-01")
+    text = site._launch_markdown(course_settings(tmp_path), "performance-01")
     assert "[Open in Colab](https://colab.research.google.com/github/org/course/blob/fall/release/" in text
     assert "[Open on the course's JupyterHub](https://hub.example.edu/hub/" in text
     with pytest.raises(site.CourseError, match=r"\[hub\] url"):
@@ -253,7 +255,7 @@ def test_no_lesson_page_tells_students_about_a_missing_launch_link(tmp_path):
     tells the instructor instead."""
     text = site._launch_markdown(_course(tmp_path, ""), "performance-01")
     assert "course.toml" not in text and "launch link" not in text and "Open in" not in text
-    assert "course.toml" in site.missing_links_note(tmp_path) and site.missing_links_note(
+    assert "course.toml" in site.missing_links_note(course_settings(tmp_path)) and site.missing_links_note(
         _course(tmp_path, '[publication]\nrepository = "org/course"\n')) is None
 
 

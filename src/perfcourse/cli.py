@@ -5,7 +5,8 @@
                                    (--cluster tcp://HOST:PORT: on a Dask cluster's workers)
   perfcourse demo                  release, build the sample class, grade it, check the scores
   perfcourse report [...]          what the class got wrong: an HTML page, figures and a CSV in report/
-  perfcourse publish DIR [--git]   what students get: release/, their guide, requirements (no solutions)
+  perfcourse publish DIR [--git]   what students get: release/ (the lessons course.toml's [schedule] has released),
+                                   their guide, requirements (no solutions); --remove LESSON lets one leave it
   perfcourse site [--output DIR]    the course as a static website (Jupyter Book 2), built offline into _site/html/
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse figures [--check]     copy artifacts/figure.py into every source notebook's figure cell
@@ -147,7 +148,7 @@ def cmd_report(root: Path, args) -> int:
 def cmd_publish(root: Path, args) -> int:
     from . import publish
 
-    return publish.main(root, args.folder, args.git)
+    return publish.main(root, args.folder, args.git, args.remove)
 
 
 def cmd_site(root: Path, args) -> int:
@@ -301,6 +302,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--git", action="store_true",
                    help="make DIR a git repository (or add a commit to it), to push where course.toml's "
                         "[publication] repository says")
+    p.add_argument("--remove", metavar="LESSON", action="append",
+                   help="let this lesson, held by the earlier publication in DIR, leave it (repeatable); "
+                        "without it a lesson is never removed from the students' repository")
     p.set_defaults(run=cmd_publish)
 
     p = verbs.add_parser("site", help="the course as a static website: lessons, reference recordings and docs/ "

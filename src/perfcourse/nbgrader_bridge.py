@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import functools
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -106,11 +107,39 @@ def api(root: Path, loaded=None):
     return NbGraderAPI(coursedir=coursedir(root, loaded), config=loaded)
 
 
-def generate_assignment(root: Path, lesson: str) -> None:
-    """nbgrader generate_assignment: release/<lesson>/ and the lesson's cells in the gradebook."""
-    result = api(root).generate_assignment(lesson, force=True, create=True)
-    if not result.get("success"):
-        raise CourseError(f"nbgrader generate_assignment {lesson} failed in {root}: {failure(result)}")
+def generate_assignment(root: Path, lesson: str, loaded=None, raising: bool = True) -> str | None:
+    """nbgrader generate_assignment: release/<lesson>/ and the lesson's cells in the gradebook.
+    Its failure with nbgrader's own cause: raised, or returned (None: it succeeded)."""
+    result = api(root, loaded).generate_assignment(lesson, force=True, create=True)
+    if result.get("success"):
+        return None
+    if raising:
+        raise CourseError(f"nbgrader generate_assignment {lesson} failed in {root}: {cause(result)}")
+    return cause(result)
+
+
+# An exception line of a traceback nbgrader logs ("nbgrader.nbgraderformat.common.ValidationError:
+# Duplicate grade id: task-1"), and its own closing words, which name no cause.
+_RAISED = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?(?P<name>[A-Za-z_]\w*(?:Error|Exception)): (?P<what>.+)$")
+_NO_CAUSE = ("Please see the", "There was an error processing")
+
+
+def cause(result: dict) -> str:
+    """Why nbgrader failed, in its own words: each distinct exception a traceback it logged ends
+    with (the cell, the grade_id), else its error lines; never only "see the above traceback"."""
+    text = (result.get("log") or "") + "\n" + (result.get("error") or "")
+    found = []
+    for line in text.splitlines():
+        line = line.strip().removeprefix("[ERROR] ")
+        matched = _RAISED.match(line)
+        if matched and not any(words in line for words in _NO_CAUSE):
+            said = f"{matched['name']}: {matched['what']}"
+            if said not in found and not any(said in earlier for earlier in found):
+                found.append(said)
+    if not found:
+        found = [line.strip().removeprefix("[ERROR] ") for line in text.splitlines()
+                 if line.strip().startswith("[ERROR]") and not any(w in line for w in _NO_CAUSE)]
+    return "; ".join(found)[:1000] or failure(result)
 
 
 def autograde(root: Path, lesson: str, student: str, loaded) -> str | None:

@@ -16,6 +16,12 @@ repository (or adds a commit to it) that the instructor pushes there.
 
 DIR may be new, empty, or an earlier publication: then only what that one wrote (its list) is
 replaced, so a student's own files there (fetched lessons, their work) and a .git stay.
+
+As a term runs, course.toml's [schedule] says which lessons have reached students: only those
+are published. Nothing is published from a release/ that is not current: a lesson of source/ without its release
+folder, or one that `perfcourse release --check` finds stale (against source/, or against the
+launch link course.toml gives), is refused by name. A lesson the earlier publication held is never
+dropped from the students' repository unless the command names it (`--remove LESSON`).
 """
 from __future__ import annotations
 
@@ -26,8 +32,9 @@ import subprocess
 from pathlib import Path
 
 from . import launch
-from .course import CourseError, read_notebook, write_atomic
-from .release import COLAB_CELL_ID, released, released_lessons
+from . import release
+from .course import CourseError, Settings, lessons, read_notebook, settings, write_atomic
+from .release import COLAB_CELL_ID, released
 
 MANIFEST = ".perfcourse-publication"
 GUIDE_SOURCE = "docs/students/start.md"
@@ -87,12 +94,12 @@ def _title(nb, lesson: str) -> str:
     return lesson
 
 
-def readme(root: Path, lesson_ids: list[str]) -> str:
+def readme(root: Path, lesson_ids: list[str], course_settings: Settings) -> str:
     rows = []
     for lesson in lesson_ids:
         path = launch.notebook_path(lesson)
         title = _title(read_notebook(released(root, lesson)), lesson).replace("|", "\\|")
-        opened = " · ".join(f"[{label}]({link})" for label, link in launch.links(root, lesson)) or "-"
+        opened = " · ".join(f"[{label}]({link})" for label, link in launch.links(course_settings, lesson)) or "-"
         rows.append(f"| {title} | [{lesson}]({path}) | {opened} |")
     return "\n".join([
         "# JAX performance course",
@@ -154,11 +161,54 @@ def _within(target: Path, relative: str) -> Path | None:
     return folder / path.name if folder.is_relative_to(target.resolve()) else None
 
 
-def publish(root: Path, target: Path, git: bool = False) -> list[str]:
-    """Write the publication into `target`; return the paths written, relative to it."""
+def current_lessons(root: Path, check: bool = True, course_settings: Settings | None = None) -> list[str]:
+    """The lessons to publish: those of source/ that course.toml's [schedule] has released so far
+    (every one without a schedule), each with a current release folder; one CourseError naming each
+    that is missing or stale (`check`: regenerated in a scratch course and compared, as
+    `perfcourse release --check` does)."""
+    course_settings = course_settings or settings(root)
+    chosen = course_settings.released_by(lessons(root))
+    if lessons(root) and not chosen:
+        raise CourseError(f"{course_settings.path}: [schedule] has released no lesson yet, so there is nothing to "
+                          "publish")
+    problems = [f"{released(root, lesson).relative_to(root)}: missing" for lesson in chosen
+                if not released(root, lesson).is_file()]
+    if not problems and check:
+        problems = release.stale(root, chosen)
+    if not chosen:
+        problems = ["source/ holds no lesson"]
+    if problems:
+        raise CourseError("release/ is not current, so nothing was published (run 'perfcourse release', "
+                          "commit, then publish):\n" + "\n".join(problems))
+    return chosen
+
+
+def _dropped(earlier: list[str], lesson_ids: list[str], remove: list[str]) -> list[str]:
+    """The lessons the earlier publication held that this one leaves out: each must be named in
+    `remove`, and each name in `remove` must be such a lesson."""
+    held = {parts[1] for parts in (Path(line).parts for line in earlier) if len(parts) > 2 and parts[0] == "release"}
+    dropped = sorted(held - set(lesson_ids))
+    unasked = [lesson for lesson in dropped if lesson not in remove]
+    if unasked:
+        raise CourseError("the earlier publication holds " + ", ".join(unasked) + ", which this one would remove "
+                          "from the students' repository: publish it again (perfcourse release), or say so with "
+                          + " ".join(f"--remove {lesson}" for lesson in unasked))
+    wrong = [lesson for lesson in remove if lesson not in dropped]
+    if wrong:
+        raise CourseError("--remove " + ", ".join(wrong) + ": not a lesson the earlier publication holds and this "
+                          "one leaves out" + (f" (it would leave out: {', '.join(dropped)})" if dropped else ""))
+    return dropped
+
+
+def publish(root: Path, target: Path, git: bool = False, remove: list[str] | None = None,
+            check: bool = True, course_settings: Settings | None = None) -> list[str]:
+    """Write the publication into `target`; return the paths written, relative to it. `check`:
+    release/ is regenerated in a scratch course and compared first (a stale lesson is refused)."""
     root = root.resolve()
+    course_settings = course_settings or settings(root)
     earlier = _refuse(root, target)
-    lesson_ids = released_lessons(root)
+    lesson_ids = current_lessons(root, check, course_settings)
+    _dropped(earlier, lesson_ids, list(remove or []))
     files: dict[str, bytes | Path] = {}
     for lesson in lesson_ids:
         folder = released(root, lesson).parent
@@ -169,7 +219,7 @@ def publish(root: Path, target: Path, git: bool = False) -> list[str]:
     files["requirements.txt"] = requirements(root).encode()
     files[".gitignore"] = IGNORED.encode()
     files[GUIDE] = guide(root, set(files)).encode()
-    files["README.md"] = readme(root, lesson_ids).encode()
+    files["README.md"] = readme(root, lesson_ids, course_settings).encode()
     target.mkdir(parents=True, exist_ok=True)
     # The last publication's files, gone before this one's are written; a line of its list that
     # leads outside DIR is no file of it and is left alone (and out of the commit).
@@ -178,6 +228,11 @@ def publish(root: Path, target: Path, git: bool = False) -> list[str]:
         old = _within(target, relative)
         if old.is_file() or old.is_symlink():
             old.unlink()
+    for relative in earlier:  # a removed lesson's folders go too, where nothing of a student's is left in them
+        folder = _within(target, relative).parent
+        while folder != target.resolve() and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
     for relative, content in files.items():
         destination = target / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -188,7 +243,7 @@ def publish(root: Path, target: Path, git: bool = False) -> list[str]:
     written = sorted(files)
     write_atomic(target / MANIFEST, "".join(f"{path}\n" for path in written))
     if git:
-        _commit(root, target, written + [MANIFEST] + earlier)
+        _commit(course_settings, target, written + [MANIFEST] + earlier)
     return written
 
 
@@ -196,11 +251,11 @@ def _git(target: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(target), *args], capture_output=True, text=True)
 
 
-def _commit(root: Path, target: Path, paths: list[str]) -> None:
+def _commit(course_settings: Settings, target: Path, paths: list[str]) -> None:
     """Commit the publication's files in `target`, a git repository (made here when it is none)."""
     if shutil.which("git") is None:
         raise CourseError("--git: git is not installed")
-    where = launch.publication(root)
+    where = launch.publication(course_settings)
     if not (target / ".git").exists():
         done = _git(target, "init", "-q", "-b", where[1] if where else "main")
         if done.returncode:
@@ -220,12 +275,14 @@ def _commit(root: Path, target: Path, paths: list[str]) -> None:
         raise CourseError(f"git commit in {target} failed: {done.stderr.strip()}")
 
 
-def main(root: Path, target: Path, git: bool = False) -> int:
-    written = publish(root, target, git)
+def main(root: Path, target: Path, git: bool = False, remove: list[str] | None = None) -> int:
+    course_settings = settings(root)  # read once, for every step of the publication
+    written = publish(root, target, git, remove, course_settings=course_settings)
     lesson_count = len({path.split("/")[1] for path in written if path.startswith("release/")})
     print(f"wrote {target}: {lesson_count} lessons' release folders, {GUIDE}, README.md and requirements.txt "
           f"({len(written)} files; nothing of source/, samples/ or the checks)"
+          + (f"; removed {', '.join(remove)}" if remove else "")
           + ("; committed: push it to the repository course.toml's [publication] names" if git else ""))
-    if launch.publication(root) is None:
+    if launch.publication(course_settings) is None:
         print("note: course.toml's [publication] repository is empty, so no launch link points here yet")
     return 0

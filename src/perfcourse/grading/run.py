@@ -23,8 +23,9 @@ import nbformat
 
 from .. import nbgrader_bridge as nbgrader
 from ..course import CourseError, read_notebook
+from ..course import lessons as course_lessons
 from ..kernel.evidence import EVIDENCE_KEY
-from . import demand, scratch
+from . import demand, losses, scratch
 from .worker_slot import INTERRUPT_GRACE, Outcome, Progress, WorkerSlot, notebook_limit, student_memory
 
 if TYPE_CHECKING:
@@ -44,7 +45,12 @@ def survey(root: Path, lessons: list[str], only: list[str] | None = None
     gradable, refused = {}, []
     folder = nbgrader.step(root, "submitted")
     registered = None if nbgrader.creates_students(root) else nbgrader.students(root)
+    known = course_lessons(root)
     for student in _students(folder, lessons, refused, only):
+        for stray in losses.stray_lessons(student, known):  # a misnamed lesson: never graded, never silent
+            refused.append(Outcome(student.name, stray, error=f"submitted/{scratch.shown(student.name)}/"
+                                   f"{scratch.shown(stray)}/ is no lesson of the course, so it was not graded "
+                                   f"(the lessons: {', '.join(known)})"))
         if registered is not None and student.name not in registered:
             refused.extend(Outcome(student.name, lesson, error="not in the gradebook's student list "
                                    "(Autograde.create_student is False): add the student with "
@@ -297,11 +303,12 @@ def _read_back(root: Path, lessons: list[str], results: list[Outcome]) -> None:
     graded = [o for o in results if o.error is None]
     rows = nbgrader.export(root, lessons, sorted({o.student for o in graded})) if graded else {}
     scores = nbgrader.notebook_scores(root, [(o.student, o.lesson) for o in graded]) if graded else {}
+    releases: dict = {}
     for outcome in graded:
         outcome.score = scores[(outcome.student, outcome.lesson)]
         outcome.export = rows.get((outcome.student, outcome.lesson))
         nb = _autograded(root, outcome.student, outcome.lesson)  # read once for notes and flags
-        outcome.notes = notes_of(nb) if nb is not None else []
+        outcome.notes = notes_of(nb) + lost_cells(root, outcome.lesson, nb, releases) if nb is not None else []
         outcome.flags = flags_of(nb) if nb is not None else []
         if outcome.score is None or outcome.export is None:
             outcome.error = "nbgrader recorded no score"
@@ -338,6 +345,20 @@ def notes_of(nb) -> list[str]:
     cut = [line for line in record.get("output_cut") or [] if isinstance(line, str)]
     teardown = [f"teardown: {line}" for line in record.get("teardown") or [] if isinstance(line, str)]
     return found + cut + teardown
+
+
+def lost_cells(root: Path, lesson: str, nb, releases: dict | None = None) -> list[str]:
+    """What the graded notebook lost against the lesson's release (grading/losses.py); `releases`
+    keeps each release notebook read once across a class."""
+    from ..release import released
+
+    releases = {} if releases is None else releases
+    if lesson not in releases:
+        try:
+            releases[lesson] = read_notebook(released(root, lesson))
+        except CourseError:
+            releases[lesson] = None  # no release to compare with: nothing can be said
+    return losses.lost_cells(nb, releases[lesson]) if releases[lesson] is not None else []
 
 
 def flags(root: Path, student: str, lesson: str) -> list[str]:

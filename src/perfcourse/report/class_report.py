@@ -225,12 +225,15 @@ def _gradebook(root: Path, lessons: list[str] | None, where: str):
 
 def _lesson(root, loaded, lesson, cells, scored, exported, timed) -> Lesson:
     stats = {name: Cell(lesson, name, points) for name, points in cells}
+    releases: dict = {}
     failed: dict[str, list[tuple[str, str, bool]]] = {name: [] for name, _ in cells}
     submissions = []
     for student in sorted(scored):
         nb = _autograded(nbgrader.folder(root, "autograded", student, lesson, loaded) / f"{lesson}.ipynb")
         submissions.append(_submission(student, lesson, scored[student], exported[(student, lesson)], nb,
                                        timed.get((student, lesson))))
+        if nb is not None:  # what the notebook lost against its release, beside the grader's notes
+            submissions[-1].notes += run.lost_cells(root, lesson, nb, releases)
         outputs = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells
                    if c.metadata.get("nbgrader", {}).get("grade")} if nb is not None else {}
         for name, points in cells:

@@ -29,7 +29,8 @@ import sys
 import time
 from pathlib import Path
 from .. import launch
-from ..course import CourseError, read_notebook, source_notebook, write_atomic
+from ..course import CourseError, Settings, read_notebook, source_notebook, write_atomic
+from ..course import settings as course_settings
 from ..release import COLAB_CELL_ID, released, released_lessons
 
 TITLE = "JAX performance course"
@@ -48,12 +49,12 @@ CLOSED_REGISTRY = "http://127.0.0.1:9/"
 BUILD_SECONDS = 600
 
 
-def _launch_markdown(root: Path, lesson: str) -> str:
+def _launch_markdown(settings: Settings, lesson: str) -> str:
     lines = ["```{note}",
              "This page is the notebook students get (`release/" + lesson + "/" + lesson + ".ipynb`), "
              "shown as it is, not executed. Its numbers and figure, at the end of the page, are "
              f"[one machine's recording](#{lesson}-recording)."]
-    links = launch.links(root, lesson)
+    links = launch.links(settings, lesson)
     if links:
         lines += ["", " · ".join(f"[{label}]({link})" for label, link in links)]
     return "\n".join(lines + ["```"])
@@ -151,7 +152,7 @@ def recording_markdown(root: Path, lesson: str, folder: Path) -> str:
     return "\n".join(parts)
 
 
-def lesson_notebook(root: Path, lesson: str, folder: Path):
+def lesson_notebook(root: Path, lesson: str, folder: Path, settings: Settings | None = None):
     """The release notebook as the site shows it: its own Colab badge cell (an image from
     elsewhere) left out, launch links after the title, the reference recording at the end."""
     import nbformat
@@ -160,7 +161,7 @@ def lesson_notebook(root: Path, lesson: str, folder: Path):
     nb.cells = [c for c in nb.cells if c.get("id") != COLAB_CELL_ID]
     at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
                and c.source.lstrip().startswith("# ")), 0)
-    links_cell = nbformat.v4.new_markdown_cell(_launch_markdown(root, lesson))
+    links_cell = nbformat.v4.new_markdown_cell(_launch_markdown(settings or course_settings(root), lesson))
     links_cell.id = "site-launch"
     nb.cells.insert(at, links_cell)
     recording = nbformat.v4.new_markdown_cell(recording_markdown(root, lesson, folder))
@@ -190,21 +191,36 @@ def _yaml_str(text: str) -> str:
     return json.dumps(text)  # a JSON string is a YAML string
 
 
-def write_sources(root: Path, book: Path) -> dict:
+def unlinked_lessons(text: str, released: list[str]) -> str:
+    """Markdown whose links into release/ of a lesson not among `released` (not released yet)
+    become their text."""
+    import re
+
+    def unlink(found: re.Match) -> str:
+        return found.group(0) if found.group(2) in released else found.group(1)
+
+    return re.sub(r"\[([^\]]+)\]\(release/([^/)\s]+)/[^)\s]*\)", unlink, text)
+
+
+def write_sources(root: Path, book: Path, settings: Settings | None = None) -> dict:
     """Write the book's sources into `book` (emptied first); the pages the site must have."""
     import nbformat
 
     if book.exists():
         shutil.rmtree(book)
     book.mkdir(parents=True)
-    shutil.copy2(root / "README.md", book / "README.md")  # the home page, at its own path: docs/ links to it
+    settings = settings or course_settings(root)  # read once, for every lesson page
+    lesson_ids = settings.released_by(released_lessons(root))  # the lessons students have so far
+    if not lesson_ids:
+        raise CourseError(f"{settings.path}: [schedule] has released no lesson yet: the site would have no lesson")
+    # The home page, at its own path (docs/ links to it); a lesson not released yet is named, not linked.
+    write_atomic(book / "README.md", unlinked_lessons((root / "README.md").read_text(encoding="utf-8"), lesson_ids))
     if (root / DOCS).is_dir():
         shutil.copytree(root / DOCS, book / DOCS)
-    lesson_ids = released_lessons(root)
     for lesson in lesson_ids:
         folder = book / "release" / lesson
         folder.mkdir(parents=True)
-        write_atomic(folder / f"{lesson}.ipynb", nbformat.writes(lesson_notebook(root, lesson, folder)))
+        write_atomic(folder / f"{lesson}.ipynb", nbformat.writes(lesson_notebook(root, lesson, folder, settings)))
     sections = doc_pages(root)
     for _, pages in sections:
         for page in pages:
@@ -276,7 +292,7 @@ def broken_links(html_dir: Path) -> list[str]:
     return broken
 
 
-def build(root: Path, output: Path, verbose: bool = False) -> dict:
+def build(root: Path, output: Path, verbose: bool = False, settings: Settings | None = None) -> dict:
     """Write the sources into output/book, build them, and put the site in output/html."""
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     if not jupyter_book.is_file():
@@ -288,7 +304,7 @@ def build(root: Path, output: Path, verbose: bool = False) -> dict:
     if output == root or root.is_relative_to(output) or (output.exists() and not output.is_dir()):
         raise CourseError(f"{output}: not a folder the site can be written into")
     book = output / "book"
-    expected = write_sources(root, book)
+    expected = write_sources(root, book, settings)
     env = {**os.environ, "npm_config_registry": CLOSED_REGISTRY, "PERFCOURSE_ROOT": str(root)}
     env.pop("BASE_URL", None)
     command = [str(jupyter_book), "build", "--html", "--strict", *(["--debug"] if verbose else [])]
@@ -324,9 +340,9 @@ def build(root: Path, output: Path, verbose: bool = False) -> dict:
     return {**expected, "html": html, "seconds": time.monotonic() - started, "pages": len(manifest["pages"])}
 
 
-def missing_links_note(root: Path) -> str | None:
+def missing_links_note(settings: Settings) -> str | None:
     """For the instructor (never on a student's page): why the lesson pages carry no launch link."""
-    if launch.publication(root) is not None:
+    if launch.publication(settings) is not None:
         return None
     return ("note: the lesson pages carry no launch link: course.toml's [publication] repository (where "
             "'perfcourse publish' output is pushed) gives \"Open in Colab\" links, and with [hub] url JupyterHub "
@@ -334,10 +350,11 @@ def missing_links_note(root: Path) -> str | None:
 
 
 def main(root: Path, output: Path | None, verbose: bool = False) -> int:
-    result = build(root, output or root / DEFAULT_OUTPUT, verbose)
+    settings = course_settings(root)  # read once, for the pages and the note below
+    result = build(root, output or root / DEFAULT_OUTPUT, verbose, settings)
     print(f"built {result['pages']} pages ({len(result['lessons'])} lessons, {len(result['docs'])} docs pages) "
           f"in {result['seconds']:.1f} s: {result['html'] / 'index.html'}")
-    note = missing_links_note(root)
+    note = missing_links_note(settings)
     if note:
         print(note)
     return 0
