@@ -105,6 +105,9 @@ c.GenerateAssignment.preprocessors = [
 # (passed, or failed and the error's type), then the hidden tests' source is removed.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
+    # A first cell naming what the notebook lost against its release (stripped metadata, a
+    # deleted solution or test cell: grading/losses.py), where it lost any.
+    "perfcourse.grading.loss_notes.LossNotes",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "perfcourse.grading.feedback.HideHiddenTestOutputs",
     "nbgrader.preprocessors.ClearHiddenTests",

@@ -2,9 +2,8 @@
 
 `LossNotes` is an nbgrader preprocessor for generate_feedback: it puts one markdown cell first
 in the feedback, listing each loss (stripped metadata, a deleted solution or test cell), where the
-notebook lost any. HOOK (issue 52): it runs once grader_config.py lists it in
-c.GenerateFeedback.preprocessors, e.g. after "nbgrader.preprocessors.GetGrades":
-    "perfcourse.grading.loss_notes.LossNotes",
+notebook lost any. grader_config.py lists it in c.GenerateFeedback.preprocessors, after
+nbgrader's GetGrades.
 """
 from __future__ import annotations
 
