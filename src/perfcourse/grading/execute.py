@@ -66,6 +66,7 @@ from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
 from . import bounded_scan
 from .code_scan import code_cells, python_of
+from .sanitize import sanitize_html
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
 # grade on this JAX (checks.InstrumentMissing): the grade report names them.
@@ -370,6 +371,7 @@ class GuardedExecute(Execute):
             flags.append(f"the student's kernel sent messages of more than {self.max_message_bytes} bytes: refused "
                          f"unread (cell {', '.join(map(str, self._refused_cells))})")
         nb.metadata[EVIDENCE_KEY] = flags + scanned.result()
+        sanitize_html(nb)  # Formgrader and the feedback render it for the instructor: no student markup runs there
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
                                    "grade_cell_seconds": round(self._grade_seconds - self._trusted_wait, 3),
                                    "cell_seconds": round(self._cell_seconds - self._trusted_wait, 3),
