@@ -949,13 +949,14 @@ class GuardedExecute(Execute):
             # message (a display update that rewrites outputs across cells, a widget's comm state)
             # is kept past the notebook's budget.
             size = message_size(msg) * self._copies(msg)
-            self._output_bytes += size
-            self._notebook_bytes += size
+            self._output_bytes += size  # a cell's caps count what it sent, the notebook's budget what is kept
             self._output_messages += 1
             limit = (f"{self.max_output_messages} messages" if self._output_messages > self.max_output_messages
                      else f"{self.max_output_bytes} bytes" if self._output_bytes > self.max_output_bytes
                      else f"the notebook's budget of {self.max_notebook_output_bytes} bytes"
-                     if self._notebook_bytes > self.max_notebook_output_bytes else None)
+                     if self._notebook_bytes + size > self.max_notebook_output_bytes else None)
+            if limit is None:
+                self._notebook_bytes += size
             if limit is not None:
                 self._cut(cell.outputs, cell_index, limit, notebook=limit.startswith("the notebook"))
                 if not self._decides_grade(msg):
