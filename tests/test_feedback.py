@@ -71,6 +71,9 @@ def hostile_markup(sanitized: bool):
                        metadata={"image/png": {"width": f"1 onerror=\"{RAN}\""}}),
             new_output("stream", name="stdout", text=f"<script>{RAN}</script>")]),
         new_markdown_cell(f"Answer <img src=y onerror=\"{RAN}\"> <script>{RAN}</script> a < b"),
+        # Markdown links: nbconvert renders their destinations as written, entities decoded.
+        new_markdown_cell("See [this](javascript&#58;window.perfcourseRan=9) and [that](JaVaScRiPt:window.perfcourseRan=9)"),
+        new_markdown_cell("Plain *Markdown* keeps its source: `a < b`, [a link](https://example.org)\n\n> a quote"),
         new_raw_cell(f"<script>{RAN}</script>", metadata={"format": "text/html"}),
     ])
     nb.cells[0].metadata["tags"] = ["ok-tag", f"x\"><script>{RAN}</script>"]
@@ -118,7 +121,9 @@ def test_sanitized_markup_keeps_text_and_tables_and_nothing_that_runs():
     assert "<b>kept</b>" in html and "<td>cell</td>" in html and active(html) == []
     assert set(outputs[0].data) == {"text/html", "text/plain"} and outputs[1].metadata == {}
     assert outputs[2].text == f"<script>{RAN}</script>"  # a stream is text: nbconvert escapes it
-    assert active(nb.cells[1].source) == active(nb.cells[2].source) == []
+    assert active(nb.cells[1].source) == active(nb.cells[4].source) == []
+    assert "<a>this</a>" in nb.cells[2].source and "<a>that</a>" in nb.cells[2].source
+    assert nb.cells[3].source == hostile_markup(sanitized=False).cells[3].source
     assert nb.cells[0].metadata["tags"] == ["ok-tag"]
     assert not [text for text in active(rendered(nb)) if "perfcourseRan" in text]
 

@@ -18,8 +18,11 @@ the instructor's Jupyter origin, with the instructor's session; the feedback's H
 from it): with nbconvert's SanitizeHTML (bleach), every output's HTML and Markdown is cleaned, any
 other kind of data but plain text and PNG or JPEG images (JavaScript, SVG, widgets, LaTeX) is
 removed, outputs' metadata (image sizes become attributes) is dropped, and the Markdown and raw
-cells that are not the instructor's locked cells are cleaned as well. Streams and errors are
-text, escaped by nbconvert; what decides a grade (error outputs) is never changed.
+cells that are not the instructor's locked cells are cleaned as well: a Markdown cell is rendered
+as nbconvert renders it (raw HTML and a link's `javascript:` destination pass its renderer) and,
+only when that holds anything active, replaced by the rendering cleaned by bleach; the lessons'
+own Markdown renders with nothing active and keeps its source. Streams and errors are text,
+escaped by nbconvert; what decides a grade (error outputs) is never changed.
 """
 from __future__ import annotations
 
@@ -124,9 +127,70 @@ def sanitize_html(nb) -> None:
             cleaner.sanitize_code_outputs(cell.get("outputs", []))
         elif not cell.get("metadata", {}).get("nbgrader", {}).get("locked"):
             source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-            cell.source = cleaner.sanitize_html_tags(source)
-            cell.pop("attachments", None) if cell.cell_type == "raw" else None
+            if cell.cell_type == "markdown":
+                cell.source = _clean_markdown(source)
+            elif "<" in source:  # a raw cell is emitted verbatim where its format is HTML
+                cell.source = cleaner.sanitize_html_tags(source)
         tags = cell.get("metadata", {}).get("tags")
         if isinstance(tags, list):  # a tag becomes a class name in nbconvert's HTML
             cell.metadata["tags"] = [tag for tag in tags if isinstance(tag, str) and tag.replace("-", "").replace(
                 "_", "").isalnum() and tag.isascii()]
+
+
+# What nbconvert's Markdown renderer makes of ordinary Markdown (it lets raw HTML through, and a
+# link's javascript: destination too, so the source alone cannot be judged).
+MARKDOWN_TAGS = SAFE_TAGS + ("del", "em", "img", "s", "strong")
+MARKDOWN_ATTRIBUTES = {**SAFE_ATTRIBUTES, "a": ["href", "title", "class"], "img": ["alt", "title"],
+                       **{tag: ["class"] for tag in ("code", "pre", "span", "div")},
+                       **{f"h{level}": ["id"] for level in range(1, 7)}}
+SAFE_SCHEMES = ("", "http", "https", "mailto")
+
+
+def _clean_markdown(source: str) -> str:
+    """A Markdown cell's source, or, when what nbconvert renders of it would hold anything active
+    (a tag outside MARKDOWN_TAGS, an event handler, a link whose scheme is not http(s) or mailto),
+    that rendering cleaned by bleach (HTML is Markdown too: it renders as the text it shows)."""
+    import bleach
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    try:
+        rendered = markdown2html_mistune(source)
+    except Exception:  # noqa: BLE001 (what cannot be rendered here is shown as escaped text)
+        return bleach.clean(source, tags=[], strip=False)
+    if not _active(rendered):
+        return source
+    return bleach.clean(rendered, tags=list(MARKDOWN_TAGS), attributes=MARKDOWN_ATTRIBUTES,
+                        protocols=["http", "https", "mailto"], strip=False, strip_comments=True)
+
+
+def _active(html: str) -> bool:
+    from html import unescape
+    from html.parser import HTMLParser
+    from urllib.parse import urlsplit
+
+    found = []
+
+    class Reader(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag not in MARKDOWN_TAGS + ("p", "br", "hr"):
+                found.append(tag)
+            for name, value in attrs:
+                if name.startswith("on") or name not in MARKDOWN_ATTRIBUTES.get(tag, ()) + ["src"] * (tag == "img"):
+                    found.append(name)
+                elif name in ("href", "src"):
+                    link = "".join(ch for ch in unescape(value or "") if ch.isprintable() and not ch.isspace())
+                    try:
+                        scheme = urlsplit(link).scheme.lower()
+                    except ValueError:
+                        scheme = "?"
+                    if scheme not in SAFE_SCHEMES:
+                        found.append(name)
+
+        def handle_startendtag(self, tag, attrs):
+            self.handle_starttag(tag, attrs)
+
+        def handle_comment(self, data):
+            found.append("comment")
+
+    Reader(convert_charrefs=True).feed(html)
+    return bool(found)
