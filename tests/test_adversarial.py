@@ -161,3 +161,21 @@ def test_the_students_history_holds_no_grade_cell(hostile_class):
                       if "HISTORY:" in out.get("text", ""))
     for hidden in ("BEGIN HIDDEN TESTS", "perfcourse.checks", "check_synchronized", "Public checks"):
         assert hidden not in history
+
+
+def test_a_students_markup_reaches_no_page_an_instructor_opens(hostile_class):
+    """The graded notebook Formgrader renders, and the feedback nbgrader writes from it, hold the
+    student's HTML as inert text: no script, handler or JavaScript output survives grading."""
+    from test_feedback import active
+
+    root, _, _ = hostile_class
+    lesson, student = "performance-03", "hostile-markup-for-the-instructor"
+    nb = nbformat.read(root / "autograded" / student / lesson / f"{lesson}.ipynb", 4)
+    shown = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "display_data"]
+    assert any("for the grader" in out.get("data", {}).get("text/html", "") for out in shown)
+    assert not any("application/javascript" in out.get("data", {}) for out in shown)
+    assert not [text for out in shown for text in active(out.get("data", {}).get("text/html", ""))]
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", lesson, "--force", "--student", student],
+                   cwd=root, env=nbgrader_env(), check=True, capture_output=True)
+    page = (root / "feedback" / student / lesson / f"{lesson}.html").read_text()
+    assert "for the grader" in page and not [text for text in active(page) if "perfcourseRan" in text]

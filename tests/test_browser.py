@@ -437,3 +437,25 @@ def test_a_students_terminal_and_notebook_reach_nothing_of_the_course(browser, s
         f"the terminal read the course:\n{said}"
     if os.geteuid() == 0:
         assert seen["uid"] == 65534 and said.split()[0] == "65534", (seen["uid"], said.split()[:1])
+
+
+def test_a_students_script_runs_in_no_page_an_instructor_opens(browser, tmp_path):  # noqa: F811
+    """A graded notebook's feedback page, rendered as nbgrader renders it (nbconvert's HTML), in
+    headless Chromium: unsanitized, the student's script, handlers and JavaScript output run (the
+    test can tell); sanitized as grading and feedback leave it, none does."""
+    from test_feedback import hostile_markup, rendered
+
+    page = browser.new_page()
+    try:
+        counts = {}
+        for sanitized in (False, True):
+            path = tmp_path / f"feedback-{sanitized}.html"
+            path.write_text(rendered(hostile_markup(sanitized)))
+            page.goto(path.as_uri())
+            page.wait_for_load_state("load")
+            page.wait_for_timeout(500)  # an image's onerror fires after it failed to load
+            counts[sanitized] = page.evaluate("window.perfcourseRan || 0")
+        assert counts[False] >= 2, counts  # the control: such markup does run in this browser
+        assert counts[True] == 0, counts
+    finally:
+        page.close()

@@ -173,12 +173,44 @@ def test_code_compiled_from_a_string_in_a_cell_is_the_students_under_any_label(t
         with open("helpers_on_disk.py", "w") as handle:
             handle.write("import sys\\ndef peek(_):\\n    return sys._getframe().f_lineno\\n")
         run_cells(["#ok\\nimport helpers_on_disk\\nsorted([1, 2], key=helpers_on_disk.peek)"])
-        # A library's code compiled under the same label is the library's.
+        # Code from a string is the student's whatever frame compiles and runs it: a library's too.
         ns = {}
         exec(compile("import sys\\ndef peek():\\n    return sys._getframe()", "helpers", "exec"), ns)
         ns["peek"]()
     ''')
-    assert flags == [f"{LABELS['frame:sys._getframe']} (3 times)", f"{LABELS['gc.get_objects']} (once)"]
+    assert flags == [f"{LABELS['frame:sys._getframe']} (4 times)", f"{LABELS['gc.get_objects']} (once)"]
+
+
+def test_code_a_library_runs_from_the_students_string_is_the_students(tmp_path):
+    flags, _ = run(tmp_path, '''
+        run_cells(["#ok\\nimport timeit\\ntimeit.timeit('sys._getframe()', setup='import sys', number=2)",
+                   "#ok\\nimport timeit\\ntimeit.timeit('gc.get_referrers(0)', setup='import gc', number=1)"])
+    ''')
+    assert flags == [f"{LABELS['frame:sys._getframe']} (2 times)", f"{LABELS['gc.get_referrers']} (once)"]
+
+
+def test_a_module_is_the_students_unless_the_installed_environment_holds_it(tmp_path):
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"  # neither the working folder nor installed
+    elsewhere.mkdir()
+    (elsewhere / "helpers_elsewhere.py").write_text("import sys\ndef peek(_):\n    return sys._getframe().f_lineno\n")
+    flags, _ = run(tmp_path, f'''
+        sys.path.append({str(elsewhere)!r})
+        run_cells(["#ok\\nimport helpers_elsewhere\\nsorted([1, 2], key=helpers_elsewhere.peek)"])
+        # The installed environment's own modules take frames in normal work: not flagged.
+        run_cells(["#ok\\nimport logging\\nlogging.getLogger('x').findCaller()"])
+    ''')
+    assert flags == [f"{LABELS['frame:sys._getframe']} (2 times)"]
+
+
+def test_a_full_table_of_code_is_a_flag_and_later_code_from_strings_is_the_students(tmp_path):
+    flags, _ = run(tmp_path, f'''
+        run_cells(["#ok\\nfor n in range({evidence.MAX_CODES + 10}):\\n    exec(compile('x = 1', 'filler', 'exec'))"])
+        # Past the table's limit: code a library compiles from a string and runs later is still the student's.
+        ns = {{}}
+        exec(compile("import sys\\ndef peek():\\n    return sys._getframe()", "late", "exec"), ns)
+        ns["peek"]()
+    ''')
+    assert flags == [LABELS["codes:full"] + " (once)", f"{LABELS['frame:sys._getframe']} (once)"]
 
 
 def test_events_on_threads_the_student_started_are_the_students(tmp_path):

@@ -127,3 +127,87 @@ def test_a_notebook_that_cannot_be_graded_is_reported_with_the_graders_reason():
     late = CellTimeoutError("A cell timed out while it was being executed, after 4 seconds.\n"
                             "The message was: Timeout waiting for IOPub output.")
     assert _output_late(late) and not _output_late(CellTimeoutError("No reply from kernel"))
+
+
+# --- a submitted notebook, bounded before it is parsed (grading/bounded_read.py) ----------------
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+from perfcourse.course import CourseError  # noqa: E402
+from perfcourse.grading import bounded_read  # noqa: E402
+from perfcourse.grading.scratch import SubmissionRefused  # noqa: E402
+
+RELEASED = ROOT / "release" / "performance-01" / "performance-01.ipynb"
+
+
+def flooded(path, key: str, item: str, count: int):
+    """The released notebook with `count` copies of the JSON `item` under its metadata's `key`,
+    written as text (never built as objects here)."""
+    nb = nbformat.read(RELEASED, as_version=4)
+    nb.metadata[key] = "PAD"
+    head, tail = nbformat.writes(nb).split('"PAD"')
+    with open(path, "w") as handle:
+        handle.write(head + "[" + item)
+        for start in range(1, count, 100_000):
+            handle.write(("," + item) * min(100_000, count - start))
+        handle.write("]" + tail)
+    return path
+
+
+def test_an_honest_notebook_passes_and_a_corrupt_one_is_named(tmp_path):
+    bounded_read.check_notebook(RELEASED)
+    (tmp_path / "bad.ipynb").write_text("{ not a notebook")
+    with pytest.raises(CourseError, match="the JSON is corrupt") as caught:
+        bounded_read.check_notebook(tmp_path / "bad.ipynb")
+    assert not isinstance(caught.value, SubmissionRefused)
+
+
+def test_a_notebook_file_over_the_bound_is_refused_before_anything_is_read(tmp_path):
+    big = tmp_path / "big.ipynb"
+    with open(big, "wb") as handle:
+        handle.truncate(bounded_read.MAX_FILE_BYTES + 1)  # sparse: nothing written, nothing to read
+    with pytest.raises(SubmissionRefused, match="outputs included"):
+        bounded_read.check_notebook(big)
+
+
+@pytest.mark.parametrize("item, why", [("{}", "JSON objects"), ("[]", "JSON arrays"),
+                                       ('{"k": 1}', "JSON objects")])
+def test_objects_and_arrays_past_the_bound_stop_the_parse(tmp_path, item, why):
+    path = flooded(tmp_path / "flood.ipynb", "x", item, bounded_read.MAX_ARRAYS + 1)
+    with pytest.raises(SubmissionRefused, match=why):
+        bounded_read.check_notebook(path)
+
+
+def test_metadata_past_the_bound_and_json_nested_too_deep_are_refused(tmp_path):
+    path = flooded(tmp_path / "meta.ipynb", "x", '"' + "m" * 1000 + '"', 300)
+    with pytest.raises(SubmissionRefused, match="metadata holds"):
+        bounded_read.check_notebook(path)
+    deep = tmp_path / "deep.ipynb"
+    deep.write_text(RELEASED.read_text().rstrip()[:-1] + ', "x": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    with pytest.raises(SubmissionRefused, match="nested deeper"):
+        bounded_read.check_notebook(deep)
+
+
+@pytest.mark.slow
+def test_the_largest_flood_costs_the_grader_little_memory_and_time(tmp_path):
+    """18 MB of `{}` once took the grader 3.1 GB and 13.6 s: the bounded child stops it at once,
+    and the grader's own process parses nothing."""
+    path = flooded(tmp_path / "flood.ipynb", "x", "{}", (bounded_read.MAX_FILE_BYTES - 200_000) // 3)
+    assert path.stat().st_size <= bounded_read.MAX_FILE_BYTES
+    program = ("import json, resource, time, sys\n"
+               "from perfcourse.grading import bounded_read, scratch\n"
+               "start = time.perf_counter()\n"
+               "try:\n    bounded_read.check_notebook(sys.argv[1]); said = 'accepted'\n"
+               "except scratch.SubmissionRefused as exc:\n    said = str(exc)\n"
+               "def peak(pid):  # VmHWM: ru_maxrss would carry the forking test's own peak across exec\n"
+               "    status = open(f'/proc/{pid}/status').read()\n"
+               "    return int(status.split('VmHWM:')[1].split()[0]) / 1024\n"
+               "print(json.dumps({'said': said, 'seconds': time.perf_counter() - start, 'grader_mb': peak('self'),\n"
+               "                  'child_mb': peak(bounded_read._reader.process.pid)}))\n")
+    proc = subprocess.run([sys.executable, "-c", program, str(path)], capture_output=True, text=True, timeout=120)
+    measured = json.loads(proc.stdout.splitlines()[-1])
+    assert "JSON objects" in measured["said"], measured
+    assert measured["grader_mb"] < 300 and measured["child_mb"] < 300 and measured["seconds"] < 10, measured

@@ -134,3 +134,84 @@ def test_an_oversized_shell_message_is_refused_too(fake_kernel):
         assert dropped(watch) == {"shell"}
     finally:
         kc.stop_channels()
+
+
+# --- the notebook's one output budget ----------------------------------------------------------
+def budgeted(max_bytes=1000, messages=50):
+    """A GuardedExecute ready to take a notebook's messages, as during grading (no kernel)."""
+    import nbformat
+
+    execute = GuardedExecute(config=course_config(ROOT))
+    execute.max_output_bytes, execute.max_output_messages = max_bytes, messages
+    execute.nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x") for _ in range(80)])
+    execute.reset_execution_trackers()
+    execute.clear_before_next_output = False
+    execute._cut_cells, execute._notebook_bytes, execute._notebook_cut = [], 0, False
+    execute._in_grade_cell, execute._tainted, execute._trusted_clean = False, False, True
+    return execute
+
+
+def start_cell(execute):
+    execute._output_bytes = execute._output_messages = 0
+    execute._output_cut = False
+
+
+def message(kind, content, buffers=()):
+    return {"msg_type": kind, "header": {"msg_type": kind}, "parent_header": {"msg_id": "m"}, "metadata": {},
+            "content": content, "buffers": list(buffers)}
+
+
+def kept_bytes(nb) -> int:
+    import json
+
+    return sum(len(json.dumps(out)) for cell in nb.cells for out in cell.outputs)
+
+
+def test_cells_each_under_the_cell_cap_share_one_notebook_budget():
+    execute = budgeted()
+    budget = execute.max_notebook_output_bytes
+    assert budget == 4 * execute.max_output_bytes
+    for index, cell in enumerate(execute.nb.cells[:60]):  # 60 cells, each just under its cap
+        start_cell(execute)
+        execute.process_message(message("stream", {"name": "stdout", "text": "x" * 900}), cell, index)
+    assert kept_bytes(execute.nb) < budget + 60 * 200  # the rest: one line per cut cell saying so
+    assert execute._cut_cells == [f"the notebook's output was cut at the notebook's budget of {budget} bytes, "
+                                  "from cell 5 on"]
+    assert "output limit" in execute.nb.cells[59].outputs[-1].text
+
+
+def test_display_updates_count_every_output_they_rewrite():
+    execute = budgeted()
+    for index, cell in enumerate(execute.nb.cells[:8]):  # one small display per cell, one display id
+        start_cell(execute)
+        execute.process_message(message("display_data", {"data": {"text/plain": "."}, "metadata": {},
+                                                         "transient": {"display_id": "d"}}), cell, index)
+    start_cell(execute)
+    update = message("update_display_data", {"data": {"text/plain": "u" * 300}, "metadata": {},
+                                             "transient": {"display_id": "d"}})
+    execute.process_message(update, execute.nb.cells[8], 8)  # 300 bytes alone, rewriting 8 outputs
+    assert all(cell.outputs[0].data["text/plain"] == "." for cell in execute.nb.cells[:8])
+    assert execute._cut_cells == ["the output of cell 9 was cut at 1000 bytes"]
+
+
+def test_comm_messages_spend_the_budget_and_are_not_kept_past_it():
+    execute = budgeted()
+    start_cell(execute)
+    cell = execute.nb.cells[0]
+    for number in range(6):
+        execute.process_message(message("comm_open", {"comm_id": f"c{number}", "target_name": "jupyter.widget",
+                                                      "data": {"state": {"_model_module": "m", "_model_name": "n"}}},
+                                                     [b"x" * 700]), cell, 0)
+        start_cell(execute)
+    assert 0 < len(execute.widget_state) < 6 and execute._notebook_cut
+
+
+def test_an_error_past_every_budget_is_kept_cut_short():
+    execute = budgeted()
+    start_cell(execute)
+    cell = execute.nb.cells[0]
+    execute.process_message(message("stream", {"name": "stdout", "text": "x" * 5000}), cell, 0)
+    execute.process_message(message("error", {"ename": "AssertionError", "evalue": "e" * 9000,
+                                              "traceback": ["t" * 9000] * 50}), cell, 0)
+    errors = [out for out in cell.outputs if out.output_type == "error"]
+    assert len(errors) == 1 and len(errors[0].evalue) == 2000 and len(errors[0].traceback) == 20

@@ -22,6 +22,7 @@ Directives, applied in order to a copy of release/<lesson>/<lesson>.ipynb:
   `# %% file fifo NAME`     also hand in NAME, a named pipe
   `# %% file text NAME`     also hand in NAME (a path below the notebook's folder), a regular
                             file holding the lines that follow
+  `# %% file pad N`         the notebook's metadata holds N empty JSON objects
 An empty file is the untouched release. The student id of a sample is `<prefix>-<case>`, with
 prefix `sample` for samples/ and `hostile` for the adversarial catalogue in adversarial/.
 `# expect: not-graded` says the submission must be refused, and `# reason: TEXT` gives text
@@ -165,7 +166,11 @@ def write_submissions(root: Path, samples: list[Sample], submitted: Path | None 
             paths.append(folder)
             continue
         target = folder / (files.get("rename") or f"{sample.lesson}.ipynb")
-        write_atomic(target, "{ this is not a notebook" if "corrupt" in files else nbformat.writes(build(root, sample)))
+        text = "{ this is not a notebook" if "corrupt" in files else nbformat.writes(build(root, sample))
+        if "pad" in files:  # N empty objects in the notebook's metadata, written as text, never built
+            text = text.replace('\n "metadata": {', '\n "metadata": {"padding": [' + ",".join(["{}"] * int(files["pad"]))
+                                + "],", 1)
+        write_atomic(target, text)
         paths.append(target)
         for verb, spec, body in sample.steps:
             kind, _, name = (spec or "").partition(" ")

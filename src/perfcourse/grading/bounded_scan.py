@@ -9,6 +9,7 @@ stopped is flagged "code could not be scanned"; a notebook whose scan stopped al
 flagged as a whole. Nothing reads as clean that was not read.
 
 The child speaks one JSON line each way: [[cell number, source], ...] in, the list of flags out.
+`Child` is such a bounded child process, one per grading process (bounded_read.py has one too).
 `python -m perfcourse.grading.bounded_scan` is that child; `scan(cells)` is the grader's side.
 """
 from __future__ import annotations
@@ -37,23 +38,86 @@ class _Stopped(Exception):
     """The child's per-cell timer ran out."""
 
 
-_lock = threading.Lock()  # one notebook at a time per child
-_child: subprocess.Popen | None = None
-_child_owner: int | None = None  # the pid that started it: a forked grader starts its own
+class Child:
+    """A child process of `module`, one per grading process: started on first use (a forked grader
+    starts its own), stopped when it dies, hangs or says nonsense, and started again on next use.
+    It speaks one line each way."""
+
+    def __init__(self, module: str, reply_bytes: int):
+        self.module, self.reply_bytes = module, reply_bytes
+        self.lock = threading.Lock()  # one request at a time
+        self.process: subprocess.Popen | None = None
+        self.owner: int | None = None
+
+    def ask(self, request: bytes, seconds: float, child: subprocess.Popen | None = None) -> bytes:
+        """Send one line, return the reply line; _Stopped past `seconds`, OSError, EOFError or
+        ValueError when the child fails (the caller stops it)."""
+        child = child or self.running()
+        child.stdin.write(request)
+        child.stdin.flush()
+        fd, reply, deadline = child.stdout.fileno(), b"", time.monotonic() + seconds
+        while not reply.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise _Stopped()
+            piece = os.read(fd, 1 << 16)
+            if not piece:
+                raise EOFError()
+            reply += piece
+            if len(reply) > self.reply_bytes:
+                raise ValueError("reply too large")
+        return reply
+
+    def running(self) -> subprocess.Popen:
+        if self.process is not None and (self.owner != os.getpid() or self.process.poll() is not None):
+            self.stop()
+        if self.process is None:
+            # -P: the grader's working folder is not put on the child's path; nothing of a student's
+            # is on it either. stderr is dropped: the child's only word is its reply.
+            self.process = subprocess.Popen([sys.executable, "-P", "-m", self.module], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
+            self.owner = os.getpid()
+        return self.process
+
+    def stop(self) -> None:
+        child, owner, self.process, self.owner = self.process, self.owner, None, None
+        if child is None:
+            return
+        if owner == os.getpid() and child.poll() is None:  # a parent's child is the parent's to stop
+            with contextlib.suppress(OSError):
+                child.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+                child.wait(timeout=5)
+        for stream in (child.stdin, child.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+_scanner = Child(__name__, REPLY_BYTES)
+
+
+def __getattr__(name: str):
+    if name == "_child":  # the scanner's process, or None
+        return _scanner.process
+    raise AttributeError(name)
+
+
+def _running_child() -> subprocess.Popen:
+    return _scanner.running()
 
 
 def scan(cells: list[tuple[int, str]]) -> list[str]:
     """code_scan's flags for (number, source) pairs, read by the bounded child; on any failure of
     the child, one flag saying the notebook could not be scanned and why."""
     request = (json.dumps([[number, source] for number, source in cells]) + "\n").encode("utf-8", "surrogatepass")
-    with _lock:
+    with _scanner.lock:
         try:
-            child = _running_child()
-            child.stdin.write(request)
-            child.stdin.flush()
-            return _read_reply(child, time.monotonic() + NOTEBOOK_SECONDS)
+            flags = json.loads(_scanner.ask(request, NOTEBOOK_SECONDS, _running_child()))
+            if not isinstance(flags, list) or not all(isinstance(flag, str) for flag in flags):
+                raise ValueError("not a list of flags")
+            return flags
         except (OSError, EOFError, ValueError, _Stopped) as exc:  # its process died, hung or said nonsense
-            _stop_child()
+            _scanner.stop()
             return [f"{UNSCANNED} (the whole notebook: {_why(exc)})"]
 
 
@@ -63,53 +127,6 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, (BrokenPipeError, EOFError)):
         return "the scan's process ended"
     return f"the scan's process failed ({type(exc).__name__})"
-
-
-def _running_child() -> subprocess.Popen:
-    global _child, _child_owner
-    if _child is not None and (_child_owner != os.getpid() or _child.poll() is not None):
-        _stop_child()
-    if _child is None:
-        # -P: the grader's working folder is not put on the child's path; nothing of a student's
-        # is on it either. stderr is dropped: the child's only word is its reply.
-        _child = subprocess.Popen([sys.executable, "-P", "-m", __name__], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
-        _child_owner = os.getpid()
-    return _child
-
-
-def _stop_child() -> None:
-    global _child, _child_owner
-    child, owner, _child, _child_owner = _child, _child_owner, None, None
-    if child is None:
-        return
-    if owner == os.getpid() and child.poll() is None:  # a parent's child is the parent's to stop
-        with contextlib.suppress(OSError):
-            child.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-            child.wait(timeout=5)
-    for stream in (child.stdin, child.stdout):
-        with contextlib.suppress(OSError):
-            stream.close()
-
-
-def _read_reply(child: subprocess.Popen, deadline: float) -> list[str]:
-    """The child's one reply line, read before `deadline`, as a list of flag strings."""
-    fd, reply = child.stdout.fileno(), b""
-    while not reply.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise _Stopped()
-        piece = os.read(fd, 1 << 16)
-        if not piece:
-            raise EOFError()
-        reply += piece
-        if len(reply) > REPLY_BYTES:
-            raise ValueError("reply too large")
-    flags = json.loads(reply)
-    if not isinstance(flags, list) or not all(isinstance(flag, str) for flag in flags):
-        raise ValueError("not a list of flags")
-    return flags
 
 
 # --- the child ---------------------------------------------------------------------------------

@@ -20,7 +20,9 @@ executes) while the grade cell still runs, nothing answers the checks: the grade
 interrupted at once and fails with `NotServing`. A cell past the per-cell limit is interrupted
 in both kernels; a kernel that ignores the interrupt, dies, or outlives the notebook's limit is
 killed, and every cell not yet run gets an error output saying why, so the notebook is still
-scored. Each cell keeps at most `max_output_bytes` of output, and the grader's sockets to the
+scored. Each cell keeps at most `max_output_bytes` of output and the notebook NOTEBOOK_FACTOR times
+that, every message kind counted (prints, displays, display updates with each output they rewrite,
+errors, widget comms), and the grader's sockets to the
 student's kernel refuse any message larger than MESSAGE_FACTOR times that before reading it
 (libzmq's MAXMSGSIZE: `BoundedKernelManager`), so no message a student's kernel sends can swell
 the grader's memory; the cell's output then says it was cut. The notebook nbgrader writes is the
@@ -64,13 +66,20 @@ from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
 from . import bounded_scan
 from .code_scan import code_cells, python_of
+from .sanitize import sanitize_html
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
 # grade on this JAX (checks.InstrumentMissing): the grade report names them.
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused", "InstrumentMissing",
                  "OutputTimeout")
-# Messages that carry a cell's output: the per-cell caps count them and drop those past the caps.
-CAPPED_MESSAGES = frozenset({"stream", "display_data", "execute_result", "update_display_data"})
+# Every message nbclient keeps something of: outputs, display updates (each rewrites every output
+# that shares its display id, in any cell), widget comms (their state is kept for the notebook's
+# metadata). The per-cell caps and the notebook's one budget count them all, and drop those past them.
+CAPPED_MESSAGES = frozenset({"stream", "display_data", "execute_result", "update_display_data", "error",
+                             "clear_output", "comm_open", "comm_msg", "comm_close"})
+# A message past a budget is dropped, except what decides a grade: an error, or a grade cell's
+# stderr (nbgrader scores either as a failure). It is kept cut to KEPT_CHARS characters a field.
+KEPT_CHARS = 2000
 TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
 FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no points; run the notebook to see it)\n"
 REPORT_NOT_RUN = ("(not run while grading: this cell of the lesson comes after every test and earns no points; "
@@ -79,6 +88,9 @@ SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
 # The grader's sockets to a student's kernel refuse a message part larger than this many times
 # GuardedExecute.max_output_bytes, unread: no more than that of a cell's output is ever kept.
 MESSAGE_FACTOR = 4
+# One output budget for the whole notebook: NOTEBOOK_FACTOR x max_output_bytes, every cell and every
+# message kind together (so 60 cells each just under the per-cell cap keep no more than this).
+NOTEBOOK_FACTOR = 4
 REFUSED_SECONDS = 1.5  # a kernel still running this long after its connection closed did not die: it was refused
 # The scan of a notebook's code (code_scan.py) reads only its cells' sources and tags, which running
 # the cells does not change: it is handed to its process (bounded_scan.py) from this thread while
@@ -238,6 +250,11 @@ class GuardedExecute(Execute):
         super().__init__(*args, **kwargs)
 
     @property
+    def max_notebook_output_bytes(self) -> int:
+        """The notebook's one output budget: NOTEBOOK_FACTOR x max_output_bytes, all cells and kinds together."""
+        return NOTEBOOK_FACTOR * self.max_output_bytes
+
+    @property
     def max_message_bytes(self) -> int:
         """The largest message part read from the student's kernel: MESSAGE_FACTOR x max_output_bytes."""
         return MESSAGE_FACTOR * self.max_output_bytes
@@ -320,6 +337,8 @@ class GuardedExecute(Execute):
         self._refused_here, self._cell_number = False, 0
         self._tainted = False       # it parsed a program the student's kernel made (checks/programs.py)
         self._cut_cells: list[str] = []  # cells whose output was cut, for the grade report
+        self._notebook_bytes, self._notebook_cut = 0, False  # the notebook's one output budget
+        self._in_grade_cell = False
         self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
         self.extra_arguments = self._student_arguments(self._socket)
         try:
@@ -352,6 +371,7 @@ class GuardedExecute(Execute):
             flags.append(f"the student's kernel sent messages of more than {self.max_message_bytes} bytes: refused "
                          f"unread (cell {', '.join(map(str, self._refused_cells))})")
         nb.metadata[EVIDENCE_KEY] = flags + scanned.result()
+        sanitize_html(nb)  # Formgrader and the feedback render it for the instructor: no student markup runs there
         nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
                                    "grade_cell_seconds": round(self._grade_seconds - self._trusted_wait, 3),
                                    "cell_seconds": round(self._cell_seconds - self._trusted_wait, 3),
@@ -397,7 +417,8 @@ class GuardedExecute(Execute):
                         f"__import__('perfcourse.kernel.agent').kernel.agent.install({socket_path!r})",
                         "__import__('perfcourse.kernel.evidence').kernel.evidence.beat_each_cell()",
                         "__import__('perfcourse.kernel.output_cap').kernel.output_cap"
-                        f".install({self.max_output_messages}, {self.max_output_bytes})",
+                        f".install({self.max_output_messages}, {self.max_output_bytes}, "
+                        f"{self.max_notebook_output_bytes})",
                         "__import__('perfcourse.kernel').kernel.working_folder_on_path()"),
         ]
 
@@ -855,10 +876,12 @@ class GuardedExecute(Execute):
             kind, content = msg.get("msg_type"), msg.get("content", {})
             if kind == "status" and content.get("execution_state") == "idle":
                 break
-            if kind == "stream" and size < self.max_output_bytes:
-                piece = str(content.get("text", ""))[: self.max_output_bytes - size]
+            if kind == "stream":
+                room = min(self.max_output_bytes - size, self.max_notebook_output_bytes - self._notebook_bytes)
+                piece = str(content.get("text", ""))[: max(0, room)]
                 text.append(piece)
                 size += len(piece)
+                self._notebook_bytes += len(piece)
         return "".join(text)
 
     async def _async_check_alive(self):
@@ -917,29 +940,53 @@ class GuardedExecute(Execute):
             # The student's kernel spent a cell's output budget (kernel/output_cap.py).
             said = content["data"][OUTPUT_CUT_MIME]
             limit = said.get("limit") if isinstance(said, dict) else None
-            return self._cut(cell.outputs, cell_index, str(limit)[:40] if limit else "its budget")
-        if msg.get("msg_type") in CAPPED_MESSAGES:
-            # Past the cap a message is dropped here, before nbclient turns it into an output:
-            # a flood of small messages costs seconds, not the cell's time limit.
+            said = str(limit)[:60] if limit else "its budget"
+            return self._cut(cell.outputs, cell_index, said, notebook=said.startswith("the notebook"))
+        kind = msg.get("msg_type")
+        if kind in CAPPED_MESSAGES:
+            # Counted here, before nbclient keeps anything of it; past a cap it is dropped here: a
+            # flood of small messages costs seconds, not the cell's time limit, and no kind of
+            # message (a display update that rewrites outputs across cells, a widget's comm state)
+            # is kept past the notebook's budget.
+            size = message_size(msg) * self._copies(msg)
+            self._output_bytes += size  # a cell's caps count what it sent, the notebook's budget what is kept
             self._output_messages += 1
-            if self._output_messages > self.max_output_messages:
-                return self._cut(cell.outputs, cell_index, f"{self.max_output_messages} messages")
-            if self._output_bytes > self.max_output_bytes:
-                return None
+            limit = (f"{self.max_output_messages} messages" if self._output_messages > self.max_output_messages
+                     else f"{self.max_output_bytes} bytes" if self._output_bytes > self.max_output_bytes
+                     else f"the notebook's budget of {self.max_notebook_output_bytes} bytes"
+                     if self._notebook_bytes + size > self.max_notebook_output_bytes else None)
+            if limit is None:
+                self._notebook_bytes += size
+            if limit is not None:
+                self._cut(cell.outputs, cell_index, limit, notebook=limit.startswith("the notebook"))
+                if not self._decides_grade(msg):
+                    return None
+                msg = _trimmed(msg)
         return super().process_message(msg, cell, cell_index)
 
-    def output(self, outs, msg, display_id, cell_index):
-        size = len(json.dumps(msg.get("content", {})))
-        self._output_bytes += size
-        if self._output_bytes > self.max_output_bytes:
-            return self._cut(outs, cell_index, f"{self.max_output_bytes} bytes")
-        return super().output(outs, msg, display_id, cell_index)
+    def _copies(self, msg) -> int:
+        """How many outputs a message becomes: a display id's message rewrites every output that shares it."""
+        transient = (msg.get("content") or {}).get("transient")
+        display_id = transient.get("display_id") if isinstance(transient, dict) else None
+        if not display_id or msg.get("msg_type") not in ("display_data", "execute_result", "update_display_data"):
+            return 1
+        shared = sum(len(found) for found in self._display_id_map.get(display_id, {}).values())
+        return max(1, shared + (msg.get("msg_type") != "update_display_data"))
 
-    def _cut(self, outs, cell_index: int, limit: str) -> None:
-        """Drop this output; the first time in a cell, say so in the cell and in the grade report."""
+    def _decides_grade(self, msg) -> bool:
+        kind, content = msg.get("msg_type"), msg.get("content") or {}
+        return kind == "error" or (kind == "stream" and content.get("name") == "stderr" and self._in_grade_cell)
+
+    def _cut(self, outs, cell_index: int, limit: str, notebook: bool = False) -> None:
+        """Drop this output; the first time in a cell, say so in the cell and in the grade report
+        (the notebook's budget: once, from the cell where it ran out)."""
         if not self._output_cut:
             self._output_cut = True
-            self._cut_cells.append(f"the output of cell {cell_index + 1} was cut at {limit}")
+            if not notebook:
+                self._cut_cells.append(f"the output of cell {cell_index + 1} was cut at {limit}")
+            elif not self._notebook_cut:
+                self._notebook_cut = True
+                self._cut_cells.append(f"the notebook's output was cut at {limit}, from cell {cell_index + 1} on")
             # stdout: nbgrader scores any stderr output of a grade cell as a failure
             outs.append(new_output("stream", name="stdout", text=f"\n[output limit of {limit} reached: "
                                                                   "the rest of this cell's output was dropped]\n"))
@@ -958,6 +1005,25 @@ def notebook_folders(channels: Path) -> tuple[Path, Path]:
 
 def student_runtime(base: Path) -> Path:
     return base / "student"
+
+
+def message_size(msg) -> int:
+    """What a kernel message costs to keep: its content as JSON, and its binary buffers."""
+    size = len(json.dumps(msg.get("content", {}), default=str))
+    for buffer in msg.get("buffers") or ():
+        size += memoryview(buffer).nbytes
+    return size
+
+
+def _trimmed(msg) -> dict:
+    """An error or stderr message past a budget, kept (it decides a grade) with each field cut short."""
+    content = dict(msg.get("content") or {})
+    for key in ("text", "ename", "evalue"):
+        if isinstance(content.get(key), str):
+            content[key] = content[key][:KEPT_CHARS]
+    if isinstance(content.get("traceback"), list):
+        content["traceback"] = [str(line)[:KEPT_CHARS] for line in content["traceback"][-20:]]
+    return {**msg, "content": content, "buffers": []}
 
 
 def _output_late(exc: BaseException) -> bool:

@@ -5,7 +5,9 @@ stay: a failing hidden assertion's traceback quotes the hidden lines, and a hidd
 print. Before ClearHiddenTests runs, this preprocessor replaces all outputs of every cell that
 holds hidden tests with one verdict: passed; or failed with what grading/cell_error.py lets a
 student read of the error (a check's verdict, the student's own exception or a failed public
-check's message), else with the error's type only.
+check's message), else with the error's type only. And every notebook it sees is sanitized first
+(grading/sanitize.py `sanitize_html`: a student's HTML, JavaScript and Markdown markup never run
+in the feedback page), whether or not grading sanitized it already.
 """
 from __future__ import annotations
 
@@ -14,10 +16,15 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
 from .cell_error import HIDDEN_MARKER, shown
+from .sanitize import sanitize_html
 
 
 class HideHiddenTestOutputs(NbGraderPreprocessor):
     begin_marker = Unicode(HIDDEN_MARKER).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        sanitize_html(nb)
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code" or self.begin_marker not in cell.source:

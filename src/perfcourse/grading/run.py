@@ -25,7 +25,7 @@ from .. import nbgrader_bridge as nbgrader
 from ..course import CourseError, read_notebook
 from ..course import lessons as course_lessons
 from ..kernel.evidence import EVIDENCE_KEY
-from . import demand, losses, scratch
+from . import bounded_read, demand, losses, scratch
 from .worker_slot import INTERRUPT_GRACE, Outcome, Progress, WorkerSlot, notebook_limit, student_memory
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def survey(root: Path, lessons: list[str], only: list[str] | None = None
                 refused.append(Outcome(student.name, lesson, error=reason))
                 continue
             try:
-                scratch.check_cells(read_notebook(notebook))
+                bounded_read.check_notebook(notebook)  # parsed in a bounded process, never here (issue 51)
             except scratch.SubmissionRefused as exc:
                 refused.append(Outcome(student.name, lesson, error=f"refused {label}{lesson}.ipynb: {exc}"))
                 continue

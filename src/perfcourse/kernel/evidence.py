@@ -25,10 +25,15 @@ these primitives in normal work (jax and IPython take frames all the time; impor
 assigns __code__, namedtuple assigns __defaults__, cProfile sets a profile function), so a use
 counts only when the code responsible is the student's: a frame running in the shell's user
 namespace, compiled from a cell (IPython's '<ipython-input-N-...>', ipykernel's
-'.../ipykernel_PID/HASH.py'), a module in the kernel's working folder (handed in beside the
-notebook, or written there by a cell), or code a student's frame ran from a string (exec, eval: the code
-objects, with the functions defined in them, whatever label they were compiled under, so a
-helper compiled as "helpers" and called later by a library is still the student's). For most
+'.../ipykernel_PID/HASH.py'), a module loaded from anywhere but the installed environment (the
+interpreter's prefixes, the standard library, site-packages: a module handed in beside the
+notebook, or written by a cell into the working folder, TMPDIR or HOME, is the student's), or code
+run from a string, whatever frame compiled or ran it (exec, eval: the code objects, with the
+functions defined in them, whatever label they were compiled under, so a helper compiled as
+"helpers" and called later by a library is still the student's, and so is the string
+`timeit.timeit("...")` compiles in timeit's frame), and code a student's frame ran. The code objects
+are kept in a table of MAX_CODES; a full table is flagged, and from then on every frame of code
+from a string counts as the student's (it fails closed). For most
 primitives that is the immediate caller, seen through `inspect`, `ctypes`, `unittest.mock` and
 code compiled from strings (so `exec("sys._getframe()")` and `mock.patch.object(f, "__defaults__",
 ...)` are still the student's). For gc walks and new audit hooks, which no library makes in normal
@@ -126,6 +131,8 @@ LABELS = {
     "code.__new__": "built a code object (types.CodeType or code.replace)",
     "function.__new__": "built a function from a code object (types.FunctionType)",
     **{f"ctypes:{event}": f"used ctypes ({event})" for event in CTYPES_EVENTS},
+    "codes:full": (f"ran code from strings past the {MAX_CODES} code objects the audit hook keeps: from then on "
+                   "every frame of code from a string counts as the student's"),
 }
 
 _installed = False
@@ -207,6 +214,7 @@ def _make_hook(fd: int):
     # (handed in, or written by a cell and imported) is the student's code.
     work = os.path.join(os.path.abspath(os.getcwd()), "")
     safe_name = re.compile(r"[^A-Za-z0-9_.]")
+    installed = installed_roots()
 
     def frame_attribute(args):
         return FRAME_ATTRIBUTES.get(args[1]) if len(args) > 1 and isinstance(args[1], str) else None
@@ -244,13 +252,14 @@ def _make_hook(fd: int):
         "function.__new__": ("function.__new__", caller),
         **{event: (f"ctypes:{event}", caller) for event in CTYPES_EVENTS},
     }
-    # What each file name means: 1 a cell (or a module in the working folder), 2 seen through
-    # (inspect, ctypes, unittest.mock, code compiled from a string), 3 the grader's own code, 4 a
-    # thread's machinery, 0 anything else.
+    # What each file name means: 1 a cell (or a module loaded from anywhere but the installed
+    # environment: the working folder, TMPDIR, HOME), 2 seen through (inspect, ctypes,
+    # unittest.mock, code compiled from a string), 3 the grader's own code, 4 a thread's machinery,
+    # 0 the installed environment's (and frozen modules).
     # Cached: the same few files recur.
     OTHER, CELL, THROUGH, GRADER, MACHINERY = 0, 1, 2, 3, 4
 
-    def classify(name, cache={}):
+    def classify(name, cache={}, normpath=os.path.normpath):
         found = cache.get(name)
         if found is None:
             if cell_name.search(name) or (name.startswith(work) and not name.startswith(package)):
@@ -261,8 +270,10 @@ def _make_hook(fd: int):
                 found = THROUGH
             elif name.startswith(package):
                 found = GRADER
-            else:
+            elif name.startswith("<") or normpath(name).startswith(installed):
                 found = OTHER
+            else:  # fails closed: a module is the student's unless the installed environment holds it
+                found = CELL
             if len(cache) > 4096:
                 cache.clear()
             cache[name] = found
@@ -277,17 +288,31 @@ def _make_hook(fd: int):
             known.append(shell.user_global_ns)
         return known[0]
 
-    # Code the student's cells compiled from strings and ran (exec, eval), whatever label it was
-    # compiled under, with the functions defined in it: by code object, so a library's code
-    # compiled under the same label stays the library's. At most MAX_CODES kept.
-    codes = {}
+    # Code run from a string (exec, eval), whatever frame compiled or ran it (a library's too:
+    # `timeit.timeit("...")` compiles and runs the student's string in timeit's frame), and code a
+    # student's frame ran, whatever label it was compiled under, with the functions defined in it:
+    # by code object. At most MAX_CODES kept; past that, every frame of code from a string counts
+    # as the student's (`full`), and that is flagged.
+    codes, full = {}, []
 
     def keep_code(code, depth=0):
-        if len(codes) < MAX_CODES and depth < 32 and type(code).__name__ == "code":
-            codes[id(code)] = code
-            for const in code.co_consts:
-                if type(const) is type(code):
-                    keep_code(const, depth + 1)
+        """Keep `code` and the code defined in it; False when the table is full."""
+        if type(code).__name__ != "code" or depth >= 32:
+            return True
+        if len(codes) >= MAX_CODES:
+            full[:] = [True]
+            return False
+        codes[id(code)] = code
+        return all([keep_code(const, depth + 1) for const in code.co_consts if type(const) is type(code)])
+
+    def from_a_string(code):
+        """Code compiled from a string rather than loaded from a file: a label, or a <name>."""
+        name = getattr(code, "co_filename", "")
+        if not isinstance(name, str):
+            return False
+        if name.startswith("<"):
+            return not name.startswith("<frozen ")
+        return os.sep not in name and not name.endswith(".py")
 
     def responsible(frame, policy):
         """1: the student's code, 0: not, None: undecided (look at the frame's caller)."""
@@ -296,6 +321,8 @@ def _make_hook(fd: int):
             return 1
         code = frame.f_code
         if id(code) in codes:
+            return 1
+        if full and from_a_string(code):
             return 1
         what = classify(code.co_filename)
         if what == CELL:
@@ -383,7 +410,8 @@ def _make_hook(fd: int):
     def hook(event, args, rules=rules, blame=blame, counts={}, busy=set(), ident=_thread.get_ident,
              getframe=sys._getframe, write=os.write, fd=fd, limit=PER_KIND, beat=HEARTBEAT_EVENT,
              beat_line=HEARTBEAT.encode() + b"\n", changed=CHANGED_EVENT, hooks=hooks, record=record,
-             keep_code=keep_code, safe_name=safe_name, starts=starts, threads=vars(threading)):
+             keep_code=keep_code, safe_name=safe_name, starts=starts, threads=vars(threading),
+             from_a_string=from_a_string):
         if event == beat:  # a cell starts: every one is written, whoever raised it
             try:
                 write(fd, beat_line)
@@ -398,14 +426,14 @@ def _make_hook(fd: int):
             except Exception:
                 pass
             return
-        if event == "exec":  # code run from a string: the student's when a student's frame ran it
+        if event == "exec":  # code from a string is the student's; other code, when a student's frame ran it
             try:
                 me = ident()
                 if me not in busy:
                     busy.add(me)
                     try:
-                        if blame(getframe(1), caller):
-                            keep_code(args[0])
+                        if (from_a_string(args[0]) or blame(getframe(1), caller)) and not keep_code(args[0]):
+                            record("codes:full", counts, write, fd, 1)
                     finally:
                         busy.discard(me)
             except Exception:
@@ -444,6 +472,23 @@ def _make_hook(fd: int):
             pass
 
     return hook
+
+
+def installed_roots() -> tuple[str, ...]:
+    """The folders of the installed environment, each ending in a separator: the interpreter's
+    prefixes, the standard library's and site-packages' paths, never the user's site-packages
+    (in HOME, which the student's kernel may write)."""
+    import site
+    import sysconfig
+
+    folders = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+               *(sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+               *site.getsitepackages()}
+    roots = set()
+    for folder in folders:
+        if folder and os.path.isabs(folder) and os.path.normpath(folder) != os.sep:
+            roots.update(os.path.join(os.path.normpath(path), "") for path in (folder, os.path.realpath(folder)))
+    return tuple(sorted(roots))
 
 
 CLOSED_FLAG = "the evidence channel closed while the kernel ran: nothing it did after that is recorded"

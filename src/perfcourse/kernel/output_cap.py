@@ -4,7 +4,8 @@ Every flushed print and every display is a message of its own, which the grader 
 authenticate and parse; 20,000 of them in one cell, or 50 MB of prints, cost the grader more than
 the cell's time limit on a busy machine. The grader drops what is past its per-cell caps
 (`GuardedExecute.max_output_messages`, `max_output_bytes`), but receiving it is already the
-cost. So the kernel spends the same budgets first: past them, in that cell, a display is
+cost. So the kernel spends the same budgets first (and the notebook's one budget of printed
+text, `notebook_bytes`, across its cells): past them, in that cell, a display is
 dropped, an explicit flush does nothing (what is printed leaves with ipykernel's periodic flush,
 a few messages a second) and printed text past the byte budget is dropped. The first drop says
 so: a display message of type OUTPUT_CUT_MIME, which the grader shows as a line in the cell's output
@@ -20,13 +21,13 @@ import sys
 OUTPUT_CUT_MIME = "application/vnd.perfcourse.output-cut+json"  # {"limit": "2000 messages"}
 
 
-def install(max_messages: int, max_bytes: int) -> None:
+def install(max_messages: int, max_bytes: int, notebook_bytes: int | None = None) -> None:
     """Give each cell of this kernel `max_messages` explicit flushes and displays and
-    `max_bytes` characters of printed text."""
+    `max_bytes` characters of printed text, and all its cells together `notebook_bytes`."""
     from IPython import get_ipython
 
     shell = get_ipython()
-    state = {"messages": 0, "bytes": 0, "noted": set()}
+    state = {"messages": 0, "bytes": 0, "noted": set(), "notebook": 0}
     publish = shell.display_pub.publish
 
     def note(limit: str) -> None:
@@ -45,6 +46,10 @@ def install(max_messages: int, max_bytes: int) -> None:
         def capped_write(text, *args, **kwargs):
             size = len(text) if isinstance(text, str) else 0
             state["bytes"] += size
+            state["notebook"] += size
+            if notebook_bytes is not None and state["notebook"] > notebook_bytes:
+                note(f"the notebook's budget of {notebook_bytes} bytes")
+                return size
             if state["bytes"] <= max_bytes:
                 return write(text, *args, **kwargs)
             note(f"{max_bytes} bytes")
