@@ -571,4 +571,45 @@ def test_artifact_report_holds_estimates_beside_hand_counts_and_measures_nothing
                                                  [r["hand_count_flops"] for r in report["matmul_flops"]]]
     assert [s["y"] for s in memory["series"]] == [
         [report["estimates"]["argument_bytes"], report["estimates"]["output_bytes"]],
-        [report["hand_count"]["argument_bytes"], report["hand_count"]["output_bytes"]]]
+        [report["hand_count"]["argument_bytes"], report["hand_count"]["output_bytes"]],
+        [report["hand_count_in_layout"]["argument_bytes"], report["hand_count_in_layout"]["output_bytes"]]]
+    # A CPU stores the arrays as their shapes say: no tiles, and the count in the layout is the plain one.
+    assert all(layout["tiling"] == [] for layout in report["layouts"].values())
+    assert report["hand_count_in_layout"] == {k: report["hand_count"][k] for k in ("argument_bytes", "output_bytes")}
+
+
+def report_layout_bytes():
+    """The report cell's `layout_bytes`, taken from the source notebook."""
+    cell = next(c.source for c in read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb").cells
+                if c.get("id") == "cell-24")
+    start = cell.index("def layout_bytes(")
+    namespace = {"math": __import__("math"), "jnp": jnp}
+    exec(cell[start:cell.index("\n\n\n", start)], namespace)
+    return namespace["layout_bytes"]
+
+
+def test_the_tpu_byte_counts_are_the_arrays_in_tiles():
+    """The lesson's reading of the TPU artifact (24,576 argument and 8,192 output bytes for the layer,
+    hand counts 10,240 and 4,096): 8 x 128 float32 tiles with each array's first dimension along the
+    lanes give exactly those numbers; stored row by row, x alone would need more than the estimate."""
+    from jax._src.layout import Layout
+
+    layout_bytes = report_layout_bytes()
+    tpu = json.loads(json.loads((ROOT / "artifacts" / "tpu" / f"{LESSON}.json").read_text())["stdout"])
+    rows, lanes_first = Layout((0, 1), ((8, 128),)), Layout((1, 0), ((8, 128),))
+    f32 = jnp.float32
+    assert layout_bytes((64, 32), f32, rows) == 32_768 > tpu["estimates"]["argument_bytes"]
+    sizes = [layout_bytes(shape, f32, lanes_first) for shape in ((64, 32), (32, 16), (64, 16))]
+    assert sizes == [16_384, 8_192, 8_192]
+    assert sizes[0] + sizes[1] == tpu["estimates"]["argument_bytes"] == 24_576
+    assert sizes[2] == tpu["estimates"]["output_bytes"] == 8_192
+    assert (tpu["hand_count"]["argument_bytes"], tpu["hand_count"]["output_bytes"]) == (10_240, 4_096)
+    # No tiles (a CPU's layouts): the shape's own bytes; a small tile pads the minor dimensions only.
+    assert layout_bytes((64, 32), f32, Layout((0, 1))) == layout_bytes((64, 32), f32, Layout((0, 1), ())) == 8_192
+    assert layout_bytes((3, 5), f32, Layout((0, 1), ((4, 128),))) == 2_048  # performance-09's float32[3, 5]
+    assert layout_bytes((), f32, Layout((), ((128,),))) == 4
+    text = " ".join(next(c.source for c in read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb").cells
+                         if c.get("id") == "cell-23").split())
+    for claim in ("24,576 argument bytes and 8,192 output bytes, against hand counts of 10,240 and 4,096",
+                  "64 rows x 128 lanes x 4 bytes = 32,768 bytes", "16,384 bytes", "together 24,576"):
+        assert claim in text, claim
