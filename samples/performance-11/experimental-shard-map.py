@@ -11,17 +11,17 @@ def fsdp_step(mesh):
         warnings.simplefilter("ignore", DeprecationWarning)
         from jax.experimental.shard_map import shard_map
 
-    def local(weights, x, y):
+    def local(stacked, x, y):
         count = y.size * jax.lax.axis_size("fsdp")
-        full = [jax.lax.all_gather(b, "fsdp", axis=0, tiled=True) for b in weights]
 
-        def loss_of(full):
-            h = x
-            for w in full:
-                h = jnp.tanh(h @ w)
+        def layer(h, block):
+            return jnp.tanh(h @ jax.lax.all_gather(block, "fsdp", tiled=True)), None
+
+        def loss_of(stacked):
+            h, _ = jax.lax.scan(jax.checkpoint(layer), x, stacked)
             return jnp.sum((h - y) ** 2) / count
 
-        part, grads = jax.value_and_grad(loss_of)(full)
-        return jax.lax.psum(part, "fsdp"), [jax.lax.psum_scatter(g, "fsdp", tiled=True) for g in grads]
+        part, grads = jax.value_and_grad(loss_of)(stacked)
+        return jax.lax.psum(part, "fsdp"), grads
 
-    return shard_map(local, mesh, (ROWS, ROWS, ROWS), (P(), ROWS))
+    return shard_map(local, mesh, (STACKED, ROWS, ROWS), (P(), STACKED))

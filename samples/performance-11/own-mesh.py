@@ -7,18 +7,18 @@
 def fsdp_step(mesh):
     mine = jax.make_mesh((len(DEVICES),), ("fsdp",), axis_types=(AxisType.Explicit,), devices=DEVICES)
 
-    def local(weights, x, y):
+    def local(stacked, x, y):
         count = y.size * jax.lax.axis_size("fsdp")
-        gathered = [jax.lax.all_gather(block, "fsdp", tiled=True) for block in weights]
 
-        def loss_of(gathered):
-            h = x
-            for w in gathered:
-                h = jnp.tanh(h @ w)
+        @jax.checkpoint
+        def layer(h, block):
+            return jnp.tanh(h @ jax.lax.all_gather(block, "fsdp", tiled=True)), None
+
+        def loss_of(stacked):
+            h, _ = jax.lax.scan(layer, x, stacked)
             return jnp.sum((h - y) ** 2) / count
 
-        part, grads = jax.value_and_grad(loss_of)(gathered)
-        grads = [jax.lax.psum_scatter(g, "fsdp", scatter_dimension=0, tiled=True) for g in grads]
+        part, grads = jax.value_and_grad(loss_of)(stacked)
         return jax.lax.psum(part, "fsdp"), grads
 
-    return jax.shard_map(local, mesh=mine, in_specs=(ROWS, ROWS, ROWS), out_specs=(P(), ROWS))
+    return jax.shard_map(local, mesh=mine, in_specs=(STACKED, ROWS, ROWS), out_specs=(P(), STACKED))

@@ -1,43 +1,56 @@
-"""Grade performance-11 (sharded training at scale: FSDP with shard_map): programs and arithmetic, never a speed.
+"""Grade performance-11 (FSDP as practised): programs and arithmetic, never a speed.
 
 Students write `fsdp_step(mesh)`, a `jax.shard_map` over the mesh's "fsdp" axis whose function
-receives one device's rows of every layer's weights and of the batch, all-gathers each layer's
-weights before using them, and returns the loss of the whole batch (the same on every device) and
-each device's block of every gradient, summed across devices by a reduce-scatter
-(`jax.lax.psum_scatter`); `collective_overlap(hlo_text)`, each collective kind's count in a compiled
-program and how many of its asynchronous start/done pairs have computation scheduled between them;
-and `memory_per_device(layer_shapes, devices, itemsize)`, the bytes of weights each device holds
-with replicated data parallelism and with FSDP, and the largest layer a device gathers whole.
+receives one device's rows of every layer of a stacked weight array (layers, width, width) and of
+the batch, scans over the layers (`jax.lax.scan`) with the layer body rematerialized
+(`jax.checkpoint`), all-gathers one layer's weights inside the scanned body, and returns the loss
+of the whole batch (the same on every device) and each device's block of the gradient (the
+reduce-scatter autodiff writes as the transpose of the gather, or `jax.lax.psum_scatter` by hand);
+`collective_overlap(hlo_text)`, each collective kind's count in the computations a compiled program
+runs as its schedule (ENTRY and, from there, the bodies and conditions of its loops; never a fused
+computation or a reducer) and how many of its asynchronous start/done pairs have computation
+scheduled between them; and `fsdp_budget(layers, width, batch, devices, itemsize)`, the bytes of
+weights per device with replicated data parallelism and with FSDP, the layer gathered whole, the
+bytes each device receives per step with FSDP (gather, re-gather, reduce-scatter) and with an
+all-reduce, and the flops per device per step.
 
 What this kernel believes, it observed or verified itself:
 
-- test_fsdp_step (`check_fsdp_step`). A mesh of all the process's devices or (half the time) fewer
-  of them, in a shuffled order, with one axis "fsdp", is built in the student's process
-  (performance-08's probe `sharding.mesh`) and stays there; *this kernel calls* `fsdp_step` on it,
-  and the function it returns goes, unread, to the probe `fsdp.export_step`, which exports it for a
-  network whose depth and widths are drawn here (two to four layers), with every weight and the batch
-  split by rows. *Verified* here (`checks.programs.program_from`): the program spans the mesh's
-  devices; its StableHLO (the program before XLA's passes, what the function itself wrote) gathers
-  weights (`all_gather`) and reduce-scatters gradients (`reduce_scatter`) at least once per layer
-  where the mesh has several devices; compiled here on CPU devices of this kernel's own
-  (`sharding.own_devices`) and run on fresh values that never leave this kernel, it gives the
-  float64 NumPy loss and every layer's gradient (tolerance of the matrix-product precision measured
-  here), each gradient split by rows, block i on the mesh's i-th device, the loss whole on all.
-  A gradient summed by an all-reduce and then sliced computes the same values and fails: the
-  lesson asks for the reduce-scatter, which moves and keeps 1/n of it.
+- test_fsdp_step (`check_fsdp_step`). Every run draws two meshes where the process has several
+  devices: all of them, and fewer of them (a divisor), each in a shuffled order, with one axis
+  "fsdp"; they are built in the student's process (performance-08's probe `sharding.mesh`) and stay
+  there. *This kernel calls* `fsdp_step` on each, and the function it returns goes, unread, to the
+  probe `fsdp.export_step`, which exports it for a network whose depth (6 to 8 layers), width and
+  batch are drawn here, the stacked weights split by rows of every layer and the batch by rows.
+  *Verified* here (`checks.programs.program_from`): the program spans the mesh's devices; in its
+  StableHLO (the program before XLA's passes, what the function itself wrote) the layers are
+  scanned (a `while`, fewer gathers written than layers), every all-gather takes one layer's row
+  block and gives the layer (nothing of the batch gathered, not all layers at once), every
+  reduce-scatter takes one layer's gradient and gives its block, no all-reduce is larger than a
+  row (the loss's psum, not a gradient's), and there is no other collective; compiled here on CPU
+  devices of this kernel's own (`sharding.own_devices`), its temporary buffers
+  (`memory_analysis().temp_size_in_bytes`) hold fewer than three layers whole beyond the
+  activations (a scan without remat keeps every gathered layer for the backward pass, a Python loop
+  lets XLA gather them all at once: both hold every layer); run on fresh values that never leave
+  this kernel, it gives the float64 NumPy loss and gradient (tolerance of the matrix-product
+  precision measured here), the gradient split like the weights, block i on the mesh's i-th device,
+  the loss whole on all. A loss divided by the process's device count instead of the mesh's is
+  wrong on the smaller mesh, which every run includes.
 - test_overlap (`check_collective_overlap`): *observed*, values only. HLO text written here: an
-  entry computation after a fused computation, with synchronous collectives, asynchronous
-  start/done pairs (interleaved, some with fusions, dots or convolutions scheduled between start and
-  done, some with only bookkeeping between: get-tuple-element, bitcast, copy-start/copy-done,
-  parameters, another collective), instruction names that lie (a start named after another kind, a
-  fusion named after a collective's start or done, as a TPU names its fused asynchronous
-  collectives), metadata that mention collectives. Every count must be exact.
-- test_memory (`check_memory_per_device`): *observed*, values only: layer shapes, device counts and
-  item sizes drawn here; the three byte counts exactly.
+  entry computation with synchronous collectives, asynchronous start/done pairs (interleaved, some
+  with fusions, dots or convolutions scheduled between start and done, some with only bookkeeping
+  between), a `while` whose body holds collectives and pairs of its own (and sometimes a loop of
+  its own), fused computations holding collectives (as a TPU's fused asynchronous collectives do;
+  not counted), a reducer, instruction names that lie, metadata that mention collectives. Every
+  run's schedules hold a collective in a loop body and one in a fused computation, so counting
+  ENTRY alone or every computation fails; every count must be exact.
+- test_memory (`check_fsdp_budget`): *observed*, values only: depths, widths, batches, device
+  counts and item sizes drawn here; the six numbers exactly.
 
 What a forger would have to do: the student's functions are called by this kernel; a replaced probe
-would have to send a program that, compiled and run here, gathers and reduce-scatters in its own text
-and computes the loss and gradients of values it never sees: an FSDP step, wherever it is written.
+would have to send a program that, compiled and run here, scans, gathers and reduce-scatters one
+layer at a time in its own text, holds no more than a few layers at once, and computes the loss and
+gradient of values it never sees: an FSDP step, wherever it is written.
 """
 from __future__ import annotations
 
@@ -50,18 +63,19 @@ from . import CheckFailed, numerics, programs, remote, sharding, verdict
 AXIS = "fsdp"
 KINDS = sharding.KINDS
 COMPUTE_OPS = ("fusion", "dot", "convolution")  # the lesson's COMPUTE_OPS: operations that do arithmetic
+GATHERED_LAYERS = 3  # temp bytes beyond the activations, in whole layers, that a scanned, rematerialized step stays under
 
 
 # --- what the step computes, in float64 ---------------------------------------------------------
-def reference_step(weights, x, y):
-    """Loss mean((h_L - y)**2), h_{l+1} = tanh(h_l @ w_l), and its gradient in every w_l, in float64."""
-    ws = [np.asarray(w, np.float64) for w in weights]
+def reference_step(stacked, x, y):
+    """Loss mean((h_L - y)**2), h_{l+1} = tanh(h_l @ w_l), and its gradient in every w_l (stacked), in float64."""
+    ws = np.asarray(stacked, np.float64)
     hs = [np.asarray(x, np.float64)]
     for w in ws:
         hs.append(np.tanh(hs[-1] @ w))
     y = np.asarray(y, np.float64)
     dh = 2.0 * (hs[-1] - y) / y.size
-    grads = [None] * len(ws)
+    grads = np.zeros_like(ws)
     for layer in reversed(range(len(ws))):
         dz = dh * (1.0 - hs[layer + 1] ** 2)
         grads[layer] = hs[layer].T @ dz
@@ -70,19 +84,136 @@ def reference_step(weights, x, y):
 
 
 def draw_network(rng: np.random.Generator, k: int) -> dict:
-    """Float32 weights of 2 to 4 layers and a batch, every row count a multiple of k."""
-    layers = int(rng.integers(2, 5))
-    widths = [k * int(rng.integers(1, 5)) for _ in range(layers)] + [int(rng.integers(2, 9))]
-    weights = [(rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32) for a, b in zip(widths, widths[1:])]
+    """Float32 stacked weights (6 to 8 layers of width 192 or 256) and a batch of 2 to 4 rows per device.
+
+    The width is a multiple of every mesh size drawn, and a device's batch rows are never as many
+    as a layer block's rows, so a gathered batch cannot pass for a gathered layer."""
+    layers = int(rng.integers(6, 9))
+    width = int(rng.choice([192, 256]))
     batch = k * int(rng.integers(2, 5))
-    x = rng.standard_normal((batch, widths[0])).astype(np.float32)
-    y = rng.uniform(-0.9, 0.9, (batch, widths[-1])).astype(np.float32)
-    return {"weights": weights, "x": x, "y": y}
+    stacked = (rng.standard_normal((layers, width, width)) / np.sqrt(width)).astype(np.float32)
+    x = rng.standard_normal((batch, width)).astype(np.float32)
+    y = rng.uniform(-0.9, 0.9, (batch, width)).astype(np.float32)
+    return {"stacked": stacked, "x": x, "y": y}
 
 
-# --- test_fsdp_step -----------------------------------------------------------------------------
-def _written(text: str, op: str) -> int:
-    return len(re.findall(r"\bstablehlo\." + op + r"\b", text))
+def meshes(rng: np.random.Generator, count: int) -> list[dict]:
+    """All `count` devices in a shuffled order and, where there are several, fewer of them (a
+    divisor): a step that uses the process's device count instead of its mesh's fails every run."""
+    drawn = [{"order": [int(i) for i in rng.permutation(count)], "shape": [count], "axes": [AXIS]}]
+    if count > 1:
+        while drawn[0]["order"] == list(range(count)):
+            drawn[0]["order"] = [int(i) for i in rng.permutation(count)]
+        smaller = [d for d in range(2, count) if count % d == 0] or [1]
+        k = int(rng.choice(smaller))
+        drawn.append({"order": [int(i) for i in rng.choice(count, size=k, replace=False)], "shape": [k], "axes": [AXIS]})
+    return drawn
+
+
+# --- test_fsdp_step: the collectives a program wrote --------------------------------------------
+_WRITTEN = re.compile(r'"?stablehlo\.(all_gather|reduce_scatter|all_reduce|all_to_all|collective_permute)"?')
+_SIGNATURE = re.compile(r":\s*\(([^()]*)\)\s*->\s*(.+)$")
+_TENSOR = re.compile(r"tensor<([^>]*)>")
+
+
+def _dims(tensor: str) -> list[int]:
+    return [int(d) for d in tensor.split("x")[:-1]] if "x" in tensor else []
+
+
+def written_collectives(text: str) -> list[dict]:
+    """Each collective of a StableHLO module: its op, its operands' and results' shapes.
+
+    An op with a region (the reduction of an all-reduce or a reduce-scatter) prints its types after
+    the region closes: the first line after it that starts with `})` and holds a signature."""
+    lines = text.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        match = _WRITTEN.search(line)
+        if not match or "=" not in line.split(match.group(0))[0]:
+            continue
+        signature = _SIGNATURE.search(line) if "({" not in line.split(match.group(0))[1] else None
+        j = i
+        while signature is None and j + 1 < len(lines):
+            j += 1
+            if lines[j].lstrip().startswith("})"):
+                signature = _SIGNATURE.search(lines[j])
+        if signature is None:
+            found.append({"op": match.group(1), "operands": [], "results": []})
+            continue
+        found.append({"op": match.group(1), "operands": [_dims(t) for t in _TENSOR.findall(signature.group(1))],
+                      "results": [_dims(t) for t in _TENSOR.findall(signature.group(2))]})
+    return found
+
+
+def _size(dims: list[int]) -> int:
+    return int(np.prod(dims)) if dims else 1
+
+
+def collective_problems(text: str, k: int, net: dict) -> list[str]:
+    """How the collectives a step wrote depart from FSDP's: scanned, one layer gathered at a time,
+    its gradient reduce-scattered, nothing of the batch gathered, no gradient-sized all-reduce."""
+    what = "the function fsdp_step returned"
+    layers, width = net["stacked"].shape[:2]
+    rows, batch_rows = width // k, net["x"].shape[0] // k
+    ops = written_collectives(text)
+    gathers = [c for c in ops if c["op"] == "all_gather"]
+    scatters = [c for c in ops if c["op"] == "reduce_scatter"]
+    if not gathers:
+        return [f"{what} gathers no layer in its own program (before XLA's passes): inside the scanned layer, "
+                f"jax.lax.all_gather(block, '{AXIS}', tiled=True) the layer's rows before it is used"]
+    if not re.search(r"\bstablehlo\.while\b", text) or len(gathers) >= layers:
+        return [f"{what} does not scan over the stacked layers: {len(gathers)} all-gather(s) written for {layers} "
+                "layers and " + ("a loop" if re.search(r"\bstablehlo\.while\b", text) else "no loop")
+                + ". Scan the layer body (jax.lax.scan over the stacked weights, jax.checkpoint on the body): a "
+                "Python loop writes one gather per layer, and XLA is then free to gather every layer at once"]
+    for c in gathers:
+        # A layer's block, as is or with a unit axis (an untiled gather's operand): its elements tell.
+        taken = c["operands"][0] if c["operands"] else []
+        if c["operands"] and _size(taken) == batch_rows * width and batch_rows != rows:
+            return [f"{what} gathers the batch (an all-gather of a {taken} block): FSDP splits the batch and keeps it "
+                    "split; only the weights are gathered, one layer at a time"]
+        if not c["operands"] or _size(taken) != rows * width or not c["results"] \
+                or _size(c["results"][0]) != width * width:
+            return [f"{what} gathers something other than one layer's rows (an all-gather of {taken or '?'} into "
+                    f"{c['results'][0] if c['results'] else '?'}; a layer's block here is {[rows, width]}): "
+                    "gather one layer at a time, inside the scanned body"]
+    if not scatters:
+        return [f"{what} does not reduce-scatter the gradient in its own program: each device should receive only its "
+                f"block of the summed gradient (what jax.grad writes through the all-gather, or "
+                f"jax.lax.psum_scatter over '{AXIS}' by hand), not the whole sum (an all-reduce) sliced afterwards"]
+    for c in scatters:
+        if not c["operands"] or _size(c["operands"][0]) != width * width or not c["results"] \
+                or _size(c["results"][0]) != rows * width:
+            return [f"{what} reduce-scatters something other than one layer's gradient into its block "
+                    f"({c['operands'][0] if c['operands'] else '?'} into {c['results'][0] if c['results'] else '?'})"]
+    for c in ops:
+        if c["op"] == "all_reduce" and max([_size(d) for d in c["operands"] + c["results"]] or [0]) >= width:
+            return [f"{what} all-reduces an array of {max(_size(d) for d in c['operands'] + c['results'])} elements: "
+                    "only the loss is summed whole on every device; a gradient is reduce-scattered (an all-reduce "
+                    "moves twice a reduce-scatter's bytes and leaves every device the whole sum)"]
+        if c["op"] in ("all_to_all", "collective_permute"):
+            return [f"{what} writes a {c['op']}: an FSDP step needs only the gathers, the reduce-scatters and the "
+                    "loss's psum"]
+    return []
+
+
+def memory_problems(compiled, net: dict, k: int) -> list[str]:
+    """A scanned, rematerialized step keeps about one gathered layer (and the one being differentiated)
+    in its temporary buffers; a step that holds every layer at once has as many as it has layers."""
+    layers, width = net["stacked"].shape[:2]
+    layer_bytes = width * width * 4
+    activations = layers * (net["x"].shape[0] // k) * width * 4  # one stack of every layer's input rows
+    try:
+        temp = int(compiled.memory_analysis().temp_size_in_bytes)
+    except Exception:  # a backend that reports no memory analysis: nothing to judge here
+        return []
+    allowed = GATHERED_LAYERS * layer_bytes + 6 * activations
+    if temp > allowed:
+        return [f"compiled here, the function fsdp_step returned keeps {temp} bytes of temporary buffers per device, "
+                f"{temp / layer_bytes:.1f} layers' worth ({layers} layers): FSDP holds one layer whole at a time. "
+                "Scan over the stacked layers with jax.checkpoint on the layer body, so the backward pass gathers "
+                "each layer again instead of keeping every gathered layer from the forward pass"]
+    return []
 
 
 def verify_step_program(program, mesh: dict, net: dict, precision: str) -> list[str]:
@@ -91,87 +222,83 @@ def verify_step_program(program, mesh: dict, net: dict, precision: str) -> list[
     from jax.sharding import NamedSharding, PartitionSpec as P
 
     what = "the function fsdp_step returned"
-    k, layers = len(mesh["order"]), len(net["weights"])
+    k = len(mesh["order"])
     if program.nr_devices != k:
         return [f"{what} runs on {program.nr_devices} device(s), the mesh you are given has {k}: "
                 "build the shard_map on that mesh"]
     if k > 1:
-        text = program.mlir_module()
-        if _written(text, "all_gather") < layers:
-            return [f"{what} does not gather every layer's weights in its own program (before XLA's passes): "
-                    f"in the function jax.shard_map runs, jax.lax.all_gather(block, '{AXIS}', tiled=True) each "
-                    "layer's block before it is used"]
-        if _written(text, "reduce_scatter") < layers:
-            return [f"{what} does not reduce-scatter every layer's gradient in its own program: each device "
-                    f"should receive only its block of the summed gradient (jax.lax.psum_scatter over '{AXIS}', "
-                    "scatter_dimension=0, tiled=True), not the whole sum (an all-reduce) sliced afterwards"]
+        problems = collective_problems(program.mlir_module(), k, net)
+        if problems:
+            return problems
     here = sharding._mesh_here(mesh)
+    stacked_split = NamedSharding(here, P(None, AXIS, None))
     rows, whole = NamedSharding(here, P(AXIS, None)), NamedSharding(here, P())
     # The layout its arguments take is read from the program itself, not from the export's word: run
-    # on row-split arrays, a program that takes them whole would be handed them re-laid out, silently.
-    arguments = list(net["weights"]) + [net["x"], net["y"]]
+    # on split arrays, a program that takes them whole would be handed them re-laid out, silently.
+    arguments = [(net["stacked"], stacked_split), (net["x"], rows), (net["y"], rows)]
     given = [sharding._on_devices(hlo, here) for hlo in program.in_shardings_hlo]
     if len(given) != len(arguments) or any(
-            taken is None or sharding._blocks(taken, a.shape) != sharding._blocks(rows, a.shape)
-            for taken, a in zip(given, arguments)):
-        return [f"{what} should take every layer's weights and the batch split by rows over '{AXIS}' "
-                f"(in_specs P('{AXIS}', None)), block i on the mesh's i-th device"]
+            taken is None or sharding._blocks(taken, a.shape) != sharding._blocks(want, a.shape)
+            for taken, (a, want) in zip(given, arguments)):
+        return [f"{what} should take the stacked weights split by rows of every layer (in_specs P(None, '{AXIS}', "
+                f"None)) and the batch split by rows (P('{AXIS}', None)), block i on the mesh's i-th device"]
     try:
-        weights = [jax.device_put(w, rows) for w in net["weights"]]
-        x, y = jax.device_put(net["x"], rows), jax.device_put(net["y"], rows)
-        loss, grads = jax.jit(program.call)(weights, x, y)
-        grads = list(grads)
-        got_loss = np.asarray(loss)
-        got = [np.asarray(g) for g in grads]
-        blocks = [sharding._blocks(g.sharding, g.shape) for g in grads]
+        placed = [jax.device_put(a, on) for a, on in arguments]
+        compiled = jax.jit(program.call).lower(*placed).compile()
+        loss, grads = compiled(*placed)
+        got_loss, got = np.asarray(loss), np.asarray(grads)
+        blocks = sharding._blocks(grads.sharding, grads.shape)
         loss_blocks = sharding._blocks(loss.sharding, loss.shape)
     except Exception as exc:
-        return [f"{what} did not compile and run here on weights and a batch split by rows over '{AXIS}', "
-                f"returning (loss, [one gradient per layer]) ({type(exc).__name__})"]
-    if len(got) != layers:
-        return [f"{what} gives {len(got)} gradient(s) for {layers} layers: one per layer, in order"]
-    want_loss, want = reference_step(net["weights"], net["x"], net["y"])
+        return [f"{what} did not compile and run here on stacked weights and a batch split by rows over '{AXIS}', "
+                f"returning (loss, gradient of the stacked weights) ({type(exc).__name__})"]
+    want_loss, want = reference_step(net["stacked"], net["x"], net["y"])
+    if got.shape != want.shape:
+        return [f"{what} gives a gradient of shape {list(got.shape)} for weights of shape {list(want.shape)}: "
+                "the gradient of the stacked weights, stacked the same way"]
     try:
         numerics.check_close(got_loss.reshape(-1)[:1] if got_loss.size == 1 else got_loss, np.asarray([want_loss]),
                              f"the loss {what} computes (the mean over the whole batch)", precision=precision)
-        for layer, (g, w) in enumerate(zip(got, want)):
-            numerics.check_close(g, w, f"layer {layer}'s gradient {what} computes (the whole batch's, each "
-                                 "device's part counted once)", precision=precision)
+        numerics.check_close(got, want, f"the gradient {what} computes (the whole batch's, each device's part "
+                             "counted once)", precision=precision)
     except (CheckFailed, TypeError, ValueError) as exc:
         return [str(exc)]
     if loss_blocks != sharding._blocks(whole, loss.shape):
         return [f"{what} should give the loss whole on every device (out_specs P())"]
-    for layer, (found, w) in enumerate(zip(blocks, net["weights"])):
-        if found != sharding._blocks(rows, w.shape):
-            return [f"{what} should give layer {layer}'s gradient split by rows over '{AXIS}' like its weights, "
-                    "block i on the mesh's i-th device"]
+    if blocks != sharding._blocks(stacked_split, want.shape):
+        return [f"{what} should give the gradient split like the weights (P(None, '{AXIS}', None)), block i on the "
+                "mesh's i-th device"]
+    if k > 1:
+        return memory_problems(compiled, net, k)
     return []
 
 
 def check_fsdp_step(fsdp_step, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     count, precision = sharding.device_count(), numerics.matmul_precision()
-    (mesh,) = sharding.one_d_meshes(rng, count)
-    mesh["axes"] = [AXIS]
-    net = draw_network(rng, len(mesh["order"]))
-    held = sharding._held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
-    try:
-        fn = fsdp_step(held)
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"fsdp_step raised {type(exc).__name__}: {exc}"[:500]) from None
-    shapes = {"params": [list(w.shape) for w in net["weights"]], "x": list(net["x"].shape), "y": list(net["y"].shape)}
-    report = remote.probe("fsdp.export_step", fn, held, shapes)
-    if not isinstance(report, dict) or "program" not in report:
-        raised = report.get("raised") if isinstance(report, dict) else None
-        raise CheckFailed("the function fsdp_step returned could not be exported for the mesh it was given, with "
-                          f"every layer's weights and the batch split by rows over '{AXIS}'"
-                          + (f" ({str(raised)[:300]})" if raised else "")
-                          + ": return jax.shard_map(...) over that mesh, taking (weights, x, y)")
-    specs = [(s, "float32") for s in shapes["params"]] + [(shapes["x"], "float32"), (shapes["y"], "float32")]
-    program = programs.program_from(report["program"], specs, what="the function fsdp_step returned")
-    verdict(verify_step_program(program, mesh, net, precision))
+    for mesh in meshes(rng, count):
+        net = draw_network(rng, len(mesh["order"]))
+        held = sharding._held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
+        try:
+            fn = fsdp_step(held)
+        except CheckFailed:
+            raise
+        except Exception as exc:
+            raise CheckFailed(f"fsdp_step raised {type(exc).__name__}: {exc}"[:500]) from None
+        shapes = {"stacked": list(net["stacked"].shape), "x": list(net["x"].shape), "y": list(net["y"].shape)}
+        report = remote.probe("fsdp.export_step", fn, held, shapes)
+        if not isinstance(report, dict) or "program" not in report:
+            raised = report.get("raised") if isinstance(report, dict) else None
+            raise CheckFailed("the function fsdp_step returned could not be exported for the mesh it was given "
+                              f"({len(mesh['order'])} devices), with the stacked weights split by rows of every layer "
+                              f"and the batch by rows over '{AXIS}'" + (f" ({str(raised)[:300]})" if raised else "")
+                              + ": return jax.shard_map(...) over that mesh, taking (stacked, x, y)")
+        specs = [(shapes["stacked"], "float32"), (shapes["x"], "float32"), (shapes["y"], "float32")]
+        program = programs.program_from(report["program"], specs, what="the function fsdp_step returned")
+        problems = verify_step_program(program, mesh, net, precision)
+        if problems and len(mesh["order"]) < count:
+            problems = [f"on a mesh of {len(mesh['order'])} of the {count} devices: {problems[0]}"] + problems[1:]
+        verdict(problems)
 
 
 # --- test_overlap -------------------------------------------------------------------------------
@@ -179,88 +306,149 @@ def _shape(rng) -> str:
     return f"f32[{int(rng.integers(2, 300))},{int(rng.integers(2, 300))}]{{1,0}}"
 
 
-def synthetic_schedule(rng: np.random.Generator) -> tuple[str, dict]:
-    """A scheduled entry computation with synchronous collectives and asynchronous pairs, and the
-    expected {kind: {"count", "overlapped"}}."""
-    serial = iter(range(1, 10_000))
-    pending = []        # (start name, kind, computed since start?)
-    lines, expected = [], {}
-    liar_names = list(KINDS)
+class _Schedule:
+    """Scheduled HLO text drawn piece by piece, and the counts its scheduled computations hold."""
 
-    def name_for(kind: str, suffix: str) -> str:
-        roll = rng.random()
+    def __init__(self, rng: np.random.Generator):
+        self.rng, self.serial = rng, iter(range(1, 100_000))
+        self.expected: dict = {}
+        self.computations: list[str] = []   # text of every computation but ENTRY, callees first
+        self.fused_collectives = 0          # collectives inside fused computations (never counted)
+        self.loop_collectives = 0           # counted collectives in loop bodies and conditions
+
+    def n(self) -> int:
+        return next(self.serial)
+
+    def name_for(self, kind: str, suffix: str) -> str:
+        roll = self.rng.random()
         if roll < 0.4:
-            return f"%{kind}{suffix}.{next(serial)}"
+            return f"%{kind}{suffix}.{self.n()}"
         if roll < 0.7:
-            other = str(rng.choice([k for k in liar_names if k != kind]))
-            return f"%{other}{suffix}.{next(serial)}"
-        return f"%{rng.choice(['tmp', 'x', 'collective'])}.{next(serial)}"
+            other = str(self.rng.choice([k for k in KINDS if k != kind]))
+            return f"%{other}{suffix}.{self.n()}"
+        return f"%{self.rng.choice(['tmp', 'x', 'collective'])}.{self.n()}"
 
-    def bookkeeping() -> str:
-        op = str(rng.choice(["get-tuple-element", "bitcast", "copy-start", "copy-done", "parameter", "constant"]))
-        name = str(rng.choice([f"%{op}.{next(serial)}", f"%all-gather-done.{next(serial)}",
-                               f"%fusion.{next(serial)}"]))
-        return f"  {name} = {_shape(rng)} {op}(%p.{next(serial)})"
+    def bookkeeping(self) -> str:
+        op = str(self.rng.choice(["get-tuple-element", "bitcast", "copy-start", "copy-done", "parameter", "constant"]))
+        name = str(self.rng.choice([f"%{op}.{self.n()}", f"%all-gather-done.{self.n()}", f"%fusion.{self.n()}"]))
+        return f"  {name} = {_shape(self.rng)} {op}(%p.{self.n()})"
 
-    def compute() -> str:
-        op = str(rng.choice(COMPUTE_OPS))
-        name = str(rng.choice([f"%{op}.{next(serial)}", f"%async-collective-start.{next(serial)}",
-                               f"%all-reduce-start.{next(serial)}", f"%reduce_scatter_fusion.{next(serial)}"]))
-        tail = ", kind=kLoop, calls=%fused_computation" if op == "fusion" else ""
-        return (f"  {name} = {_shape(rng)} {op}(%p.{next(serial)}){tail}, "
-                f'metadata={{op_name="jit(step)/{rng.choice(KINDS)}"}}')
+    def fused(self) -> str:
+        """A fused computation that holds collectives (as a TPU's fused asynchronous collective does)."""
+        name = f"%{self.rng.choice(['fused_computation', 'async_collective_fusion', 'all-gather-fusion'])}.{self.n()}"
+        inside = []
+        for _ in range(int(self.rng.integers(1, 3))):
+            kind = str(self.rng.choice(KINDS))
+            inside.append(f"  %{kind}.{self.n()} = f32[8,8]{{1,0}} {kind}(%p.1), channel_id={self.n()}, "
+                          "replica_groups={{0,1,2,3}}, dimensions={0}")
+            self.fused_collectives += 1
+        self.computations.append(f"{name} (p.1: f32[8,8]) -> f32[8,8] {{\n  %p.1 = f32[8,8]{{1,0}} parameter(0)\n"
+                                 + "\n".join(inside) + f"\n  ROOT %tanh.{self.n()} = f32[8,8]{{1,0}} tanh(%p.1)\n}}\n")
+        return name
 
-    steps = int(rng.integers(14, 26))
-    for _ in range(steps):
-        roll = rng.random()
-        if roll < 0.25 or (roll < 0.35 and len(pending) > 2):
-            if pending:  # finish one pending pair (not always the latest)
+    def compute(self) -> str:
+        op = str(self.rng.choice(COMPUTE_OPS))
+        name = str(self.rng.choice([f"%{op}.{self.n()}", f"%async-collective-start.{self.n()}",
+                                    f"%all-reduce-start.{self.n()}", f"%reduce_scatter_fusion.{self.n()}"]))
+        tail = f", kind=kLoop, calls={self.fused()}" if op == "fusion" else ""
+        return (f"  {name} = {_shape(self.rng)} {op}(%p.{self.n()}){tail}, "
+                f'metadata={{op_name="jit(step)/{self.rng.choice(KINDS)}"}}')
+
+    def count(self, kind: str, in_loop: bool) -> None:
+        self.expected.setdefault(kind, {"count": 0, "overlapped": 0})["count"] += 1
+        self.loop_collectives += int(in_loop)
+
+    def done(self, kind: str, start: str, computed: bool) -> str:
+        self.expected[kind]["overlapped"] += int(computed)
+        return f"  {self.name_for(kind, '-done')} = {_shape(self.rng)} {kind}-done({start})"
+
+    def lines(self, steps: int, depth: int, in_loop: bool) -> list[str]:
+        """One scheduled computation's instructions: collectives, pairs, compute, bookkeeping, loops."""
+        rng, pending, lines = self.rng, [], []
+        for _ in range(steps):
+            roll = rng.random()
+            if (roll < 0.25 or (roll < 0.35 and len(pending) > 2)) and pending:
                 start, kind, computed = pending.pop(int(rng.integers(0, len(pending))))
-                lines.append(f"  {name_for(kind, '-done')} = {_shape(rng)} {kind}-done({start})")
-                entry = expected.setdefault(kind, {"count": 0, "overlapped": 0})
-                entry["overlapped"] += int(computed)
-                continue
-        if roll < 0.45:
-            kind = str(rng.choice(KINDS))
-            start = name_for(kind, "-start")
-            lines.append(f"  {start} = ({_shape(rng)}, {_shape(rng)}) {kind}-start(%p.{next(serial)}), "
-                         f"channel_id={next(serial)}, replica_groups={{{{0,1,2,3}}}}")
-            pending.append((start, kind, False))
-            expected.setdefault(kind, {"count": 0, "overlapped": 0})["count"] += 1
-        elif roll < 0.6:
-            kind = str(rng.choice(KINDS))
-            lines.append(f"  {name_for(kind, '')} = {_shape(rng)} {kind}(%p.{next(serial)}), "
-                         f"channel_id={next(serial)}, replica_groups={{{{0,1}},{{2,3}}}}")
-            expected.setdefault(kind, {"count": 0, "overlapped": 0})["count"] += 1
-        elif roll < 0.8:
-            lines.append(compute())
-            pending = [(s, k, True) for s, k, _ in pending]
-        else:
-            lines.append(bookkeeping())
-    while pending:
-        start, kind, computed = pending.pop(int(rng.integers(0, len(pending))))
-        if rng.random() < 0.5:
-            lines.append(compute())
-            pending = [(s, k, True) for s, k, _ in pending]
-            computed = True
-        lines.append(f"  {name_for(kind, '-done')} = {_shape(rng)} {kind}-done({start})")
-        expected[kind]["overlapped"] += int(computed)
-    fused = ("%fused_computation (p.1: f32[8,8]) -> f32[8,8] {\n  %p.1 = f32[8,8]{1,0} parameter(0)\n"
-             "  %dot.0 = f32[8,8]{1,0} dot(%p.1, %p.1)\n  ROOT %tanh.0 = f32[8,8]{1,0} tanh(%dot.0)\n}\n\n")
-    text = ("HloModule jit_step, is_scheduled=true\n\n" + fused + "ENTRY %main.1 () -> f32[] {\n"
-            + "\n".join(lines) + "\n  ROOT %tuple.9 = () tuple()\n}\n")
-    return text, {kind: dict(entry) for kind, entry in expected.items() if entry["count"]}
+                lines.append(self.done(kind, start, computed))
+            elif roll < 0.45:
+                kind = str(rng.choice(KINDS))
+                start = self.name_for(kind, "-start")
+                lines.append(f"  {start} = ({_shape(rng)}, {_shape(rng)}) {kind}-start(%p.{self.n()}), "
+                             f"channel_id={self.n()}, replica_groups={{{{0,1,2,3}}}}")
+                pending.append((start, kind, False))
+                self.count(kind, in_loop=in_loop)
+            elif roll < 0.6:
+                kind = str(rng.choice(KINDS))
+                reducer = ", to_apply=%add.0" if kind in ("all-reduce", "reduce-scatter") else ""
+                lines.append(f"  {self.name_for(kind, '')} = {_shape(rng)} {kind}(%p.{self.n()}), "
+                             f"channel_id={self.n()}, replica_groups={{{{0,1}},{{2,3}}}}{reducer}")
+                self.count(kind, in_loop=in_loop)
+            elif roll < 0.8:
+                lines.append(self.compute())
+                pending = [(s, k, True) for s, k, _ in pending]
+            elif roll < 0.88 and depth < 2:
+                lines.append(self.loop(depth + 1))
+            else:
+                lines.append(self.bookkeeping())
+        while pending:
+            start, kind, computed = pending.pop(int(rng.integers(0, len(pending))))
+            if rng.random() < 0.5:
+                lines.append(self.compute())
+                pending = [(s, k, True) for s, k, _ in pending]
+                computed = True
+            lines.append(self.done(kind, start, computed))
+        return lines
+
+    def loop(self, depth: int) -> str:
+        """A while instruction; its condition (a synchronous all-reduce in it, half the time) and body
+        are scheduled computations of their own, written before their caller."""
+        tag = self.n()
+        kind = str(self.rng.choice(KINDS))
+        check = ""
+        if self.rng.random() < 0.5:
+            check = (f"  {self.name_for(kind, '')} = f32[] {kind}(%g.{tag}), channel_id={self.n()}, "
+                     "replica_groups={{0,1,2,3}}\n")
+            self.count(kind, in_loop=True)
+        body = self.lines(int(self.rng.integers(5, 10)), depth, in_loop=True)
+        self.computations.append(
+            f"%region_cond.{tag} (p.{tag}: (s32[], f32[8,8])) -> pred[] {{\n  %p.{tag} = (s32[], f32[8,8]{{1,0}}) "
+            f"parameter(0)\n  %g.{tag} = s32[] get-tuple-element(%p.{tag}), index=0\n" + check
+            + f"  %c.{tag} = s32[] constant(4)\n  ROOT %lt.{tag} = pred[] compare(%g.{tag}, %c.{tag}), direction=LT\n}}\n")
+        self.computations.append(f"%region_body.{tag} (p.{tag}: (s32[], f32[8,8])) -> (s32[], f32[8,8]) {{\n"
+                                 f"  %p.{tag} = (s32[], f32[8,8]{{1,0}}) parameter(0)\n" + "\n".join(body)
+                                 + f"\n  ROOT %t.{tag} = (s32[], f32[8,8]{{1,0}}) tuple(%p.{tag})\n}}\n")
+        parts = [f"condition=%region_cond.{tag}", f"body=%region_body.{tag}"]
+        if self.rng.random() < 0.5:
+            parts.reverse()
+        return f"  %while.{tag} = (s32[], f32[8,8]{{1,0}}) while(%tuple.{self.n()}), {', '.join(parts)}"
+
+
+def synthetic_schedule(rng: np.random.Generator) -> tuple[str, dict]:
+    """A scheduled program: ENTRY and its loops with synchronous collectives and asynchronous pairs,
+    fused computations holding collectives, a reducer; and the expected {kind: {"count", "overlapped"}}
+    of ENTRY and the loops' conditions and bodies."""
+    drawn = _Schedule(rng)
+    entry = drawn.lines(int(rng.integers(14, 26)), 0, in_loop=False)
+    entry.insert(int(rng.integers(0, len(entry) + 1)), drawn.loop(1))  # at least one loop
+    reducer = ("%add.0 (a.0: f32[], b.0: f32[]) -> f32[] {\n  %a.0 = f32[] parameter(0)\n  %b.0 = f32[] parameter(1)\n"
+               "  ROOT %sum.0 = f32[] add(%a.0, %b.0)\n}\n")
+    text = ("HloModule jit_step, is_scheduled=true\n\n" + reducer + "\n" + "\n".join(drawn.computations)
+            + "\nENTRY %main.1 () -> f32[] {\n" + "\n".join(entry) + "\n  ROOT %tuple.9 = () tuple()\n}\n")
+    expected = {kind: dict(e) for kind, e in drawn.expected.items() if e["count"]}
+    return text, expected, {"fused": drawn.fused_collectives, "in_loops": drawn.loop_collectives}
 
 
 def schedules(rng: np.random.Generator, count: int = 4) -> list[tuple[str, dict]]:
-    """`count` schedules among which an overlapped pair, a pair with only bookkeeping between, and a
-    synchronous collective all occur."""
+    """`count` schedules among which an overlapped pair, a pair with only bookkeeping between, a
+    synchronous collective, a collective in a loop and one in a fused computation all occur."""
     while True:
         drawn = [synthetic_schedule(rng) for _ in range(count)]
-        entries = [entry for _, expected in drawn for entry in expected.values()]
+        entries = [entry for _, expected, _ in drawn for entry in expected.values()]
         overlapped = sum(e["overlapped"] for e in entries)
-        if overlapped and any("-done(" in text for text, _ in drawn) and sum(e["count"] for e in entries) > overlapped:
-            return drawn
+        if (overlapped and any("-done(" in text for text, _, _ in drawn)
+                and sum(e["count"] for e in entries) > overlapped
+                and any(where["in_loops"] for _, _, where in drawn) and any(where["fused"] for _, _, where in drawn)):
+            return [(text, expected) for text, expected, _ in drawn]
 
 
 def overlap_problems(found, expected: dict) -> list[str]:
@@ -275,8 +463,9 @@ def overlap_problems(found, expected: dict) -> list[str]:
         return ["collective_overlap should map each kind to {'count': int, 'overlapped': int}"]
     counts = {k: e["count"] for k, e in got.items()}
     if counts != {k: e["count"] for k, e in expected.items()}:
-        return ["the collectives' counts are not those of the program (count instructions by their operation, "
-                "not by their names or metadata; an asynchronous -start/-done pair is one collective)"]
+        return ["the collectives' counts are not those of the program's schedule (count instructions by their "
+                "operation, not by their names or metadata, in ENTRY and in the conditions and bodies of its loops, "
+                "never inside a fused computation; an asynchronous -start/-done pair is one collective)"]
     if got != expected:
         return ["the overlapped counts are not those of the program: a pair is overlapped when an instruction "
                 "whose operation is in COMPUTE_OPS lies between its -start and the -done that names it as "
@@ -297,42 +486,49 @@ def check_collective_overlap(collective_overlap, rng: np.random.Generator | None
 
 
 # --- test_memory --------------------------------------------------------------------------------
-def expected_memory(layer_shapes, devices: int, itemsize: int) -> dict:
-    sizes = [int(r) * int(c) for r, c in layer_shapes]
-    return {"replicated": sum(sizes) * itemsize, "fsdp": sum(s // devices for s in sizes) * itemsize,
-            "gathered": max(sizes) * itemsize}
+def expected_budget(layers: int, width: int, batch: int, devices: int, itemsize: int) -> dict:
+    layer = width * width * itemsize
+    share = layer // devices * (devices - 1)  # what one device receives of a layer: every block but its own
+    return {"replicated": layers * layer, "fsdp": layers * layer // devices, "gathered": layer,
+            "moved": layers * 3 * share, "all_reduce": layers * 2 * share,
+            "flops": layers * 8 * (batch // devices) * width * width}
 
 
-MEMORY_HINTS = {
+BUDGET_HINTS = {
     "replicated": "with replicated data parallelism every device holds every layer's weights whole",
     "fsdp": "with FSDP each device holds 1/devices of the rows of every layer",
-    "gathered": "the largest single layer, whole: what one layer's all-gather puts on a device while it is used",
+    "gathered": "one layer whole: what one all-gather puts on a device while the layer is used",
+    "moved": "per step and layer a device receives every other device's block three times: the forward pass's "
+             "gather, the backward pass's re-gather (remat) and the gradient's reduce-scatter",
+    "all_reduce": "a ring all-reduce is a reduce-scatter and then an all-gather: a device receives every other "
+                  "device's block of each layer's gradient twice",
+    "flops": "per layer a device does 2*b*width**2 flops forward, as many again to recompute it (remat) and "
+             "4*b*width**2 backward, b its own rows of the batch",
 }
 
 
-def check_memory_per_device(memory_per_device, rng: np.random.Generator | None = None) -> None:
+def check_fsdp_budget(fsdp_budget, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for _ in range(4):
         devices = int(rng.choice([2, 4, 8, 16, 64]))
-        layers = int(rng.integers(2, 6))
-        shapes = [(devices * int(rng.integers(1, 200)), int(rng.integers(1, 5000))) for _ in range(layers)]
-        itemsize = int(rng.choice([2, 4]))
+        layers, width = int(rng.integers(2, 97)), devices * int(rng.integers(1, 200))
+        batch, itemsize = devices * int(rng.integers(1, 300)), int(rng.choice([2, 4]))
         try:
-            found = remote.values_only(memory_per_device([tuple(s) for s in shapes], devices, itemsize))
+            found = remote.values_only(fsdp_budget(layers, width, batch, devices, itemsize))
         except CheckFailed:
             raise
         except Exception as exc:
-            raise CheckFailed(f"memory_per_device raised {type(exc).__name__}: {exc}"[:300]) from None
-        want = expected_memory(shapes, devices, itemsize)
+            raise CheckFailed(f"fsdp_budget raised {type(exc).__name__}: {exc}"[:300]) from None
+        want = expected_budget(layers, width, batch, devices, itemsize)
         if not isinstance(found, dict):
-            raise CheckFailed(f"memory_per_device should return a dict with {sorted(want)}")
+            raise CheckFailed(f"fsdp_budget should return a dict with {sorted(want)}")
         problems = []
         for key, value in want.items():
             try:
                 right = int(found[key]) == value and float(found[key]) == value
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, OverflowError):
                 right = False
             if not right:
-                problems.append(f"{key} is not right ({layers} layers, {devices} devices, {itemsize}-byte items): "
-                                f"{MEMORY_HINTS[key]}")
+                problems.append(f"{key} is not right ({layers} layers of width {width}, a batch of {batch}, {devices} "
+                                f"devices, {itemsize}-byte items): {BUDGET_HINTS[key]}")
         verdict(problems)

@@ -2,9 +2,10 @@
 
 The trusted side (`perfcourse.checks.fsdp`) builds the mesh here through performance-08's probe
 (`sharding.mesh`), calls the student's `fsdp_step` on it itself, and hands the function it returned
-to `export_step`, which exports it (`jax.export`) with every layer's weights and the batch split by
-rows over the mesh's "fsdp" axis. The bytes go back to be read, compiled on the trusted side's own
-devices and run on values this process never sees. Nothing here judges.
+to `export_step`, which exports it (`jax.export`) with the stacked weights (layers, width, width)
+split by rows of every layer and the batch split by rows over the mesh's "fsdp" axis. The bytes go
+back to be read, compiled on the trusted side's own devices and run on values this process never
+sees. Nothing here judges.
 """
 from __future__ import annotations
 
@@ -12,20 +13,20 @@ PROBES = ("export_step",)
 
 
 def export_step(fn, on, shapes: dict) -> dict:
-    """`fn` exported for float32 weights of `shapes["params"]` (a list of [rows, columns]) and a
-    batch x, y of `shapes["x"]`, `shapes["y"]`, each split by rows over the "fsdp" axis of `on`."""
+    """`fn` exported for float32 stacked weights of `shapes["stacked"]` ([layers, width, width]) split
+    by P(None, "fsdp", None), and a batch x, y of `shapes["x"]`, `shapes["y"]` split by rows."""
     import jax
     import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec as P
 
-    rows = NamedSharding(on, P("fsdp", None))
     try:
-        def struct(shape):
-            return jax.ShapeDtypeStruct(tuple(int(d) for d in shape), np.float32, sharding=rows)
+        def struct(shape, spec):
+            return jax.ShapeDtypeStruct(tuple(int(d) for d in shape), np.float32, sharding=NamedSharding(on, spec))
 
-        params = [struct(shape) for shape in shapes["params"]]
+        stacked = struct(shapes["stacked"], P(None, "fsdp", None))
+        x, y = struct(shapes["x"], P("fsdp", None)), struct(shapes["y"], P("fsdp", None))
         target = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
-        exported = jax.export.export(target, platforms=("cpu",))(params, struct(shapes["x"]), struct(shapes["y"]))
+        exported = jax.export.export(target, platforms=("cpu",))(stacked, x, y)
         return {"program": bytes(exported.serialize())}
     except Exception as exc:
         return {"raised": f"{type(exc).__name__}: {exc}"[:500]}
