@@ -1,6 +1,6 @@
 # Correct in other idioms: the accumulator reset with jnp.where (the interpreter's NaN never
 # survives the select), BlockSpecs by keyword with named index maps and pl.cdiv for the grid, the
-# traffic counted per grid step, the regime found by walking the table. Full marks.
+# traffic counted by walking the grid (a copy wherever a block index changes), the regime found by walking the table. Full marks.
 # expect: test_matmul_kernel=3 test_tiling=3 test_traffic=2 test_tolerance=2
 # %% replace matmul_kernel
 def matmul_kernel(x_ref, y_ref, o_ref):
@@ -23,10 +23,16 @@ def tiling(m, k, n, bm, bn, bk):
             pl.BlockSpec(block_shape=(bm, bn), index_map=out_block))
 # %% replace tiled_traffic
 def tiled_traffic(m, k, n, bm, bn, bk, itemsize):
-    steps = (m // bm) * (n // bn) * (k // bk)
-    moved = steps * (bm * bk + bk * bn) * itemsize + m * n * itemsize  # two input blocks a step, the output once
+    # Walk the grid in its order, k fastest, and count a block's values wherever its index changes.
+    last, moved = {}, 0
+    for i in range(m // bm):
+        for j in range(n // bn):
+            for kk in range(k // bk):
+                for name, index, size in (("x", (i, kk), bm * bk), ("y", (kk, j), bk * bn), ("out", (i, j), bm * bn)):
+                    if last.get(name) != index:
+                        moved, last[name] = moved + size, index
     flops = 2 * m * k * n
-    return dict(flops=flops, bytes=moved, intensity=flops / moved)
+    return dict(flops=flops, bytes=moved * itemsize, intensity=flops / (moved * itemsize))
 # %% replace product_tolerance
 def product_tolerance(matmul):
     rng = np.random.default_rng(0)
