@@ -11,25 +11,39 @@ follows). No check reads a clock.
   which only the student's process can trace, so the course's probe (`kernel.probes.pallas`)
   puts it in a `pallas_call` there, with the course's own tiling, for sizes and blocks drawn here
   (always at least two blocks along every axis, so a body that overwrites instead of
-  accumulating, or zeroes on the wrong axis, is wrong), in interpret mode, and exports the
-  program (`jax.export`). The program is deserialized, checked (`checks.programs`) and run here on
-  fresh values, against float64 NumPy, at the tolerance of the matrix-product precision measured
-  here (`checks.numerics`). Interpret mode fills an output block nobody wrote with NaN, so a body
-  that never zeroes its accumulator fails. A forger would have to return a program computing
-  x @ y for shapes it learns at grading time (a plain `jnp.dot` program would do: the program's
-  structure is not read, since its text changes between JAX versions; see the known limits).
-- test_tiling (`check_tiling`): *observed*. The trusted kernel calls `tiling` with sizes and
-  blocks drawn here, reads the grid and each BlockSpec's `block_shape` as values, and calls each
-  `index_map` (a stand-in: the call runs in the student's process) at every point of the grid,
-  ints in, ints out. The grid must be (m/bm, n/bn, k/bk), the block shapes (bm, bk), (bk, bn) and
-  (bm, bn), every block index within the array; then a `pallas_call` built here from those block
-  shapes and the index table read (the course's own body; interpret mode on every backend) must
-  give x @ y on fresh values. A forger would have to answer every index-map call with the block
-  the tiling needs: that is the tiling.
-- test_traffic (`check_tiled_traffic`): fresh sizes, blocks and item sizes: 2mkn FLOP;
-  bytes = (m*k*(n/bn) + k*n*(m/bm) + m*n) * itemsize (each x block read once per column block of
-  the output, each y block once per row block, each output block written once: it stays in fast
-  memory while the grid's last axis runs over k); intensity their ratio. Exact to 1e-9 relative.
+  accumulating, or zeroes on the wrong axis, is wrong; y's blocks not square in the first draw of
+  every run), in interpret mode, and exports the program (`jax.export`). The program is
+  deserialized and checked (`checks.programs`), and then, whatever the probe says it is, read:
+  it must hold a grid loop (a `while`) with every block slice and update (operation, operand and
+  result types) that the trusted kernel's own export of the course's `pallas_call` at those sizes
+  holds (so the comparison follows the installed JAX's interpret-mode text, not a pattern typed
+  here), and no product (`dot_general`, `dot`, `convolution`) of a whole operand. A plain
+  `jnp.dot` program, which a replaced probe once sent for 3/3, fails there. It is then run here
+  on fresh values twice, its output starting (a third argument aliased to the output) as NaN and
+  as values that are neither NaN nor zero (what a TPU's fast memory may hold), against float64
+  NumPy at the tolerance of the matrix-product precision measured here (`checks.numerics`): a
+  body that never zeroes its accumulator, or one that only replaces the interpreter's NaN, fails.
+  A forger would have to send a grid loop of those block slices that computes x @ y from either
+  start: a tiled product, the task itself (a whole-operand product written without `dot_general`,
+  say as a broadcast multiply and a sum, beside such a loop would pass: a deliberate evasion).
+- test_tiling (`check_tiling`): *observed*, then *verified*. The trusted kernel calls `tiling` with
+  sizes and blocks drawn here (y's blocks not square in the first draw of every run: a y block
+  written (bn, bk) passes only where bn = bk), reads the grid and each BlockSpec's `block_shape`
+  as values, and calls each `index_map` (a stand-in: the call runs in the student's process) at
+  every point of the grid, ints in, ints out: the grid must be (m/bm, n/bn, k/bk), the block shapes
+  (bm, bk), (bk, bn) and (bm, bn), and every pick x's (i, k), y's (k, j), the output's (i, j).
+  An index map that needs Python ints would pass that far, but `pallas_call` traces index maps;
+  so a second probe builds the course's `pallas_call` with the course's body and the student's
+  grid and BlockSpecs there (the index maps traced as for any kernel) and exports it, and that
+  program is checked and run as the body's is. A forger would have to answer every index-map call
+  with the block the tiling needs and send the course's tiled program: that is the tiling.
+- test_traffic (`check_tiled_traffic`): fresh sizes, blocks and item sizes: 2mkn FLOP; bytes by the
+  lesson's rule, a block copied in when its index changes from one grid step to the next:
+  (m*k*xr + k*n*yr + m*n) * itemsize, x read xr = n/bn times and y yr = m/bm times, but x once
+  where k is one block (bk = k: its block (i, 0) stays put while j runs) and y once where k and n
+  are both one block; intensity their ratio. Exact to 1e-9 relative. Every run holds k in one
+  block with n in several (the count that re-reads x there, the formula this lesson once taught,
+  fails) and with n in one (y read once too), and the textbook case of one block each way.
 - test_tolerance (`check_product_tolerance`): *observed*. The trusted kernel hands in products it
   computes itself (`LentProduct`: float32 operands, operands rounded to TensorFloat-32, operands
   rounded to bfloat16), shuffled, and records the arrays each is called with. The returned
