@@ -1,6 +1,7 @@
-# Correct in other idioms: the accumulator reset with jnp.where (the interpreter's NaN never
-# survives the select), BlockSpecs by keyword with named index maps and pl.cdiv for the grid, the
-# traffic counted per grid step, the regime found by walking the table. Full marks.
+# Correct in other idioms: the accumulator reset with jnp.where (the select keeps no old value at the
+# first k step, NaN or not), BlockSpecs by keyword with named index maps and pl.cdiv for the grid, the
+# traffic counted over the grid's index arrays (a copy wherever a block index changes), the regime
+# found by walking the table. Full marks.
 # expect: test_matmul_kernel=3 test_tiling=3 test_traffic=2 test_tolerance=2
 # %% replace matmul_kernel
 def matmul_kernel(x_ref, y_ref, o_ref):
@@ -23,8 +24,14 @@ def tiling(m, k, n, bm, bn, bk):
             pl.BlockSpec(block_shape=(bm, bn), index_map=out_block))
 # %% replace tiled_traffic
 def tiled_traffic(m, k, n, bm, bn, bk, itemsize):
-    steps = (m // bm) * (n // bn) * (k // bk)
-    moved = steps * (bm * bk + bk * bn) * itemsize + m * n * itemsize  # two input blocks a step, the output once
+    # The grid in its order (k fastest) as index arrays; a block is copied wherever its index changes.
+    i, j, kk = (axis.ravel() for axis in np.indices((m // bm, n // bn, k // bk)))
+
+    def copies(*index):
+        picked = np.stack(index, axis=1)
+        return 1 + int(np.any(picked[1:] != picked[:-1], axis=1).sum())
+
+    moved = (copies(i, kk) * bm * bk + copies(kk, j) * bk * bn + copies(i, j) * bm * bn) * itemsize
     flops = 2 * m * k * n
     return dict(flops=flops, bytes=moved, intensity=flops / moved)
 # %% replace product_tolerance

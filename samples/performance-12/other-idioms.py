@@ -20,8 +20,9 @@ def tiling(m, k, n, bm, bn, bk):
     return (m // bm, n // bn, k // bk), (specs["x"], specs["y"]), specs["out"]
 # %% replace tiled_traffic
 def tiled_traffic(m, k, n, bm, bn, bk, itemsize):
-    x_reads = m * k * (n / bn)
-    y_reads = k * n * (m / bm)
+    one_k = bk == k  # x's block then stays put while j runs; y's too if n is one block
+    x_reads = m * k * (1.0 if one_k else n / bn)
+    y_reads = k * n * (1.0 if one_k and bn == n else m / bm)
     result = {"flops": 2.0 * m * k * n, "bytes": float(itemsize) * (x_reads + y_reads + m * n)}
     result["intensity"] = result["flops"] / result["bytes"]
     return result

@@ -11,25 +11,39 @@ follows). No check reads a clock.
   which only the student's process can trace, so the course's probe (`kernel.probes.pallas`)
   puts it in a `pallas_call` there, with the course's own tiling, for sizes and blocks drawn here
   (always at least two blocks along every axis, so a body that overwrites instead of
-  accumulating, or zeroes on the wrong axis, is wrong), in interpret mode, and exports the
-  program (`jax.export`). The program is deserialized, checked (`checks.programs`) and run here on
-  fresh values, against float64 NumPy, at the tolerance of the matrix-product precision measured
-  here (`checks.numerics`). Interpret mode fills an output block nobody wrote with NaN, so a body
-  that never zeroes its accumulator fails. A forger would have to return a program computing
-  x @ y for shapes it learns at grading time (a plain `jnp.dot` program would do: the program's
-  structure is not read, since its text changes between JAX versions; see the known limits).
-- test_tiling (`check_tiling`): *observed*. The trusted kernel calls `tiling` with sizes and
-  blocks drawn here, reads the grid and each BlockSpec's `block_shape` as values, and calls each
-  `index_map` (a stand-in: the call runs in the student's process) at every point of the grid,
-  ints in, ints out. The grid must be (m/bm, n/bn, k/bk), the block shapes (bm, bk), (bk, bn) and
-  (bm, bn), every block index within the array; then a `pallas_call` built here from those block
-  shapes and the index table read (the course's own body; interpret mode on every backend) must
-  give x @ y on fresh values. A forger would have to answer every index-map call with the block
-  the tiling needs: that is the tiling.
-- test_traffic (`check_tiled_traffic`): fresh sizes, blocks and item sizes: 2mkn FLOP;
-  bytes = (m*k*(n/bn) + k*n*(m/bm) + m*n) * itemsize (each x block read once per column block of
-  the output, each y block once per row block, each output block written once: it stays in fast
-  memory while the grid's last axis runs over k); intensity their ratio. Exact to 1e-9 relative.
+  accumulating, or zeroes on the wrong axis, is wrong; y's blocks not square in the first draw of
+  every run), in interpret mode, and exports the program (`jax.export`). The program is
+  deserialized and checked (`checks.programs`), and then, whatever the probe says it is, read:
+  it must hold a grid loop (a `while`) with every block slice and update (operation, operand and
+  result types) that the trusted kernel's own export of the course's `pallas_call` at those sizes
+  holds (so the comparison follows the installed JAX's interpret-mode text, not a pattern typed
+  here), and no product (`dot_general`, `dot`, `convolution`) of a whole operand. A plain
+  `jnp.dot` program, which a replaced probe once sent for 3/3, fails there. It is then run here
+  on fresh values twice, its output starting (a third argument aliased to the output) as NaN and
+  as values that are neither NaN nor zero (what a TPU's fast memory may hold), against float64
+  NumPy at the tolerance of the matrix-product precision measured here (`checks.numerics`): a
+  body that never zeroes its accumulator, or one that only replaces the interpreter's NaN, fails.
+  A forger would have to send a grid loop of those block slices that computes x @ y from either
+  start: a tiled product, the task itself (a whole-operand product written without `dot_general`,
+  say as a broadcast multiply and a sum, beside such a loop would pass: a deliberate evasion).
+- test_tiling (`check_tiling`): *observed*, then *verified*. The trusted kernel calls `tiling` with
+  sizes and blocks drawn here (y's blocks not square in the first draw of every run: a y block
+  written (bn, bk) passes only where bn = bk), reads the grid and each BlockSpec's `block_shape`
+  as values, and calls each `index_map` (a stand-in: the call runs in the student's process) at
+  every point of the grid, ints in, ints out: the grid must be (m/bm, n/bn, k/bk), the block shapes
+  (bm, bk), (bk, bn) and (bm, bn), and every pick x's (i, k), y's (k, j), the output's (i, j).
+  An index map that needs Python ints would pass that far, but `pallas_call` traces index maps;
+  so a second probe builds the course's `pallas_call` with the course's body and the student's
+  grid and BlockSpecs there (the index maps traced as for any kernel) and exports it, and that
+  program is checked and run as the body's is. A forger would have to answer every index-map call
+  with the block the tiling needs and send the course's tiled program: that is the tiling.
+- test_traffic (`check_tiled_traffic`): fresh sizes, blocks and item sizes: 2mkn FLOP; bytes by the
+  lesson's rule, a block copied in when its index changes from one grid step to the next:
+  (m*k*xr + k*n*yr + m*n) * itemsize, x read xr = n/bn times and y yr = m/bm times, but x once
+  where k is one block (bk = k: its block (i, 0) stays put while j runs) and y once where k and n
+  are both one block; intensity their ratio. Exact to 1e-9 relative. Every run holds k in one
+  block with n in several (the count that re-reads x there, the formula this lesson once taught,
+  fails) and with n in one (y read once too), and the textbook case of one block each way.
 - test_tolerance (`check_product_tolerance`): *observed*. The trusted kernel hands in products it
   computes itself (`LentProduct`: float32 operands, operands rounded to TensorFloat-32, operands
   rounded to bfloat16), shuffled, and records the arrays each is called with. The returned
@@ -40,13 +54,15 @@ follows). No check reads a clock.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import random
+import re
 
 import numpy as np
 
-from ..kernel.probes.pallas import expected_tiling, tiled_call
+from ..kernel.probes.pallas import course_kernel, expected_tiling, export_kernel
 from . import CheckFailed, numerics, programs, remote, trusted
 
 RTOL = 1e-9
@@ -75,22 +91,17 @@ def _ints(value, length: int | None = None) -> tuple[int, ...] | None:
 
 
 # --- the course's own kernel, tiling and references -------------------------------------------
-def reference_kernel(x_ref, y_ref, o_ref):
-    """The body the lesson asks for: zero the output block at the first k step, then add one product."""
-    import jax.numpy as jnp
-    from jax.experimental import pallas as pl
-
-    @pl.when(pl.program_id(2) == 0)
-    def _():
-        o_ref[...] = jnp.zeros(o_ref.shape, o_ref.dtype)
-
-    o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+reference_kernel = course_kernel  # the body the lesson asks for (the probe's copy: both sides build with it)
 
 
-def draw_sizes(rng: np.random.Generator) -> tuple[int, int, int, int, int, int]:
-    """(m, k, n, bm, bn, bk): TPU-legal float32 blocks, at least two of them along every axis."""
+def draw_sizes(rng: np.random.Generator, *, square: bool | None = None) -> tuple[int, int, int, int, int, int]:
+    """(m, k, n, bm, bn, bk): TPU-legal float32 blocks, at least two of them along every axis.
+    `square=False`: y's blocks are not square (bn != bk), so a y block of (bn, bk) or (bk, bk) shows."""
     bm = SUBLANE * int(rng.integers(1, 5))
-    bn, bk = LANE * int(rng.integers(1, 3)), LANE * int(rng.integers(1, 3))
+    if square is False:
+        bn, bk = (LANE * int(v) for v in rng.permutation([1, 2]))
+    else:
+        bn, bk = LANE * int(rng.integers(1, 3)), LANE * int(rng.integers(1, 3))
     gm, gn, gk = (int(v) for v in rng.integers(2, 4, size=3))
     return bm * gm, bk * gk, bn * gn, bm, bn, bk
 
@@ -101,21 +112,88 @@ def operands(rng: np.random.Generator, m: int, k: int, n: int) -> tuple[np.ndarr
             (rng.standard_normal((k, n)) / math.sqrt(k)).astype(np.float32))
 
 
+def poisons(rng: np.random.Generator, m: int, n: int) -> list[tuple[str, np.ndarray]]:
+    """What the output holds before the body writes it: NaN (the interpreter's own filling), and
+    values that are neither NaN nor zero (a TPU's fast memory holds whatever was there)."""
+    finite = (rng.uniform(0.5, 2.0, (m, n)) * rng.choice([-1.0, 1.0], (m, n))).astype(np.float32)
+    return [("NaN", np.full((m, n), np.nan, np.float32)), ("values neither NaN nor zero", finite)]
+
+
 def _compare(got, x: np.ndarray, y: np.ndarray, what: str) -> None:
     value = trusted.array(got, dtype=np.float32, shape=(x.shape[0], y.shape[1]))
     numerics.check_close(value, x.astype(np.float64) @ y.astype(np.float64), what)
 
 
-# --- test_matmul_kernel -----------------------------------------------------------------------
-def check_matmul_kernel(matmul_kernel, rng: np.random.Generator | None = None) -> None:
+# --- the program a probe exported: really the course's pallas_call? ------------------------------
+_SLICING = re.compile(r"stablehlo\.(dynamic_slice|dynamic_update_slice)\b.*:\s*\(([^()]*)\)\s*->\s*(tensor<[^>]*>)")
+_PRODUCT = re.compile(r"stablehlo\.(dot_general|dot|convolution)\b")
+_ARRAY = re.compile(r"tensor<(?:\d+x)+\w+>")
+
+
+def block_moves(text: str) -> set[tuple[str, tuple[str, ...], str]]:
+    """Every (operation, array operand types, result type) of a program's dynamic slices and
+    updates: the blocks its grid loop reads and writes (scalar indices left out)."""
+    found = set()
+    for line in text.splitlines():
+        match = _SLICING.search(line)
+        if match:
+            found.add((match.group(1), tuple(_ARRAY.findall(match.group(2))), match.group(3)))
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def reference_moves(m, k, n, bm, bn, bk) -> frozenset:
+    """The block moves of the course's own pallas_call at these sizes, exported here: what any
+    interpret-mode pallas_call with these BlockSpecs shows on this JAX, whatever its text's form."""
+    import jax
+
+    data = export_kernel(course_kernel, [m, k, n], [bm, bn, bk])
+    return frozenset(block_moves(jax.export.deserialize(bytearray(data)).mlir_module()))
+
+
+def check_grid_program(program, m, k, n, bm, bn, bk, what: str) -> None:
+    """The program is an interpret-mode pallas_call over this tiling: a grid loop (a while) that
+    reads the blocks the course's own call reads, and no product of a whole operand."""
+    text = program.mlir_module()
+    whole = {f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>"}
+    missing = reference_moves(m, k, n, bm, bn, bk) - block_moves(text)
+    if "stablehlo.while" not in programs.operations(text) or missing:
+        raise CheckFailed(f"{what} came back as a program without the grid loop of the course's pallas_call "
+                          f"(blocks of {bm} x {bk} and {bk} x {bn} sliced step by step): the grader runs your "
+                          "code in the course's pallas_call, nothing else")
+    for line in text.splitlines():
+        if _PRODUCT.search(line) and whole & set(_ARRAY.findall(line)):
+            raise CheckFailed(f"{what} came back as a program that multiplies a whole operand, not blocks: the "
+                              "grader runs your code in the course's pallas_call, nothing else")
+
+
+def run_grid_program(program, rng, m, k, n, what: str) -> None:
+    """Run it here on fresh operands, from each poison, against float64 NumPy x @ y."""
     import jax.numpy as jnp
 
+    x, y = operands(rng, m, k, n)
+    exact = x.astype(np.float64) @ y.astype(np.float64)
+    for name, start in poisons(rng, m, n):
+        try:
+            got = np.asarray(program.call(jnp.asarray(x), jnp.asarray(y), jnp.asarray(start)))
+        except Exception as exc:
+            raise CheckFailed(f"{what} did not run ({type(exc).__name__})") from None
+        if not np.all(np.isfinite(got)) or np.allclose(got, exact + start, rtol=1e-3, atol=1e-3):
+            raise CheckFailed(f"{what}, its output blocks starting as {name}, kept what they held before the "
+                              "first step: an output block starts uninitialized (NaN in interpret mode, whatever "
+                              "fast memory held on a TPU), so set it to zero at the first step of the grid's last "
+                              "axis (pl.program_id(2) == 0) before adding to it")
+        _compare(got, x, y, f"{what}, its output blocks starting as {name}, against float64 NumPy x @ y")
+
+
+# --- test_matmul_kernel -----------------------------------------------------------------------
+def check_matmul_kernel(matmul_kernel, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
-    for _ in range(2):
-        m, k, n, bm, bn, bk = draw_sizes(rng)
-        specs = [((m, k), "float32"), ((k, n), "float32")]
+    for square in (False, None):  # y's blocks not square in every run, then any
+        m, k, n, bm, bn, bk = draw_sizes(rng, square=square)
+        specs = [((m, k), "float32"), ((k, n), "float32"), ((m, n), "float32")]
         what = (f"your kernel body in a pallas_call over a {m // bm} x {n // bn} x {k // bk} grid of "
-                "blocks picked at grading time")
+                f"{bm} x {bk} and {bk} x {bn} blocks picked at grading time")
         try:
             data = remote.probe("pallas.export_kernel", matmul_kernel, [m, k, n], [bm, bn, bk])
         except CheckFailed:
@@ -125,17 +203,9 @@ def check_matmul_kernel(matmul_kernel, rng: np.random.Generator | None = None) -
                               "write whole blocks through the refs (x_ref[...], o_ref[...]) with JAX "
                               "operations only") from None
         program = programs.program_from(data, specs, what=what)
-        x, y = operands(rng, m, k, n)
-        try:
-            got = program.call(jnp.asarray(x), jnp.asarray(y))
-        except Exception as exc:
-            raise CheckFailed(f"{what} did not run ({type(exc).__name__})") from None
-        if not np.all(np.isfinite(np.asarray(got))):
-            raise CheckFailed(f"{what} left NaN in the output: an output block starts uninitialized, so "
-                              "set it to zero at the first step of the grid's last axis "
-                              "(pl.program_id(2) == 0) before adding to it")
-        _compare(got, x, y, what + ", against float64 NumPy x @ y: each step must add its "
-                 "x block times its y block to the output block")
+        check_grid_program(program, m, k, n, bm, bn, bk, what)
+        run_grid_program(program, rng, m, k, n, what + " (each step must add its x block times its y block "
+                         "to the output block)")
 
 
 # --- test_tiling ------------------------------------------------------------------------------
@@ -153,10 +223,10 @@ def _spec(spec, what: str):
     return shape, index_map
 
 
-def _table(index_map, grid, blocks, what: str) -> np.ndarray:
-    """The block index `index_map` picks at every grid point, checked to lie within the array."""
-    table = np.zeros((*grid, 2), np.int32)
+def _table(index_map, want, grid, blocks, what: str) -> None:
+    """The block `index_map` picks at every grid point (called with ints), checked against `want`."""
     for point in np.ndindex(*grid):
+        point = tuple(int(p) for p in point)
         try:
             picked = index_map(*point)
         except Exception as exc:
@@ -167,16 +237,16 @@ def _table(index_map, grid, blocks, what: str) -> np.ndarray:
         if not all(0 <= p < b for p, b in zip(picked, blocks)):
             raise CheckFailed(f"{what}'s index map picks block {picked} at grid point {point}, outside the "
                               f"array's {blocks[0]} x {blocks[1]} blocks")
-        table[point] = picked
-    return table
+        if picked != tuple(want(*point)):
+            raise CheckFailed(f"{what}'s index map picks block {picked} at grid point {point}, not "
+                              f"{tuple(want(*point))} (x's block (i, k), y's block (k, j), the output's block "
+                              "(i, j) at grid point (i, j, k))")
 
 
 def check_tiling(tiling, rng: np.random.Generator | None = None) -> None:
-    import jax.numpy as jnp
-
     rng = rng or np.random.default_rng()
-    for _ in range(2):
-        m, k, n, bm, bn, bk = draw_sizes(rng)
+    for square in (False, None):  # y's blocks not square in every run, then any
+        m, k, n, bm, bn, bk = draw_sizes(rng, square=square)
         where = f"(sizes and blocks picked at grading time: bm={bm}, bn={bn}, bk={bk})"
         try:
             answer = tiling(m, k, n, bm, bn, bk)
@@ -186,7 +256,7 @@ def check_tiling(tiling, rng: np.random.Generator | None = None) -> None:
             raise CheckFailed("tiling should return (grid, in_specs, out_specs)")
         grid, in_specs, out_spec = answer
         grid = _ints(grid, 3)
-        want_grid, _, _ = expected_tiling(m, k, n, bm, bn, bk)
+        want_grid, want_in, want_out = expected_tiling(m, k, n, bm, bn, bk)
         if grid != want_grid:
             raise CheckFailed(f"the grid is {grid}, not (m // bm, n // bn, k // bk) {where}: one step per output "
                               "block and k block, the k blocks last so the body can accumulate over them")
@@ -196,49 +266,48 @@ def check_tiling(tiling, rng: np.random.Generator | None = None) -> None:
             in_specs = None
         if in_specs is None or len(in_specs) != 2:
             raise CheckFailed("in_specs should hold two BlockSpecs, one for x and one for y")
-        blocks = []
-        for spec, name, want, extent in ((in_specs[0], "x's BlockSpec", (bm, bk), (m, k)),
-                                         (in_specs[1], "y's BlockSpec", (bk, bn), (k, n)),
-                                         (out_spec, "the output's BlockSpec", (bm, bn), (m, n))):
+        for spec, name, (want, pick), extent in ((in_specs[0], "x's BlockSpec", want_in[0], (m, k)),
+                                                 (in_specs[1], "y's BlockSpec", want_in[1], (k, n)),
+                                                 (out_spec, "the output's BlockSpec", want_out, (m, n))):
             shape, index_map = _spec(spec, name)
             if shape != want:
                 raise CheckFailed(f"{name} has blocks of {shape}, not {want} {where}")
-            counts = (extent[0] // shape[0], extent[1] // shape[1])
-            blocks.append((shape, _table(index_map, grid, counts, name)))
-        (x_shape, x_table), (y_shape, y_table), (o_shape, o_table) = blocks
-
-        def lookup(table):
-            # An index map may not capture arrays: the table is spelled out as literals, one per grid point.
-            rows = [(point, tuple(int(v) for v in table[point])) for point in np.ndindex(*grid)]
-
-            def index_map(i, j, kk):
-                flat = (i * grid[1] + j) * grid[2] + kk
-                return tuple(sum(jnp.where(flat == (a * grid[1] + b) * grid[2] + c, picked[axis], 0)
-                                 for (a, b, c), picked in rows) for axis in (0, 1))
-            return index_map
-
-        call = tiled_call(reference_kernel, m, k, n, grid, [(x_shape, lookup(x_table)), (y_shape, lookup(y_table))],
-                          (o_shape, lookup(o_table)), interpret=True)
-        x, y = operands(rng, m, k, n)
-        got = np.asarray(call(jnp.asarray(x), jnp.asarray(y)))
-        if not np.all(np.isfinite(got)):
-            raise CheckFailed(f"with your index maps some output blocks are never written {where}: the output's "
-                              "index map should pick block (i, j) at grid point (i, j, k)")
-        _compare(got, x, y, f"x @ y from the course's kernel body with the blocks your index maps pick {where} "
-                 "(x's block (i, k), y's block (k, j), the output's block (i, j) at grid point (i, j, k))")
+            _table(index_map, pick, grid, (extent[0] // shape[0], extent[1] // shape[1]), name)
+        # The same tiling as pallas_call uses it: index maps traced (an index map that needs Python ints
+        # cannot be), in the course's pallas_call with the course's body, exported there and run here.
+        what = f"the course's kernel body in a pallas_call with your grid and BlockSpecs {where}"
+        try:
+            data = remote.probe("pallas.export_tiling", tiling, [m, k, n], [bm, bn, bk])
+        except CheckFailed:
+            raise
+        except Exception as exc:
+            raise CheckFailed(f"{what} could not be built ({type(exc).__name__}): pallas_call traces each index "
+                              "map with traced grid indices, not Python ints, so compute the block indices with "
+                              "arithmetic on them (no int(), no if on their values)") from None
+        program = programs.program_from(data, [((m, k), "float32"), ((k, n), "float32"), ((m, n), "float32")],
+                                        what=what)
+        check_grid_program(program, m, k, n, bm, bn, bk, what)
+        run_grid_program(program, rng, m, k, n, what)
 
 
 # --- test_traffic -----------------------------------------------------------------------------
 def expected_traffic(m, k, n, bm, bn, bk, itemsize) -> dict:
+    """A block is copied in when the block index its BlockSpec picks changes from one grid step to
+    the next (grid (m/bm, n/bn, k/bk), its last axis fastest)."""
+    gm, gn, gk = m // bm, n // bn, k // bk
+    x_reads = gn if gk > 1 else 1            # x's block (i, kk): the same across j when k is one block
+    y_reads = gm if gk > 1 or gn > 1 else 1  # y's block (kk, j): the same at every step when both are one block
     flops = 2 * m * k * n
-    moved = (m * k * (n // bn) + k * n * (m // bm) + m * n) * itemsize
+    moved = (m * k * x_reads + k * n * y_reads + m * n) * itemsize
     return {"flops": float(flops), "bytes": float(moved), "intensity": flops / moved}
 
 
 TRAFFIC_HINTS = {
     "flops": "a product does 2 * m * k * n FLOP, whatever the tiling",
-    "bytes": "each x block is read once per column block of the output (n / bn times), each y block once per "
-             "row block (m / bm times), and each output block written once",
+    "bytes": "a block is copied in when the block its BlockSpec picks changes from one grid step to the next: "
+             "x once per column block of the output (n / bn times), y once per row block (m / bm times), each "
+             "output block written once; but where k is one block (bk = k), x's block (i, 0) stays put while j "
+             "runs (x is read once), and y's too where n is also one block",
     "intensity": "the intensity is flops / bytes, in FLOP per byte",
 }
 
@@ -251,7 +320,12 @@ def check_tiled_traffic(tiled_traffic, rng: np.random.Generator | None = None) -
                       int(rng.choice([128, 256, 512])))
         m, k, n = bm * int(rng.integers(1, 40)), bk * int(rng.integers(1, 40)), bn * int(rng.integers(1, 40))
         cases.append((m, k, n, bm, bn, bk, itemsize))
-    cases.append((256, 512, 384, 256, 384, 512, 4))  # one block each way: the textbook count
+    # In every run: k in one block (x's block stays put across j), then k and n in one block (y's block
+    # stays put too), then one block each way (the textbook count).
+    bm, bn = int(rng.choice([8, 16, 32, 64])), int(rng.choice([128, 256]))
+    cases.append((bm * int(rng.integers(2, 9)), 512, bn * int(rng.integers(2, 9)), bm, bn, 512, 4))
+    cases.append((bm * int(rng.integers(2, 9)), 256, 384, bm, 384, 256, 2))
+    cases.append((256, 512, 384, 256, 384, 512, 4))
     for case in cases:
         try:
             got = tiled_traffic(*case)

@@ -1,15 +1,30 @@
-"""Put the student's Pallas kernel body in a `pallas_call` and export it (`jax.export`).
+"""Put the student's Pallas kernel body, or tiling, in a `pallas_call` and export it (`jax.export`).
 
-A kernel body is a function of Pallas refs: only the process that defines it can trace it. The
-trusted kernel picks the sizes and the blocks; this probe builds the course's tiled product
-around the body, in interpret mode (plain JAX operations, which jax.export can serialize and the
-trusted kernel can run on any backend), and returns the program's bytes. What the trusted kernel
-then checks is the program's results on values it never sends (`perfcourse.checks.pallas`, which
-builds its own calls with `tiled_call` too).
+A kernel body is a function of Pallas refs, and a BlockSpec's index map a function `pallas_call`
+traces: only the process that defines them can trace them. The trusted kernel picks the sizes and
+the blocks; these probes build the course's tiled product there, in interpret mode (plain JAX
+operations, which jax.export can serialize and the trusted kernel can run on any backend), and
+return the program's bytes. The output starts as a third argument (aliased to it, read as a whole
+in `pl.ANY` memory), so the trusted kernel decides what an output block holds before the body
+writes it: NaN, or values that are neither NaN nor zero. What the trusted kernel then checks is
+the program's structure against its own export of the course's call, and its results on values it
+never sends (`perfcourse.checks.pallas`).
 """
 from __future__ import annotations
 
-PROBES = ("export_kernel",)
+PROBES = ("export_kernel", "export_tiling")
+
+
+def course_kernel(x_ref, y_ref, o_ref):
+    """The body the lesson asks for: zero the output block at the first k step, then add one product."""
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    @pl.when(pl.program_id(2) == 0)
+    def _():
+        o_ref[...] = jnp.zeros(o_ref.shape, o_ref.dtype)
+
+    o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
 
 
 def expected_tiling(m: int, k: int, n: int, bm: int, bn: int, bk: int):
@@ -20,24 +35,49 @@ def expected_tiling(m: int, k: int, n: int, bm: int, bn: int, bk: int):
             ((bm, bn), lambda i, j, kk: (i, j)))
 
 
-def tiled_call(kernel, m, k, n, grid, in_blocks, out_block, *, interpret=True):
-    """`pallas_call` of `kernel` for float32 x (m, k) and y (k, n); blocks as (shape, index_map)."""
+def specs(in_blocks, out_block):
+    """BlockSpecs from (shape, index_map) pairs."""
+    from jax.experimental import pallas as pl
+
+    return [pl.BlockSpec(shape, index) for shape, index in in_blocks], pl.BlockSpec(*out_block)
+
+
+def tiled_call(kernel, m, k, n, grid, in_specs, out_spec, *, interpret=True):
+    """`pallas_call` of `kernel` for float32 x (m, k) and y (k, n), given BlockSpecs. Its third
+    argument is the output's starting value (aliased to the output: the body sees it in a block
+    it has not written yet)."""
     import jax
     from jax.experimental import pallas as pl
 
+    def body(x_ref, y_ref, start_ref, o_ref):
+        del start_ref  # the same buffer as o_ref
+        kernel(x_ref, y_ref, o_ref)
+
     return pl.pallas_call(
-        kernel, out_shape=jax.ShapeDtypeStruct((m, n), "float32"), grid=tuple(grid),
-        in_specs=[pl.BlockSpec(shape, index) for shape, index in in_blocks],
-        out_specs=pl.BlockSpec(*out_block), interpret=interpret)
+        body, out_shape=jax.ShapeDtypeStruct((m, n), "float32"), grid=tuple(grid),
+        in_specs=[*in_specs, pl.BlockSpec(memory_space=pl.ANY)], out_specs=out_spec,
+        input_output_aliases={2: 0}, interpret=interpret)
+
+
+def _export(call, m, k, n) -> bytes:
+    import jax
+
+    structs = [jax.ShapeDtypeStruct(shape, "float32") for shape in ((m, k), (k, n), (m, n))]
+    return bytes(jax.export.export(jax.jit(call))(*structs).serialize())
 
 
 def export_kernel(kernel, sizes, blocks):
     """`kernel` in the course's tiled product for these sizes and blocks, interpret mode, exported."""
-    import jax
-
     m, k, n = (int(v) for v in sizes)
     bm, bn, bk = (int(v) for v in blocks)
     grid, in_blocks, out_block = expected_tiling(m, k, n, bm, bn, bk)
-    call = jax.jit(tiled_call(kernel, m, k, n, grid, in_blocks, out_block, interpret=True))
-    structs = [jax.ShapeDtypeStruct((m, k), "float32"), jax.ShapeDtypeStruct((k, n), "float32")]
-    return bytes(jax.export.export(call)(*structs).serialize())
+    return _export(tiled_call(kernel, m, k, n, grid, *specs(in_blocks, out_block)), m, k, n)
+
+
+def export_tiling(tiling, sizes, blocks):
+    """The course's body with the grid and BlockSpecs `tiling` returns, interpret mode, exported:
+    `pallas_call` traces the index maps as it does for any kernel."""
+    m, k, n = (int(v) for v in sizes)
+    bm, bn, bk = (int(v) for v in blocks)
+    grid, in_specs, out_spec = tiling(m, k, n, bm, bn, bk)
+    return _export(tiled_call(course_kernel, m, k, n, grid, list(in_specs), out_spec), m, k, n)
