@@ -371,7 +371,20 @@ def test_artifact_report_places_every_point_under_its_own_roofs():
     assert math.isclose(ceilings["ridge_flop_per_byte"], peak / memory)
     assert math.isclose(ceilings["cache_ridge_flop_per_byte"], peak / cache)
     assert ceilings["compute_workloads"] == ["1024^3 product", "512^3 product"]
+    # On a CPU the points and roofs are throughput's (queued calls, one wait), latency's kept beside them.
+    assert report["method"] == "throughput" and set(ceilings["by_method"]) == {"latency", "throughput"}
+    assert ceilings["by_method"]["throughput"]["peak_flop_per_second"] == peak
+    assert ceilings["by_method"]["throughput"]["peak_bytes_per_second"] == memory
+    assert all(s["best_by_method"]["throughput"] == s["best_bytes_per_second"] for s in sizes)
+    assert all(s["moved_mib"] == 2 * s["array_mib"] == s["counted_mib"] for s in sizes)  # read + written, by hand
+    published = report["against_published_v5e"]  # not a TPU v5e: no fraction, no verdict on the goal
+    assert published["this_is_a_v5e"] is False and published["goal_met"] is None
+    assert {roof["fraction"] for roof in published["roofs"].values()} == {None}
+    assert published["roofs"]["compute"]["measured"] == peak and published["roofs"]["memory"]["measured"] == memory
     for point in report["points"]:
+        assert len(point["samples"]) == 5 and point["calls_per_batch"] >= 2
+        assert set(point["median_seconds_by_method"]) == {"latency", "throughput"}
+        assert point["median_seconds_by_method"]["throughput"] == point["seconds"]
         want = roofline.expected_classification(point, peak, memory)
         assert point["bound"] == want["bound"] and math.isclose(point["attainable"], want["attainable"])
         in_cache = roofline.expected_classification(point, peak, cache)
@@ -387,9 +400,12 @@ def test_artifact_report_places_every_point_under_its_own_roofs():
             assert math.isclose(point["intensity"], point["hand_intensity"], rel_tol=1e-6)
     assert {p["bound"] for p in report["points"]} == {"memory", "compute"}
     by_name = {p["workload"]: p for p in report["points"]}
-    # The lesson's text: against the memory roof a 128^3 product is memory-bound, against the cache roof compute-bound.
-    assert by_name["matmul 128, float32"]["bound"] == "memory"
-    assert by_name["matmul 128, float32"]["cache_roof"]["bound"] == "compute"
+    # The lesson's text: a 128^3 product (intensity about 21) is memory-bound against the memory roof
+    # where the ridge lies above 21 (a CPU's lies near it), and compute-bound against the cache roof.
+    product = by_name["matmul 128, float32"]
+    assert product["bound"] == ("memory" if product["intensity"] < ceilings["ridge_flop_per_byte"] else "compute")
+    assert 10 < ceilings["ridge_flop_per_byte"] < 100 and ceilings["cache_ridge_flop_per_byte"] < 10
+    assert product["cache_roof"]["bound"] == "compute"
     published = report["published_not_measured"]
     assert published["TPU v3"]["verified"] is True and published["TPU v2"]["verified"] is False
     assert published["TPU v5e"]["verified"] is False and "not checked" in published["TPU v5e"]["source"]
@@ -405,9 +421,81 @@ def test_artifact_draws_a_log_log_roofline_with_line_roofs_named_points_and_ridg
     # The point that sets the flat roof is marked: the fastest call of a large product, at the peak.
     assert peak["names"] == ["peak"] and peak["y"] == [max(y for y in memory["y"])]
     assert [m["label"].split()[0] for m in roof["marks"]] == ["memory", "cache"]
+    # The y axis follows the data (correction 9: it ran to 1e14, the data stopped near 3e11).
+    low, high = roof["ylim"]
+    rates = points["y"] + peak["y"]
+    assert low <= min(rates) and max(rates) <= high <= 10 * max(rates) and low >= min(rates) / 10
+    assert "throughput" in roof["title"]
     assert bandwidth["xscale"] == "log" and len(bandwidth["series"][0]["samples"]) == len(bandwidth["x"])
+    assert [s["label"] for s in bandwidth["series"][:2]] == ["throughput, best sample",
+                                                             "latency (one synchronous call), best"]
     assert [s["label"] for s in fraction["series"]] == ["memory roof", "cache roof"]
     assert ceilings["yscale"] == "log" and "published" in ceilings["title"] and "v5e" in ceilings["title"]
+    assert [s["label"] for s in ceilings["series"]] == ["here, latency", "here, throughput", "TPU v5e chip, published"]
     assert artifact["diagram"]["panel"]["kind"] == "flow"
     alt = (ROOT / "artifacts" / "cpu" / f"{LESSON}.alt.txt").read_text()
     assert "Marked in" in alt and "(256^3)" in alt
+
+
+# --- the device-time reader (the accelerator path, run here on traces laid out as a TPU writes them) ---
+def _device_seconds(trace_events):
+    """The notebook's device_seconds, with jax.profiler.trace replaced by one that writes the given
+    events where the profiler writes its perfetto trace; returns (result, calls made)."""
+    import ast
+    import contextlib
+    import glob
+    import gzip
+    import os
+    import shutil
+    import tempfile
+    import types
+
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    (cell,) = [c for c in nb.cells if c.get("id") == "cell-10"]
+    tree = ast.parse(cell.source)
+    keep = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "device_seconds"
+            or isinstance(node, ast.Assign) and "MODULES_LINE" in ast.unparse(node.targets[0])]
+    calls = []
+
+    @contextlib.contextmanager
+    def trace(trace_dir, create_perfetto_trace=False):
+        assert create_perfetto_trace
+        yield
+        folder = os.path.join(trace_dir, "plugins", "profile", "run")
+        os.makedirs(folder)
+        with gzip.open(os.path.join(folder, "perfetto_trace.json.gz"), "wt") as handle:
+            json.dump({"traceEvents": trace_events}, handle)
+
+    fake = types.SimpleNamespace(profiler=types.SimpleNamespace(trace=trace), block_until_ready=lambda x: x)
+    namespace = {"jax": fake, "glob": glob, "gzip": gzip, "json": json, "os": os, "shutil": shutil,
+                 "tempfile": tempfile}
+    exec(compile(ast.Module(body=keep, type_ignores=[]), "cell-10", "exec"), namespace)
+    return namespace["device_seconds"](lambda *args: calls.append(args), "x"), calls
+
+
+def _tpu_like(durations, extra_line=()):
+    meta = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/host:CPU"}},
+            {"ph": "M", "name": "thread_name", "pid": 1, "tid": 5, "args": {"name": "XLA Modules"}},
+            {"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "/device:TPU:0"}},
+            {"ph": "M", "name": "thread_name", "pid": 7, "tid": 2, "args": {"name": "XLA Modules"}},
+            {"ph": "M", "name": "thread_name", "pid": 7, "tid": 3, "args": {"name": "XLA Ops"}}]
+    runs = [{"ph": "X", "pid": 7, "tid": 2, "name": "jit__lambda(12)", "ts": 1000.0 + 100 * i, "dur": d}
+            for i, d in enumerate(durations)]
+    noise = [{"ph": "X", "pid": 7, "tid": 3, "name": "fusion", "ts": 1000.0, "dur": 9999.0},  # an op, not a run
+             {"ph": "X", "pid": 1, "tid": 5, "name": "jit__lambda(12)", "ts": 900.0, "dur": 5555.0}]  # the host's
+    extra = [{"ph": "X", "pid": 7, "tid": 2, "name": "other(3)", "ts": 50.0, "dur": d} for d in extra_line]
+    return meta + noise + runs[::-1] + extra  # shuffled: the reader sorts by time
+
+
+def test_device_seconds_reads_each_execution_on_the_devices_modules_line():
+    durations = [93.0, 91.5, 92.0, 94.0, 90.0, 92.5, 91.0]
+    (seconds, why), calls = _device_seconds(_tpu_like(durations))
+    assert why is None and len(calls) == 7
+    assert seconds == pytest.approx([d * 1e-6 for d in durations])  # microseconds to seconds, in time order
+
+
+@pytest.mark.parametrize("events", [_tpu_like([93.0] * 6), _tpu_like([93.0] * 7, extra_line=[1.0]),
+                                    [e for e in _tpu_like([93.0] * 7) if e.get("pid") != 7]])
+def test_device_seconds_refuses_a_trace_without_one_run_per_call(events):
+    (seconds, why), _ = _device_seconds(events)
+    assert seconds is None and "7 executions" in why
