@@ -129,17 +129,21 @@ class Schedule:
     seconds.
     """
 
-    def __init__(self, iterations: list[int], holds: list[float]):
+    def __init__(self, iterations: list[int], holds: list[float], beyond: tuple[int, float] | None = None):
         self._iterations, self._holds = list(iterations), list(holds)
+        self._beyond = beyond           # (iterations, hold) of calls past the plan; None: its last entry's
         self._served: list[int] = []    # the plan's index of each call made
         self._asked: list[float] = []   # when each call asked, on this side's clock
+        self._answered: list[float] = []  # when its hold was over and its count sent
 
     def next_call(self) -> int:
         self._asked.append(time.monotonic())
         index = min(len(self._served), len(self._iterations) - 1)
+        past = self._beyond is not None and len(self._served) >= len(self._iterations)
         self._served.append(index)
-        time.sleep(self._holds[index])
-        return self._iterations[index]
+        time.sleep(self._beyond[1] if past else self._holds[index])
+        self._answered.append(time.monotonic())
+        return self._beyond[0] if past else self._iterations[index]
 
 
 @dataclass
@@ -370,3 +374,126 @@ def check_synchronized(timer, warm_calls: int = 6, keyword: str = "warm_calls") 
     problems = confirmed_problems(synchronization_problems, lambda: run_timer(timer, warm_calls, keyword=keyword))
     if problems:
         raise CheckFailed(problems[0])
+
+
+# --- throughput: calls queued back to back, one wait at the end -------------------------------
+#
+# `time_queued(fn, *args, calls=N)` reports seconds per call of N calls dispatched back to back
+# and waited for once, after one first call made and waited for before its clock starts. It is
+# handed the queued instrument: each call's work begins only when the previous call's result is
+# ready (the program takes it as an argument), so the calls run one after another in dispatch
+# order, as on one accelerator device, and the last result ready means every result is. What this
+# side observes, with `w` each call's calibrated work, `ask`/`answer` when each call reached this
+# side and when its hold ended (its work can start no earlier), `returned` when the timer returned
+# and `T` the reported seconds per call times N; the work of call k is complete no earlier than
+# done(k) = max over j <= k of answer(j) + SYNC_FRACTION * (w(j) + ... + w(k)):
+#
+#   calls        exactly N + 1 calls made (the first, then N)
+#   first apart  ask(1) >= done(0): the first call's result was ready before the next call, and
+#                T <= returned - done(0): its clock started after that (a timer that counts the
+#                first call, waited for or not, reports it)
+#   final wait   returned >= done(N) and T >= done(N) - ask(1): the timer returned, and its clock
+#                was read, after the last call's work was complete
+#   queued       ask(k + 1) < done(k) for some k: a call was dispatched while earlier work was
+#                still running. A timer that waits after each call never is (the latency method).
+#
+# The first queued call is held longer than all the queued work takes, so a timer reading a CPU
+# clock reports less than the final-wait rule's least (T >= done(N) - ask(1) covers that hold).
+#
+# The first three hold for an honest timer on any machine, however loaded (a stall only
+# lengthens what is measured), and a wrong timer misses them by a margin of SYNC_FRACTION of
+# the work (tens of ms); so one failed run decides. The queued rule is the only one a loaded
+# machine can break for an honest timer (its calls dispatched slower than the work ran, a fourth
+# of it: the host must stall for most of 0.1 s): a run that fails it alone decides nothing and is
+# run again, up to QUEUED_RUNS; the latency method fails every run, since each of its calls asks
+# only after the last result is ready.
+QUEUED_CALLS = (4, 6)         # the calls a run asks for, drawn (a timer must honour the number)
+QUEUED_WORK = (0.050, 0.120)  # seconds of work of a queued call: a shuffled ladder over this range
+QUEUED_FIRST = (2.0, 3.0)     # the first call's work, in the longest queued call's
+QUEUED_HOLD = (0.0005, 0.004)  # each call's hold: short, so the host keeps the queue full and a
+                              # timer that does not wait reads its clock long before the work is done
+QUEUED_PAUSE = (1.2, 1.6)     # but the first queued call's hold, in all the queued calls' work: wall
+                              # time with the device idle, which a CPU clock misses (on a CPU backend
+                              # the work runs on the timer's own process, so process time counts it)
+BEYOND = (1, 0.0)             # calls past the plan (a timer that ignores `calls`): no work, no hold
+QUEUED_RUNS = 3               # runs a throughput verdict may take, when only the queued rule fails
+
+
+def plan_queued(calls: int, rng: random.Random) -> tuple[list[float], list[float]]:
+    """(work, hold) seconds of the first call and `calls` queued calls, drawn here."""
+    low, high = QUEUED_WORK
+    rungs = [low * (high / low) ** ((k + rng.random()) / calls) for k in range(calls)]
+    rng.shuffle(rungs)
+    work = [rng.uniform(*QUEUED_FIRST) * max(rungs)] + rungs
+    holds = [rng.uniform(*QUEUED_HOLD) for _ in work]
+    holds[1] = rng.uniform(*QUEUED_PAUSE) * sum(rungs)
+    return work, holds
+
+
+@dataclass
+class QueuedRun:
+    seconds: float        # what the timer reported: seconds per call
+    asked_for: int        # the `calls` it was asked for
+    work: list            # calibrated seconds of each call's work, in call order
+    asked: list           # when each call reached this side, on this side's clock
+    answered: list        # when each call's hold ended and its count went back
+    returned: float       # when the timer returned
+
+
+def run_queued(timer, calls: int, *, keyword: str = "calls", rng=None) -> QueuedRun:
+    """Run the student's `timer(fn, *args, keyword=calls)` on the queued instrument; judge nothing yet."""
+    rng = rng or random.SystemRandom()
+    calibration = calibrate()
+    work, holds = plan_queued(calls, rng)
+    schedule = Schedule([calibration.iterations(seconds) for seconds in work], holds, beyond=BEYOND)
+    value = remote.probe("timing.run_queued_timer", timer, schedule, keyword, calls)
+    returned = time.monotonic()
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise CheckFailed(f"the timer should return seconds per call (a float), got {type(value).__name__}") from None
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise CheckFailed(f"the timer should return a positive number of seconds per call, got {seconds!r}")
+    served = schedule._served
+    return QueuedRun(seconds, calls, [0.0 if k >= len(work) else work[k] for k in range(len(served))],
+                     list(schedule._asked), list(schedule._answered), returned)
+
+
+def queued_problems(run: QueuedRun, keyword: str = "calls") -> Verdict:
+    """What one run of a throughput timer shows (see the comment above QUEUED_CALLS)."""
+    n = run.asked_for
+    if len(run.asked) != n + 1:
+        return Verdict([f"with {keyword}={n} the timer called fn {len(run.asked)} time(s); expected {n + 1}: "
+                        f"one first call, waited for before the clock starts, then {n} calls queued"])
+    done = []  # the earliest moment each call's work can be complete
+    for k in range(n + 1):
+        done.append(max(run.answered[j] + SYNC_FRACTION * sum(run.work[j:k + 1]) for j in range(k + 1)))
+    total = run.seconds * n
+    if run.asked[1] < done[0] or total > run.returned - done[0]:
+        return Verdict(["the measurement includes the first call: make the first call and wait for its result "
+                        "(jax.block_until_ready) before the clock starts, then time the queued calls only"])
+    if run.returned < done[n] or total < done[n] - run.asked[1]:
+        return Verdict([f"the {n} calls' work was not complete when the clock was read (the reported seconds "
+                        f"per call times {n} is shorter than the work): keep every result and wait for them "
+                        "(jax.block_until_ready(outs)) once, after the last call, before reading the clock"])
+    if not any(run.asked[k + 1] < done[k] for k in range(1, n)):
+        return Verdict(["each call was made only after the previous call's result was ready: that times latency, "
+                        "one call at a time. Dispatch every call back to back, keep the results, and wait once, "
+                        "after the last"], decided=False)
+    return Verdict()
+
+
+def check_queued(timer, keyword: str = "calls", rng=None) -> None:
+    """Throughput: one first call apart, `calls` calls queued, one wait at the end. A run failing only
+    the queued rule (which a stalled machine can break) is run again, calibrating again, up to QUEUED_RUNS."""
+    global _calibration
+    rng = rng or random.SystemRandom()
+    for attempt in range(QUEUED_RUNS):
+        if attempt:
+            _calibration = None
+        verdict = queued_problems(run_queued(timer, rng.randint(*QUEUED_CALLS), keyword=keyword, rng=rng), keyword)
+        if not verdict.problems:
+            return
+        if verdict.decided:
+            break
+    raise CheckFailed(verdict.problems[0])

@@ -40,7 +40,7 @@ import numpy as np
 from ...channel import codec, endpoint
 from .. import library
 
-PROBES = ("run_timer", "spin")
+PROBES = ("run_timer", "run_queued_timer", "spin")
 MATRIX = 256
 # The builtins the channel's code, json's and this module's call on the count's way (looked up at
 # each call: replacing `builtins.type` would show it every value decoded).
@@ -76,7 +76,16 @@ def _spin(iterations, matrix):
     return (matrix @ matrix)[:2, :2] * 0 + (spun * 0 + 1)
 
 
+def _spin_after(iterations, matrix, previous):
+    # The same work, begun only once `previous` (the last call's result) is ready: queued calls
+    # then run one after another in the order they were dispatched, as they do on one accelerator
+    # device, whatever the CPU client's thread pool would otherwise run side by side.
+    spun = _fori(0, iterations, lambda i, c: c * _float32(0.9999999) + 1.0, previous[0, 0] * 0)
+    return (matrix @ matrix)[:2, :2] * 0 + (spun * 0 + 1)
+
+
 _UNIT = _jit(_spin)
+_CHAINED = _jit(_spin_after)
 _matrix: list = []  # made at the first use: an array needs JAX's backend, which the lesson may configure first
 
 # The function handed to the timer closes over the program, the count's type, the schedule's
@@ -85,6 +94,11 @@ _MAKER: dict = {"__builtins__": {}}
 exec(compile("def make(unit, int32, ask, matrix):\n"
              "    def timed_function(*args, **kwargs):\n"
              "        return unit(int32(ask()), matrix)\n"
+             "    return timed_function\n"
+             "def make_chained(unit, int32, ask, matrix, last):\n"
+             "    def timed_function(*args, **kwargs):\n"
+             "        last[0] = unit(int32(ask()), matrix, last[0])\n"
+             "        return last[0]\n"
              "    return timed_function\n", "<perfcourse timing instrument>", "exec"), _MAKER)
 
 
@@ -97,11 +111,11 @@ def _unit():
 # Whether the program, as JAX lowered it here, calls out of the device (a custom call: the
 # callback a rewritten JAX lowering would add to report each call's trip count). The course's
 # program has none; read once, when the instrument is first built (after student code ran).
-_calls_out: list = []
+_calls_out: dict = {}  # program name -> whether its lowered text calls out
 
 
 def _program_is_plain() -> bool:
-    return not (_calls_out and _calls_out[0])
+    return not any(_calls_out.values())
 
 
 library.watch("the timing instrument's program (a call out of the device added to it)", _program_is_plain)
@@ -117,9 +131,18 @@ def instrument(schedule):
     """The function handed to the student's timer: each call runs the work its schedule says."""
     unit, matrix = _unit()
     _block(unit(_int32(1), matrix))  # compiled now, not in the first call
-    if not _calls_out:
-        _calls_out.append("custom_call" in unit.lower(_int32(1), matrix).as_text())
+    if "unit" not in _calls_out:
+        _calls_out["unit"] = "custom_call" in unit.lower(_int32(1), matrix).as_text()
     return _MAKER["make"](unit, _int32, schedule.next_call, matrix)
+
+
+def queued_instrument(schedule):
+    """The function handed to a throughput timer: each call's work starts after the previous call's."""
+    unit, matrix = _unit()
+    last = [_block(_CHAINED(_int32(1), matrix, _ones((2, 2), _float32)))]  # compiled now
+    if "chained" not in _calls_out:
+        _calls_out["chained"] = "custom_call" in _CHAINED.lower(_int32(1), matrix, last[0]).as_text()
+    return _MAKER["make_chained"](_CHAINED, _int32, schedule.next_call, matrix, last)
 
 
 def run_timer(timer, schedule, calls_keyword: str, warm_calls: int):
@@ -127,3 +150,9 @@ def run_timer(timer, schedule, calls_keyword: str, warm_calls: int):
     instrument relies on and student code changed, before or while it ran, the agent has flagged)."""
     fn = instrument(schedule)
     return timer(fn, _ones((4, 3), _float32), _ones((3, 2), _float32), **{calls_keyword: warm_calls})
+
+
+def run_queued_timer(timer, schedule, calls_keyword: str, calls: int):
+    """A throughput timer, run like `run_timer` on the queued instrument."""
+    fn = queued_instrument(schedule)
+    return timer(fn, _ones((4, 3), _float32), _ones((3, 2), _float32), **{calls_keyword: calls})
