@@ -7,7 +7,11 @@ small matrix product: XLA's CPU client then dispatches the program asynchronousl
 accelerator would, so the call returns before its result is ready. Each call first asks the
 trusted side's `schedule` how many iterations it runs; the trusted side records the call and
 holds its answer for a time it never tells (checks/timing.py). The program is compiled before
-the function is handed over, so no call's length includes compiling it.
+the function is handed over, so no call's length includes compiling it. A throughput timer
+(performance-01's Task 3) gets the same work chained (`run_queued_timer`): each call's program takes
+the previous call's result as an argument, so its work begins only once that result is ready and
+queued calls run one after another in dispatch order, as on one accelerator device, whatever XLA's
+CPU client would run side by side.
 
 The trip count must reach the device without passing anything student code could replace to
 read it (a timer that learned each call's count could sleep the predicted work instead of
