@@ -205,7 +205,7 @@ def test_no_trip_count_passes_anything_student_code_can_replace(monkeypatch):
     timing.run_timer(predicts_the_work, 3)
     assert seen == []
     assert library.changed() == ["jax.numpy.int32"]
-    assert set(handed[0].__globals__) == {"__builtins__", "make"} and handed[0].__globals__["__builtins__"] == {}
+    assert set(handed[0].__globals__) == {"__builtins__", "make", "make_chained"} and handed[0].__globals__["__builtins__"] == {}
     # The probe dispatcher, too, binds the import it finds probes with: a module of the student's
     # making never receives the schedule.
     import importlib
@@ -495,7 +495,7 @@ def queued_cpu_clock(fn, *args, calls=50):
 
 
 def _queued_run(work, holds, *, gaps=0.001, wait_each=False, wait_first=True, start_before_first=False,
-                end_before_wait=False, made=None, asked_for=None):
+                end_before_wait=False, never_waits=False, made=None, asked_for=None):
     """A QueuedRun as this side would record a timer on chained calls of this work and these holds
     (whose actual work took exactly its calibrated length): each call asks `gaps` after the last
     one's answer (or after its result, when the timer waits for each)."""
@@ -509,10 +509,13 @@ def _queued_run(work, holds, *, gaps=0.001, wait_each=False, wait_first=True, st
         now = (ready[k] if waits else answered[k]) + gaps
         if k == 0:
             start = asked[0] - 0.0005 if start_before_first else now - gaps / 2
-    end = answered[-1] + gaps if end_before_wait else ready[-1] + gaps
-    returned = max(end, ready[-1]) + gaps
+    end = answered[-1] + gaps if end_before_wait or never_waits else ready[-1] + gaps
+    returned = end + gaps if never_waits else max(end, ready[-1]) + gaps
     seconds = (end - start) / n
-    return timing.QueuedRun(seconds, asked_for or n, list(work), asked[:made], answered[:made], returned)
+    # The instrument's word: each call made after the previous result was ready, and the last at the return.
+    previous_ready = [True] + [asked[k] >= ready[k - 1] for k in range(1, len(work))]
+    return timing.QueuedRun(seconds, asked_for or n, list(work), asked[:made], answered[:made], returned,
+                            previous_ready[:made], returned >= ready[-1])
 
 
 Q_WORK = [0.30, 0.08, 0.05, 0.12, 0.06, 0.10]   # the first call, then a shuffled ladder
@@ -536,6 +539,7 @@ def test_an_honest_queued_timer_passes_whatever_the_host_costs_between_calls():
 @pytest.mark.parametrize("mistake, message", [
     (dict(wait_each=True), "that times latency"),
     (dict(end_before_wait=True), "not complete when the clock was read"),
+    (dict(never_waits=True), "not complete when the clock was read"),
     (dict(start_before_first=True), "includes the first call"),
     (dict(wait_first=False), "includes the first call"),
     (dict(made=4), "called fn 4 time"),
@@ -545,6 +549,19 @@ def test_each_queued_mistake_fails_with_its_own_reason(mistake, message):
     assert verdict.problems and message in verdict.problems[0]
     # Only the latency method can be a stalled machine's doing: it alone is run again.
     assert verdict.decided == ("wait_each" not in mistake)
+
+
+def test_the_instruments_word_fails_a_run_whose_times_a_stall_made_look_right():
+    """A first call not waited for, or no wait at the end, in a run where the process stalled long enough
+    for the times to pass: the instrument saw the result not ready when the next call was made, or when
+    the timer returned."""
+    honest = _queued_run(Q_WORK, Q_HOLDS)
+    unready_first = dataclasses.replace(honest, ready=[True, False] + honest.ready[2:])
+    assert "includes the first call" in timing.queued_problems(unready_first).problems[0]
+    unready_last = dataclasses.replace(honest, last_ready=False)
+    assert "not complete when the clock was read" in timing.queued_problems(unready_last).problems[0]
+    queued = dataclasses.replace(honest, ready=[True, True] + [False] * (len(honest.ready) - 2))
+    assert timing.queued_problems(queued) == timing.Verdict()  # later results pending: that is queuing
 
 
 def test_a_reported_time_that_is_not_per_call_fails():

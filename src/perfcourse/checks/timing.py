@@ -135,9 +135,11 @@ class Schedule:
         self._served: list[int] = []    # the plan's index of each call made
         self._asked: list[float] = []   # when each call asked, on this side's clock
         self._answered: list[float] = []  # when its hold was over and its count sent
+        self._ready: list = []           # the queued instrument's word: the previous result was ready
 
-    def next_call(self) -> int:
+    def next_call(self, previous_ready=None) -> int:
         self._asked.append(time.monotonic())
+        self._ready.append(previous_ready is True)
         index = min(len(self._served), len(self._iterations) - 1)
         past = self._beyond is not None and len(self._served) >= len(self._iterations)
         self._served.append(index)
@@ -402,7 +404,13 @@ def check_synchronized(timer, warm_calls: int = 6, keyword: str = "warm_calls") 
 #
 # The first three hold for an honest timer on any machine, however loaded (a stall only
 # lengthens what is measured), and a wrong timer misses them by a margin of SYNC_FRACTION of
-# the work (tens of ms); so one failed run decides. The queued rule is the only one a loaded
+# the work (tens of ms); so one failed run decides. A wrong timer whose process stalled for that
+# margin at the wrong moment would still meet them (seen once in 15 runs on a loaded 2-core
+# machine, for a first call not waited for), so the instrument adds its word, from the student's
+# process: whether the first call's result was ready when the next call was made, and the last
+# call's when the timer returned. An honest timer's always were; a wrong one's only when its
+# process stalled until the work was complete anyway, before it read its clock (that run measured
+# what an honest timer does). A word the student's process could forge, like the trip counts. The queued rule is the only one a loaded
 # machine can break for an honest timer (its calls dispatched slower than the work ran, a fourth
 # of it: the host must stall for most of 0.1 s): a run that fails it alone decides nothing and is
 # run again, up to QUEUED_RUNS; the latency method fails every run, since each of its calls asks
@@ -438,6 +446,9 @@ class QueuedRun:
     asked: list           # when each call reached this side, on this side's clock
     answered: list        # when each call's hold ended and its count went back
     returned: float       # when the timer returned
+    ready: list = field(default_factory=list)  # per call, the instrument's word: the previous result was
+                                               # ready when it was made
+    last_ready: bool = True  # the instrument's word: the last result was ready when the timer returned
 
 
 def run_queued(timer, calls: int, *, keyword: str = "calls", rng=None) -> QueuedRun:
@@ -446,8 +457,12 @@ def run_queued(timer, calls: int, *, keyword: str = "calls", rng=None) -> Queued
     calibration = calibrate()
     work, holds = plan_queued(calls, rng)
     schedule = Schedule([calibration.iterations(seconds) for seconds in work], holds, beyond=BEYOND)
-    value = remote.probe("timing.run_queued_timer", timer, schedule, keyword, calls)
+    answer = remote.probe("timing.run_queued_timer", timer, schedule, keyword, calls)
     returned = time.monotonic()
+    try:
+        value, last_ready = answer
+    except (TypeError, ValueError):
+        raise CheckFailed("the course's throughput instrument did not answer (was its code replaced?)") from None
     try:
         seconds = float(value)
     except (TypeError, ValueError):
@@ -456,7 +471,8 @@ def run_queued(timer, calls: int, *, keyword: str = "calls", rng=None) -> Queued
         raise CheckFailed(f"the timer should return a positive number of seconds per call, got {seconds!r}")
     served = schedule._served
     return QueuedRun(seconds, calls, [0.0 if k >= len(work) else work[k] for k in range(len(served))],
-                     list(schedule._asked), list(schedule._answered), returned)
+                     list(schedule._asked), list(schedule._answered), returned, list(schedule._ready),
+                     last_ready is True)
 
 
 def queued_problems(run: QueuedRun, keyword: str = "calls") -> Verdict:
@@ -469,10 +485,10 @@ def queued_problems(run: QueuedRun, keyword: str = "calls") -> Verdict:
     for k in range(n + 1):
         done.append(max(run.answered[j] + SYNC_FRACTION * sum(run.work[j:k + 1]) for j in range(k + 1)))
     total = run.seconds * n
-    if run.asked[1] < done[0] or total > run.returned - done[0]:
+    if run.asked[1] < done[0] or total > run.returned - done[0] or not run.ready[1]:
         return Verdict(["the measurement includes the first call: make the first call and wait for its result "
                         "(jax.block_until_ready) before the clock starts, then time the queued calls only"])
-    if run.returned < done[n] or total < done[n] - run.asked[1]:
+    if run.returned < done[n] or total < done[n] - run.asked[1] or not run.last_ready:
         return Verdict([f"the {n} calls' work was not complete when the clock was read (the reported seconds "
                         f"per call times {n} is shorter than the work): keep every result and wait for them "
                         "(jax.block_until_ready(outs)) once, after the last call, before reading the clock"])

@@ -101,7 +101,7 @@ exec(compile("def make(unit, int32, ask, matrix):\n"
              "    return timed_function\n"
              "def make_chained(unit, int32, ask, matrix, last):\n"
              "    def timed_function(*args, **kwargs):\n"
-             "        last[0] = unit(int32(ask()), matrix, last[0])\n"
+             "        last[0] = unit(int32(ask(last[0].is_ready())), matrix, last[0])\n"
              "        return last[0]\n"
              "    return timed_function\n", "<perfcourse timing instrument>", "exec"), _MAKER)
 
@@ -140,10 +140,13 @@ def instrument(schedule):
     return _MAKER["make"](unit, _int32, schedule.next_call, matrix)
 
 
-def queued_instrument(schedule):
-    """The function handed to a throughput timer: each call's work starts after the previous call's."""
+def queued_instrument(schedule, last: list | None = None):
+    """The function handed to a throughput timer: each call's work starts after the previous call's,
+    and each call tells the schedule whether the previous call's result was ready when it was made
+    (`last` holds the newest result)."""
     unit, matrix = _unit()
-    last = [_block(_CHAINED(_int32(1), matrix, _ones((2, 2), _float32)))]  # compiled now
+    last = [] if last is None else last
+    last[:] = [_block(_CHAINED(_int32(1), matrix, _ones((2, 2), _float32)))]  # compiled now
     if "chained" not in _calls_out:
         _calls_out["chained"] = "custom_call" in _CHAINED.lower(_int32(1), matrix, last[0]).as_text()
     return _MAKER["make_chained"](_CHAINED, _int32, schedule.next_call, matrix, last)
@@ -157,6 +160,9 @@ def run_timer(timer, schedule, calls_keyword: str, warm_calls: int):
 
 
 def run_queued_timer(timer, schedule, calls_keyword: str, calls: int):
-    """A throughput timer, run like `run_timer` on the queued instrument."""
-    fn = queued_instrument(schedule)
-    return timer(fn, _ones((4, 3), _float32), _ones((3, 2), _float32), **{calls_keyword: calls})
+    """A throughput timer, run like `run_timer` on the queued instrument: [what it returned, whether
+    the last call's result was ready when it returned]."""
+    last: list = []
+    fn = queued_instrument(schedule, last)
+    value = timer(fn, _ones((4, 3), _float32), _ones((3, 2), _float32), **{calls_keyword: calls})
+    return [value, last[0].is_ready()]
