@@ -519,7 +519,7 @@ def _queued_run(work, holds, *, gaps=0.001, wait_each=False, wait_first=True, st
 
 
 Q_WORK = [0.30, 0.08, 0.05, 0.12, 0.06, 0.10]   # the first call, then a shuffled ladder
-Q_HOLDS = [0.002, 0.55, 0.001, 0.003, 0.002, 0.001]  # the first queued call's: longer than all the work
+Q_HOLDS = [0.1, 0.55, 0.001, 0.003, 0.002, 0.001]  # the first queued call's: longer than all the work
 
 
 def test_the_queued_plan_holds_the_first_queued_call_longer_than_all_the_work():
@@ -536,19 +536,26 @@ def test_an_honest_queued_timer_passes_whatever_the_host_costs_between_calls():
         assert timing.queued_problems(_queued_run(Q_WORK, Q_HOLDS, gaps=gaps)) == timing.Verdict()
 
 
-@pytest.mark.parametrize("mistake, message", [
-    (dict(wait_each=True), "that times latency"),
-    (dict(end_before_wait=True), "not complete when the clock was read"),
-    (dict(never_waits=True), "not complete when the clock was read"),
-    (dict(start_before_first=True), "includes the first call"),
-    (dict(wait_first=False), "includes the first call"),
-    (dict(made=4), "called fn 4 time"),
+@pytest.mark.parametrize("mistake, message, decided", [
+    (dict(wait_each=True), "that times latency", False),   # ready before every call: run again, every run
+    (dict(end_before_wait=True), "not complete when the clock was read", False),  # by the calibration only
+    (dict(never_waits=True), "not complete when the clock was read", True),
+    (dict(start_before_first=True), "includes the first call", True),  # the first call's hold counted
+    (dict(wait_first=False), "includes the first call", True),
+    (dict(made=4), "called fn 4 time", True),
 ])
-def test_each_queued_mistake_fails_with_its_own_reason(mistake, message):
+def test_each_queued_mistake_fails_with_its_own_reason(mistake, message, decided):
     verdict = timing.queued_problems(_queued_run(Q_WORK, Q_HOLDS, **mistake))
     assert verdict.problems and message in verdict.problems[0]
-    # Only the latency method can be a stalled machine's doing: it alone is run again.
-    assert verdict.decided == ("wait_each" not in mistake)
+    assert verdict.decided == decided
+
+
+def test_work_faster_than_its_calibration_costs_an_honest_timer_a_rerun_never_the_cell():
+    """A calibration taken at a busy moment: the work ran in a fifth of its calibrated time. The
+    honest timer misses what the calibration predicts, not what holds on any machine."""
+    fast = _queued_run([w / 5 for w in Q_WORK], Q_HOLDS)
+    verdict = timing.queued_problems(dataclasses.replace(fast, work=list(Q_WORK)))
+    assert verdict.problems and not verdict.decided
 
 
 def test_the_instruments_word_fails_a_run_whose_times_a_stall_made_look_right():
@@ -567,9 +574,10 @@ def test_the_instruments_word_fails_a_run_whose_times_a_stall_made_look_right():
 def test_a_reported_time_that_is_not_per_call_fails():
     honest = _queued_run(Q_WORK, Q_HOLDS)
     total = dataclasses.replace(honest, seconds=honest.seconds * honest.asked_for)
-    assert "includes the first call" in timing.queued_problems(total).problems[0]  # longer than can be
+    verdict = timing.queued_problems(total)  # longer than the timer's whole run after the first call
+    assert verdict.decided and "includes the first call" in verdict.problems[0]
     tenth = dataclasses.replace(honest, seconds=honest.seconds / 10)
-    assert "not complete" in timing.queued_problems(tenth).problems[0]
+    assert "not complete" in timing.queued_problems(tenth).problems[0] and timing.queued_problems(tenth).decided
 
 
 @pytest.mark.slow
