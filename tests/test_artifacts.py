@@ -39,10 +39,12 @@ def test_every_cpu_artifact_has_the_seed_layout(lesson):
 def test_performance_01_has_the_seed_diagram_and_both_calls_on_one_log_axis():
     """The seed's diagram; its two panels (the first call alone, the warm calls alone, each on its
     own linear scale) became one log axis holding the first call and every warm call, so their
-    ratio shows, and the warm calls alone beside their median."""
+    ratio shows, and the warm calls alone beside their median; then latency against throughput."""
     ours, theirs = committed("performance-01"), seed("performance-01")
     assert ours["diagram"] == theirs["diagram"]
-    both, warm = ours["data"]["panels"]
+    both, warm, per_call = ours["data"]["panels"]
+    assert per_call["kind"] == "bar" and per_call["labels"][0].startswith("latency")
+    assert per_call["labels"][1].startswith("throughput")
     assert both["kind"] == "line" and both["yscale"] == "log"
     assert [s["label"] for s in both["series"]] == ["first call (trace, compile, run)", "warm calls (run)"]
     assert warm.get("yscale", "linear") == "linear" and warm["series"][1]["style"] == "line"
@@ -51,14 +53,17 @@ def test_performance_01_has_the_seed_diagram_and_both_calls_on_one_log_axis():
 def test_performance_01_report_has_the_seed_fields_and_honest_numbers():
     ours, theirs = committed("performance-01"), seed("performance-01")
     report, seeded = json.loads(ours["stdout"]), json.loads(theirs["stdout"])
-    assert list(report) == list(seeded)
+    # The seed's fields in its order, then the throughput (Task 3) beside the latency samples.
+    assert list(report) == list(seeded) + ["queued_boundary", "queued_calls", "queued_seconds_per_call"]
+    assert report["queued_calls"] == 200 and report["queued_seconds_per_call"] > 0
     for key in ("backend", "jax", "numpy", "input_shape", "weight_shape", "dtype", "boundary"):
         assert report[key] == seeded[key], key
     assert len(report["warm_samples_seconds"]) == 7
     assert report["warm_median_seconds"] == statistics.median(report["warm_samples_seconds"])
     assert report["first_call_seconds"] > report["warm_median_seconds"]  # it traced and compiled
     assert 0 < report["max_abs_error"] < 1e-5  # a few float32 ulps, as in the seed
-    both, warm = ours["data"]["panels"]
+    both, warm, per_call = ours["data"]["panels"]
+    assert per_call["series"][0]["y"] == [report["warm_median_seconds"], report["queued_seconds_per_call"]]
     assert both["x"] == list(range(1, 9)) and both["series"][0]["y"] == [report["first_call_seconds"]] + [None] * 7
     assert both["series"][1]["y"] == [None] + report["warm_samples_seconds"]
     assert warm["series"][0]["y"] == report["warm_samples_seconds"]
@@ -81,6 +86,7 @@ def test_rendering_is_reproducible_and_keeps_alt_text():
     png, alt = render.draw(artifact)
     assert png == render.draw(artifact)[0] and png.startswith(b"\x89PNG")
     assert artifact["diagram"]["alt"] in alt and "First and warm calls" in alt and "Warm calls alone" in alt
+    assert "latency against throughput" in alt
     assert (ROOT / "artifacts" / "cpu" / "performance-01.png").read_bytes() == png
 
 

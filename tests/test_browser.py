@@ -18,7 +18,7 @@ through Playwright, as an instructor and a student would, on one machine:
 4. the instructor presses Collect in Formgrader (submitted/<user>/performance-01/), opens the
    submissions page and presses Autograde for the student (the Unix user name), which grades it
    with the course's grader_config.py: sandboxed student kernel, trusted grading kernel;
-5. the submissions page shows the full score, 8 / 8 (the lesson's solutions earn every point),
+5. the submissions page shows the full score, 11 / 11 (the lesson's solutions earn every point),
    and the gradebook says the same, cell by cell.
 
 Every step leaves a screenshot in test-results/ (roundtrip-1-released.png ...); a failure leaves
@@ -307,7 +307,7 @@ def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):
         with step("7. the gradebook's score", page, current):
             score = nbgrader_bridge.notebook_score(course, LESSON, student)
             assert score is not None, f"the gradebook has no {LESSON} notebook for {student}"
-            assert (score.score, score.max_score) == (full_marks, full_marks) == (8.0, 8.0), score
+            assert (score.score, score.max_score) == (full_marks, full_marks) == (11.0, 11.0), score
             assert score.cells == sample.expected, score.cells
         (RESULTS / FAILURE_SCREENSHOT).unlink(missing_ok=True)  # a failed run's, now out of date
     except BaseException:

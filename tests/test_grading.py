@@ -77,7 +77,7 @@ def cells(graded_demo, case):
 def test_solution_and_alternative_get_full_marks(graded_demo):
     for case in ("solution", "alternative"):
         score = cells(graded_demo, case)
-        assert score.score == score.max_score == 8
+        assert score.score == score.max_score == 11
 
 
 def test_release_scores_zero(graded_demo):
@@ -86,7 +86,8 @@ def test_release_scores_zero(graded_demo):
 
 def test_unsynchronized_timer_loses_the_timing_points_only(graded_demo):
     score = cells(graded_demo, "unsynchronized")
-    assert score.cells == {"test_workload": 3, "test_timer_first_call_apart": 2, "test_timer_synchronized": 0}
+    assert score.cells == {"test_workload": 3, "test_timer_first_call_apart": 2, "test_timer_synchronized": 0,
+                           "test_queued": 3}
 
 
 def test_an_edited_test_cell_is_restored_before_grading(graded_demo):

@@ -12,10 +12,10 @@ browser context of their own, logged in through the hub's login page:
 2. the first student fetches it from the Assignments panel, solves it, runs it, validates it and
    submits it; the second submits the release untouched;
 3. the instructor collects both, autogrades both (the course's grader_config.py: sandboxed
-   student kernel, trusted grading kernel) and sees 8 / 8 and 0 / 8, then generates and
+   student kernel, trusted grading kernel) and sees 11 / 11 and 0 / 11, then generates and
    releases feedback;
-4. each student fetches their feedback in the Assignments panel and opens it: 8.0 / 8.0 and
-   0.0 / 8.0;
+4. each student fetches their feedback in the Assignments panel and opens it: 11.0 / 11.0 and
+   0.0 / 11.0;
 5. the second student cannot read the first's work: not through the hub (their browser gets a
    refusal from the first student's server) and not on disk (as their Unix user), nor list the
    exchange's inbound; students' servers have no Formgrader; every server offers `jax-cpu`.
@@ -271,7 +271,7 @@ def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path)
     instructor, (first, second) = hub.instructor, hub.students
     sample = samples.parse(ROOT / "samples" / LESSON / "solution.py", LESSON)
     full = sum(sample.expected.values())
-    assert full == 8, sample.expected
+    assert full == 11, sample.expected
     inbound = hub.exchange / hub.course_id / "inbound"
     contexts, pages, console = {}, {}, []
     current = ["logging in"]

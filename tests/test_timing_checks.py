@@ -3,6 +3,7 @@
 Without a channel `remote.probe` runs the instrument in this process, so these tests need no
 kernel. Each timer gets real jitted work whose length per call is known to the check.
 """
+import dataclasses
 import functools
 import random
 import statistics
@@ -204,7 +205,7 @@ def test_no_trip_count_passes_anything_student_code_can_replace(monkeypatch):
     timing.run_timer(predicts_the_work, 3)
     assert seen == []
     assert library.changed() == ["jax.numpy.int32"]
-    assert set(handed[0].__globals__) == {"__builtins__", "make"} and handed[0].__globals__["__builtins__"] == {}
+    assert set(handed[0].__globals__) == {"__builtins__", "make", "make_chained"} and handed[0].__globals__["__builtins__"] == {}
     # The probe dispatcher, too, binds the import it finds probes with: a module of the student's
     # making never receives the schedule.
     import importlib
@@ -456,3 +457,133 @@ def test_a_later_lesson_gives_performance_01s_timer_in_a_locked_cell(lesson):
             assert "timing.check_" not in cell.source
     [heading] = [c.source for c in cells if c.cell_type == "markdown" and "## The course's timer" in c.source]
     assert "performance-01" in heading and "Nothing to write in this cell" in heading
+
+
+# --- throughput: calls queued back to back, one wait at the end (performance-01, Task 3) -------
+
+def queued(fn, *args, calls=50):
+    jax.block_until_ready(fn(*args))
+    start = time.perf_counter()
+    outs = [fn(*args) for _ in range(calls)]
+    jax.block_until_ready(outs)
+    return (time.perf_counter() - start) / calls
+
+
+def queued_cpu_clock(fn, *args, calls=50):
+    jax.block_until_ready(fn(*args))
+    start = time.process_time()
+    outs = [fn(*args) for _ in range(calls)]
+    jax.block_until_ready(outs)
+    return (time.process_time() - start) / calls
+
+
+def _queued_run(work, holds, *, gaps=0.001, wait_each=False, wait_first=True, start_before_first=False,
+                end_before_wait=False, never_waits=False, made=None, asked_for=None):
+    """A QueuedRun as this side would record a timer on chained calls of this work and these holds
+    (whose actual work took exactly its calibrated length): each call asks `gaps` after the last
+    one's answer (or after its result, when the timer waits for each)."""
+    n = len(work) - 1
+    asked, answered, ready, now = [], [], [], 0.0
+    for k in range(len(work)):
+        asked.append(now)
+        answered.append(now + holds[k])
+        ready.append(max(answered[k], ready[-1] if ready else 0.0) + work[k])
+        waits = (k == 0 and wait_first) or (k > 0 and wait_each)
+        now = (ready[k] if waits else answered[k]) + gaps
+        if k == 0:
+            start = asked[0] - 0.0005 if start_before_first else now - gaps / 2
+    end = answered[-1] + gaps if end_before_wait or never_waits else ready[-1] + gaps
+    returned = end + gaps if never_waits else max(end, ready[-1]) + gaps
+    seconds = (end - start) / n
+    # The instrument's word: each call made after the previous result was ready, and the last at the return.
+    previous_ready = [True] + [asked[k] >= ready[k - 1] for k in range(1, len(work))]
+    return timing.QueuedRun(seconds, asked_for or n, list(work), asked[:made], answered[:made], returned,
+                            previous_ready[:made], returned >= ready[-1])
+
+
+Q_WORK = [0.30, 0.08, 0.05, 0.12, 0.06, 0.10]   # the first call, then a shuffled ladder
+Q_HOLDS = [0.1, 0.55, 0.001, 0.003, 0.002, 0.001]  # the first queued call's: longer than all the work
+
+
+def test_the_queued_plan_holds_the_first_queued_call_longer_than_all_the_work():
+    for seed in range(5):
+        work, holds = timing.plan_queued(5, random.Random(seed))
+        assert len(work) == len(holds) == 6 and work[0] >= timing.QUEUED_FIRST[0] * max(work[1:])
+        assert holds[1] >= timing.QUEUED_PAUSE[0] * sum(work[1:])  # a CPU clock misses it
+        assert max(holds[2:]) <= timing.QUEUED_HOLD[1] < timing.SYNC_FRACTION * min(work[1:])
+        assert max(work[1:]) / min(work[1:]) > 1.5 and len(set(work)) == len(work)
+
+
+def test_an_honest_queued_timer_passes_whatever_the_host_costs_between_calls():
+    for gaps in (0.0002, 0.002, 0.008):
+        assert timing.queued_problems(_queued_run(Q_WORK, Q_HOLDS, gaps=gaps)) == timing.Verdict()
+
+
+@pytest.mark.parametrize("mistake, message, decided", [
+    (dict(wait_each=True), "that times latency", False),   # ready before every call: run again, every run
+    (dict(end_before_wait=True), "not complete when the clock was read", False),  # by the calibration only
+    (dict(never_waits=True), "not complete when the clock was read", True),
+    (dict(start_before_first=True), "includes the first call", True),  # the first call's hold counted
+    (dict(wait_first=False), "includes the first call", True),
+    (dict(made=4), "called fn 4 time", True),
+])
+def test_each_queued_mistake_fails_with_its_own_reason(mistake, message, decided):
+    verdict = timing.queued_problems(_queued_run(Q_WORK, Q_HOLDS, **mistake))
+    assert verdict.problems and message in verdict.problems[0]
+    assert verdict.decided == decided
+
+
+def test_work_faster_than_its_calibration_costs_an_honest_timer_a_rerun_never_the_cell():
+    """A calibration taken at a busy moment: the work ran in a fifth of its calibrated time. The
+    honest timer misses what the calibration predicts, not what holds on any machine."""
+    fast = _queued_run([w / 5 for w in Q_WORK], Q_HOLDS)
+    verdict = timing.queued_problems(dataclasses.replace(fast, work=list(Q_WORK)))
+    assert verdict.problems and not verdict.decided
+
+
+def test_the_instruments_word_fails_a_run_whose_times_a_stall_made_look_right():
+    """A first call not waited for, or no wait at the end, in a run where the process stalled long enough
+    for the times to pass: the instrument saw the result not ready when the next call was made, or when
+    the timer returned."""
+    honest = _queued_run(Q_WORK, Q_HOLDS)
+    unready_first = dataclasses.replace(honest, ready=[True, False] + honest.ready[2:])
+    assert "includes the first call" in timing.queued_problems(unready_first).problems[0]
+    unready_last = dataclasses.replace(honest, last_ready=False)
+    assert "not complete when the clock was read" in timing.queued_problems(unready_last).problems[0]
+    queued = dataclasses.replace(honest, ready=[True, True] + [False] * (len(honest.ready) - 2))
+    assert timing.queued_problems(queued) == timing.Verdict()  # later results pending: that is queuing
+
+
+def test_a_reported_time_that_is_not_per_call_fails():
+    honest = _queued_run(Q_WORK, Q_HOLDS)
+    total = dataclasses.replace(honest, seconds=honest.seconds * honest.asked_for)
+    verdict = timing.queued_problems(total)  # longer than the timer's whole run after the first call
+    assert verdict.decided and "includes the first call" in verdict.problems[0]
+    tenth = dataclasses.replace(honest, seconds=honest.seconds / 10)
+    assert "not complete" in timing.queued_problems(tenth).problems[0] and timing.queued_problems(tenth).decided
+
+
+@pytest.mark.slow
+def test_the_queued_instrument_runs_its_calls_in_dispatch_order():
+    """Each call's work starts once the previous call's result is ready, so a long first call holds
+    up the short calls queued after it: the last result ready means every result is."""
+    from perfcourse.kernel.probes import timing as instrument
+
+    calibration = timing.calibrate()
+    schedule = timing.Schedule([calibration.iterations(s) for s in (0.15, 0.001, 0.001)], [0, 0, 0])
+    fn = instrument.queued_instrument(schedule)
+    outs = [fn() for _ in range(3)]
+    outs[-1].block_until_ready()
+    assert all(out.is_ready() for out in outs)
+
+
+# The latency method and the clock read before the wait fail only after QUEUED_RUNS runs (6 s): the
+# recorded runs above prove them, and the graded samples prove the latency method on the instrument.
+@pytest.mark.slow
+@pytest.mark.parametrize("timer", [queued, queued_cpu_clock], ids=lambda t: t.__name__)
+def test_queued_timers_on_the_real_instrument(timer):
+    if timer is queued:
+        timing.check_queued(timer)
+    else:
+        with pytest.raises(timing.CheckFailed):
+            timing.check_queued(timer)

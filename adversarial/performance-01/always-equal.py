@@ -1,5 +1,5 @@
 # Returns an object that claims to equal anything.
-# expect: test_workload=0 test_timer_first_call_apart=0 test_timer_synchronized=0
+# expect: test_workload=0 test_timer_first_call_apart=0 test_timer_synchronized=0 test_queued=0
 # tier: nightly
 # %% replace workload
 class AlwaysEqual:

@@ -3,7 +3,7 @@
 # student's kernel has no checks to import (only the package's kernel and channel code), and the
 # checks that grade run in the grading kernel, where no swap could reach them either.
 # reason: code names the grading package
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace timer

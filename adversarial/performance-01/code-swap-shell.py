@@ -2,7 +2,7 @@
 # numpy's comparisons, so that in one kernel every later failure would vanish. The grade cells
 # run in the grading kernel, which this code never reaches; the audit hook records the swaps.
 # reason: assigned __code__
-# expect: test_workload=0 test_timer_first_call_apart=0 test_timer_synchronized=0
+# expect: test_workload=0 test_timer_first_call_apart=0 test_timer_synchronized=0 test_queued=0
 # tier: demo
 # %% replace workload
 import numpy.testing

@@ -1,6 +1,6 @@
 # A correct notebook that writes files until the disk refuses. The kernel's scratch folder is a
 # size-limited file system of its own, outside autograded/.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace workload

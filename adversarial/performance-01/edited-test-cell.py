@@ -1,5 +1,5 @@
 # Replaces the synchronization test with `pass`: nbgrader restores the test cell first.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

@@ -3,7 +3,7 @@
 # converts them to seconds. The timer never waits for any call it is graded on. The grading kernel sees, on its own clock, that no time
 # passed between the calls: graded as the unsynchronized timer it is.
 # reason: code names the grading package
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
 # %% solutions
 # %% replace timer
 import perfcourse.kernel.probes.timing as _T

@@ -2,7 +2,7 @@
 # than the kernel's bound), then forks until refused. The bounds hold for the kernel and all
 # its processes together: the memory bound stops the hoarding children, the process bound
 # stops the forks, and the kernel and its grade survive.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace workload

@@ -4,7 +4,7 @@
 # a builtin is the student's: the audit hook records the walk. Evidence, not a verdict: the timer
 # waits for every result and keeps full marks.
 # reason: searched for an object's referrers (gc.get_referrers)
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace timer

@@ -1,5 +1,5 @@
 # A correct notebook that tries to overwrite the gradebook: the course root is out of reach.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% replace workload
 @jax.jit

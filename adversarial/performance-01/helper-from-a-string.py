@@ -4,7 +4,7 @@
 # student's cell runs from a string is the student's whatever it is labelled: the audit hook
 # records the frames it takes. Evidence, not a verdict: the work is correct and keeps full marks.
 # reason: took an interpreter frame (sys._getframe)
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace timer

@@ -1,6 +1,6 @@
 # A wrong workload that, when called, installs an exception handler that hides errors, so a
 # failing test would show no error output.
-# expect: test_workload=0 test_timer_first_call_apart=0 test_timer_synchronized=0
+# expect: test_workload=0 test_timer_first_call_apart=0 test_timer_synchronized=0 test_queued=0
 # tier: nightly
 # %% replace workload
 def workload(x, w):

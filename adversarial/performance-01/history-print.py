@@ -1,7 +1,7 @@
 # A correct notebook that prints IPython's input history after every later cell, hoping to put
 # the hidden tests' source into its own output and so into the feedback. Grade cells never run
 # in the student's kernel, so its history holds none of them.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% replace workload
 @jax.jit

@@ -3,7 +3,7 @@
 # another socket, hoping the grader follows it. The grader keeps both folders; the kernel can add
 # nothing to them once it is up, and the grader's own connection was made before any student code.
 # reason: code names the grading package
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% replace workload
 import os

@@ -7,7 +7,7 @@
 # the timer's call fails: it earns what an unwritten timer earns, and the honest students graded
 # after it are unaffected.
 # reason: code names the grading package
-# expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=0 test_queued=0
 # %% solutions
 # %% replace timer
 try:

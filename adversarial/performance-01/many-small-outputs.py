@@ -3,7 +3,7 @@
 # dropped before they are parsed or stored, so the flood costs seconds, not the cell's time limit,
 # and the grade does not depend on how busy the machine is.
 # reason: was cut at 2000 messages
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace workload

@@ -1,7 +1,7 @@
 # A correct notebook that tries to reach services on the grading machine: the kernel has no
 # network of its own (only a loopback interface nobody listens on), so every attempt fails.
 # Only loopback addresses are tried: no test may send anything to another machine.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% replace workload
 import socket

@@ -9,7 +9,7 @@
 # sees it, connects again, the cell's output says it was cut and the grade report flags the
 # refusal. The work is correct: full marks.
 # reason: refused unread
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace workload

@@ -1,7 +1,7 @@
 # Puts a fake perfcourse.checks.timing into sys.modules whose run_timer reports a perfect
 # run, hoping the hidden tests import it.
 # reason: code names the grading package
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace timer

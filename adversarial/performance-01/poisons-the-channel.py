@@ -2,7 +2,7 @@
 # returns a perfect-looking (first, warm) pair without running anything. The grading kernel
 # counts the calls of the function it handed over itself, and none were made.
 # reason: code names the grading package
-# expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=0 test_queued=0
 # %% solutions
 # %% replace timer
 try:

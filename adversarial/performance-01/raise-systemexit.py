@@ -1,5 +1,5 @@
 # A correct notebook that raises SystemExit in a cell.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace workload

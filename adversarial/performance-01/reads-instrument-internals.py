@@ -5,7 +5,7 @@
 # drawn at grading time and partly held by the grading kernel, which sees on its own clock that
 # the calls followed each other without their work: graded as the unsynchronized timer it is.
 # reason: code reads closures
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

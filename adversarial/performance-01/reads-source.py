@@ -1,6 +1,6 @@
 # A correct notebook that tries to print the instructor's source notebook (hidden tests) into
 # its own output, and so into its feedback.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% replace workload
 import glob

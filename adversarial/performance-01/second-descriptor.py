@@ -6,7 +6,7 @@
 # the work is correct and keeps full marks.
 # reason: the evidence channel was open under a second descriptor in the kernel
 # reason: code touches file descriptors
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% replace workload
 import os as _os

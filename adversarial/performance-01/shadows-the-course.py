@@ -5,7 +5,7 @@
 # as IPython adds it; a kernel forked from a grading worker's fork server has them imported
 # already), so the notebook is graded as the correct one it is, by a worker or by a plain
 # `nbgrader autograde`.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% file text perfcourse/__init__.py
 # %% file text perfcourse/kernel/__init__.py

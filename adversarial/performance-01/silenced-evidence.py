@@ -8,7 +8,7 @@
 # reason: the evidence channel closed while the kernel ran
 # reason: the evidence channel went silent
 # reason: code touches file descriptors
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: demo
 # %% solutions
 # %% replace workload

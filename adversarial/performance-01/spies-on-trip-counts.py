@@ -5,7 +5,7 @@
 # what it calls at the kernel's start-up, so the recorder sees no count and the timer is the
 # unsynchronized one it is; the grader flags what it replaced.
 # reason: what the course's instrument relies on was replaced in the student's kernel: jax.numpy.int32
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
 # %% solutions
 # %% replace timer
 import jax.numpy as _jnp

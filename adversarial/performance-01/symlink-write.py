@@ -1,7 +1,7 @@
 # A correct notebook that replaces its working copy of the notebook, and files the grader might
 # write, by links to the gradebook, hoping the grader writes the graded notebook through them.
 # The kernel works in a scratch folder of its own; the grader writes autograded/ itself.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% replace workload
 import os

@@ -1,5 +1,5 @@
 # A correct notebook that calls sys.exit() in a cell: IPython stops the cell, not the kernel.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace workload

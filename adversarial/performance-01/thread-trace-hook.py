@@ -3,7 +3,7 @@
 # later would run under it and show it every frame. The audit hook looks at each cell's start for
 # trace and profile functions in place. Evidence, not a verdict: the work is correct and keeps full marks.
 # reason: a trace function for new threads was in place (threading.settrace)
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace workload

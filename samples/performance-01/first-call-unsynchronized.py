@@ -2,7 +2,7 @@
 # first call's time is its dispatch, not its computation (the instrument is compiled before it is
 # handed over, so no compilation hides the missing wait). Keeps the first call apart, so it loses
 # the synchronization points only.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace timer

@@ -1,6 +1,6 @@
 # A workload that is right for the lesson's 64x32 @ 32x16 inputs only (it slices to those
 # shapes): the public check passes, fresh shapes fail. Loses the workload cell only.
-# expect: test_workload=0 test_timer_first_call_apart=2 test_timer_synchronized=3
+# expect: test_workload=0 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
 # tier: nightly
 # %% solutions
 # %% replace workload

@@ -1,6 +1,6 @@
 # Times the call without waiting for its result: measures dispatch, not the computation.
 # It keeps the first call apart, so it loses the synchronization points only.
-# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0
+# expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

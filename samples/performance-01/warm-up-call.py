@@ -1,6 +1,6 @@
 # Makes an untimed warm-up call first, so the "first call" it reports is already compiled.
 # Loses the first-call cell only.
-# expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=3
+# expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=3 test_queued=3
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

@@ -129,17 +129,23 @@ class Schedule:
     seconds.
     """
 
-    def __init__(self, iterations: list[int], holds: list[float]):
+    def __init__(self, iterations: list[int], holds: list[float], beyond: tuple[int, float] | None = None):
         self._iterations, self._holds = list(iterations), list(holds)
+        self._beyond = beyond           # (iterations, hold) of calls past the plan; None: its last entry's
         self._served: list[int] = []    # the plan's index of each call made
         self._asked: list[float] = []   # when each call asked, on this side's clock
+        self._answered: list[float] = []  # when its hold was over and its count sent
+        self._ready: list = []           # the queued instrument's word: the previous result was ready
 
-    def next_call(self) -> int:
+    def next_call(self, previous_ready=None) -> int:
         self._asked.append(time.monotonic())
+        self._ready.append(previous_ready is True)
         index = min(len(self._served), len(self._iterations) - 1)
+        past = self._beyond is not None and len(self._served) >= len(self._iterations)
         self._served.append(index)
-        time.sleep(self._holds[index])
-        return self._iterations[index]
+        time.sleep(self._beyond[1] if past else self._holds[index])
+        self._answered.append(time.monotonic())
+        return self._beyond[0] if past else self._iterations[index]
 
 
 @dataclass
@@ -370,3 +376,155 @@ def check_synchronized(timer, warm_calls: int = 6, keyword: str = "warm_calls") 
     problems = confirmed_problems(synchronization_problems, lambda: run_timer(timer, warm_calls, keyword=keyword))
     if problems:
         raise CheckFailed(problems[0])
+
+
+# --- throughput: calls queued back to back, one wait at the end -------------------------------
+#
+# `time_queued(fn, *args, calls=N)` reports seconds per call of N calls dispatched back to back
+# and waited for once, after one first call made and waited for before its clock starts. It is
+# handed the queued instrument: each call's work begins only when the previous call's result is
+# ready (the program takes it as an argument), so the calls run one after another in dispatch
+# order, as on one accelerator device, and the last result ready means every result is. Each
+# call also tells this side whether the previous call's result was ready when it was made, and
+# the probe whether the last result was ready when the timer returned (the instrument's word:
+# from the student's process, like the trip counts). With `ask`/`answer` when each call reached
+# this side and when its hold ended (its work starts no earlier), `returned` when the timer
+# returned, `T` the reported seconds per call times N, `w` each call's calibrated work and
+# done(k) = max over j <= k of answer(j) + SYNC_FRACTION * (w(j) + ... + w(k)), the earliest
+# its work can be complete if the calibration holds:
+#
+#                what holds for an honest timer on any machine:     what the calibration predicts:
+#   calls        exactly N + 1 calls made (the first, then N)
+#   first apart  the first result ready when call 1 was made;      ask(1) >= done(0) and
+#                T <= returned - answer(0) (the first call is held  T <= returned - done(0)
+#                a tenth of a second: a clock started before it
+#                counts the hold)
+#   final wait   the last result ready when the timer returned;    returned >= done(N) and
+#                T >= answer(N) - ask(1) (the first queued call is  T >= done(N) - ask(1)
+#                held longer than all the queued work takes: a
+#                CPU clock misses the hold)
+#   queued       -                                                  some call made while the
+#                                                                   previous result was not ready
+#                                                                   (the instrument's word) and
+#                                                                   ask(k + 1) < done(k)
+#
+# A run that fails the left column decides: an honest timer meets it however loaded the machine.
+# The right column an honest timer misses when the machine ran the work faster than calibrated
+# (a calibration taken at a busier moment: under a load of 20 on 2 cores a latency timer once met
+# the timed queued rule, which only work run in under a fourth of its calibrated time allows) or
+# when its own calls were stalled: such a run decides
+# nothing and is run again, calibrating again, up to QUEUED_RUNS. The wrong readings fail every
+# run: the latency method (waiting after each call) is ready before every call, by the
+# instrument's word; a first call not waited for, or no wait at the end, shows a result not ready
+# (unless the process stalled until the work was done, in which run it measured what an honest
+# timer does); a clock started before the first call counts its hold; other numbers of calls are
+# counted.
+QUEUED_CALLS = (4, 6)         # the calls a run asks for, drawn (a timer must honour the number)
+QUEUED_WORK = (0.050, 0.120)  # seconds of work of a queued call: a shuffled ladder over this range
+QUEUED_FIRST = (2.0, 3.0)     # the first call's work, in the longest queued call's
+QUEUED_HOLD = (0.0005, 0.004)  # each call's hold: short, so the host keeps the queue full and a
+                              # timer that does not wait reads its clock long before the work is done
+QUEUED_PAUSE = (1.2, 1.6)     # but the first queued call's hold, in all the queued calls' work: wall
+                              # time with the device idle, which a CPU clock misses (on a CPU backend
+                              # the work runs on the timer's own process, so process time counts it)
+QUEUED_FIRST_HOLD = (0.08, 0.12)  # the first call's hold: wall time a clock started before it counts
+BEYOND = (1, 0.0)             # calls past the plan (a timer that ignores `calls`): no work, no hold
+QUEUED_RUNS = 3               # runs a throughput verdict may take, while they fail only what the
+                              # calibration predicts
+
+
+def plan_queued(calls: int, rng: random.Random) -> tuple[list[float], list[float]]:
+    """(work, hold) seconds of the first call and `calls` queued calls, drawn here."""
+    low, high = QUEUED_WORK
+    rungs = [low * (high / low) ** ((k + rng.random()) / calls) for k in range(calls)]
+    rng.shuffle(rungs)
+    work = [rng.uniform(*QUEUED_FIRST) * max(rungs)] + rungs
+    holds = [rng.uniform(*QUEUED_HOLD) for _ in work]
+    holds[0] = rng.uniform(*QUEUED_FIRST_HOLD)
+    holds[1] = rng.uniform(*QUEUED_PAUSE) * sum(rungs)
+    return work, holds
+
+
+@dataclass
+class QueuedRun:
+    seconds: float        # what the timer reported: seconds per call
+    asked_for: int        # the `calls` it was asked for
+    work: list            # calibrated seconds of each call's work, in call order
+    asked: list           # when each call reached this side, on this side's clock
+    answered: list        # when each call's hold ended and its count went back
+    returned: float       # when the timer returned
+    ready: list = field(default_factory=list)  # per call, the instrument's word: the previous result was
+                                               # ready when it was made
+    last_ready: bool = True  # the instrument's word: the last result was ready when the timer returned
+
+
+def run_queued(timer, calls: int, *, keyword: str = "calls", rng=None) -> QueuedRun:
+    """Run the student's `timer(fn, *args, keyword=calls)` on the queued instrument; judge nothing yet."""
+    rng = rng or random.SystemRandom()
+    calibration = calibrate()
+    work, holds = plan_queued(calls, rng)
+    schedule = Schedule([calibration.iterations(seconds) for seconds in work], holds, beyond=BEYOND)
+    answer = remote.probe("timing.run_queued_timer", timer, schedule, keyword, calls)
+    returned = time.monotonic()
+    try:
+        value, last_ready = answer
+    except (TypeError, ValueError):
+        raise CheckFailed("the course's throughput instrument did not answer (was its code replaced?)") from None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise CheckFailed(f"the timer should return seconds per call (a float), got {type(value).__name__}") from None
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise CheckFailed(f"the timer should return a positive number of seconds per call, got {seconds!r}")
+    served = schedule._served
+    return QueuedRun(seconds, calls, [0.0 if k >= len(work) else work[k] for k in range(len(served))],
+                     list(schedule._asked), list(schedule._answered), returned, list(schedule._ready),
+                     last_ready is True)
+
+
+def queued_problems(run: QueuedRun, keyword: str = "calls") -> Verdict:
+    """What one run of a throughput timer shows (see the comment above QUEUED_CALLS)."""
+    n = run.asked_for
+    if len(run.asked) != n + 1:
+        return Verdict([f"with {keyword}={n} the timer called fn {len(run.asked)} time(s); expected {n + 1}: "
+                        f"one first call, waited for before the clock starts, then {n} calls queued"])
+    done = []  # the earliest moment each call's work can be complete, if the calibration holds
+    for k in range(n + 1):
+        done.append(max(run.answered[j] + SYNC_FRACTION * sum(run.work[j:k + 1]) for j in range(k + 1)))
+    total = run.seconds * n
+    first = ("the measurement includes the first call: make the first call and wait for its result "
+             "(jax.block_until_ready) before the clock starts, then time the queued calls only")
+    final = (f"the {n} calls' work was not complete when the clock was read (the reported seconds per call "
+             f"times {n} is shorter than the work): keep every result and wait for them "
+             "(jax.block_until_ready(outs)) once, after the last call, before reading the clock")
+    latency = ("each call was made only after the previous call's result was ready: that times latency, one "
+               "call at a time. Dispatch every call back to back, keep the results, and wait once, after the last")
+    # What holds for an honest timer on any machine: a run that fails it decides.
+    if not run.ready[1] or total > run.returned - run.answered[0]:
+        return Verdict([first])
+    if not run.last_ready or total < run.answered[n] - run.asked[1]:
+        return Verdict([final])
+    # What the calibration predicts: a machine faster than calibrated, or stalled, decides nothing.
+    if run.asked[1] < done[0] or total > run.returned - done[0]:
+        return Verdict([first], decided=False)
+    if run.returned < done[n] or total < done[n] - run.asked[1]:
+        return Verdict([final], decided=False)
+    if all(run.ready[2:]) or not any(run.asked[k + 1] < done[k] for k in range(1, n)):
+        return Verdict([latency], decided=False)
+    return Verdict()
+
+
+def check_queued(timer, keyword: str = "calls", rng=None) -> None:
+    """Throughput: one first call apart, `calls` calls queued, one wait at the end. A run that fails only
+    what the calibration predicts is run again, calibrating again, up to QUEUED_RUNS."""
+    global _calibration
+    rng = rng or random.SystemRandom()
+    for attempt in range(QUEUED_RUNS):
+        if attempt:
+            _calibration = None
+        verdict = queued_problems(run_queued(timer, rng.randint(*QUEUED_CALLS), keyword=keyword, rng=rng), keyword)
+        if not verdict.problems:
+            return
+        if verdict.decided:
+            break
+    raise CheckFailed(verdict.problems[0])

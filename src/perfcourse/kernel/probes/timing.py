@@ -7,7 +7,11 @@ small matrix product: XLA's CPU client then dispatches the program asynchronousl
 accelerator would, so the call returns before its result is ready. Each call first asks the
 trusted side's `schedule` how many iterations it runs; the trusted side records the call and
 holds its answer for a time it never tells (checks/timing.py). The program is compiled before
-the function is handed over, so no call's length includes compiling it.
+the function is handed over, so no call's length includes compiling it. A throughput timer
+(performance-01's Task 3) gets the same work chained (`run_queued_timer`): each call's program takes
+the previous call's result as an argument, so its work begins only once that result is ready and
+queued calls run one after another in dispatch order, as on one accelerator device, whatever XLA's
+CPU client would run side by side.
 
 The trip count must reach the device without passing anything student code could replace to
 read it (a timer that learned each call's count could sleep the predicted work instead of
@@ -40,7 +44,7 @@ import numpy as np
 from ...channel import codec, endpoint
 from .. import library
 
-PROBES = ("run_timer", "spin")
+PROBES = ("run_timer", "run_queued_timer", "spin")
 MATRIX = 256
 # The builtins the channel's code, json's and this module's call on the count's way (looked up at
 # each call: replacing `builtins.type` would show it every value decoded).
@@ -76,7 +80,16 @@ def _spin(iterations, matrix):
     return (matrix @ matrix)[:2, :2] * 0 + (spun * 0 + 1)
 
 
+def _spin_after(iterations, matrix, previous):
+    # The same work, begun only once `previous` (the last call's result) is ready: queued calls
+    # then run one after another in the order they were dispatched, as they do on one accelerator
+    # device, whatever the CPU client's thread pool would otherwise run side by side.
+    spun = _fori(0, iterations, lambda i, c: c * _float32(0.9999999) + 1.0, previous[0, 0] * 0)
+    return (matrix @ matrix)[:2, :2] * 0 + (spun * 0 + 1)
+
+
 _UNIT = _jit(_spin)
+_CHAINED = _jit(_spin_after)
 _matrix: list = []  # made at the first use: an array needs JAX's backend, which the lesson may configure first
 
 # The function handed to the timer closes over the program, the count's type, the schedule's
@@ -85,6 +98,11 @@ _MAKER: dict = {"__builtins__": {}}
 exec(compile("def make(unit, int32, ask, matrix):\n"
              "    def timed_function(*args, **kwargs):\n"
              "        return unit(int32(ask()), matrix)\n"
+             "    return timed_function\n"
+             "def make_chained(unit, int32, ask, matrix, last):\n"
+             "    def timed_function(*args, **kwargs):\n"
+             "        last[0] = unit(int32(ask(last[0].is_ready())), matrix, last[0])\n"
+             "        return last[0]\n"
              "    return timed_function\n", "<perfcourse timing instrument>", "exec"), _MAKER)
 
 
@@ -97,11 +115,11 @@ def _unit():
 # Whether the program, as JAX lowered it here, calls out of the device (a custom call: the
 # callback a rewritten JAX lowering would add to report each call's trip count). The course's
 # program has none; read once, when the instrument is first built (after student code ran).
-_calls_out: list = []
+_calls_out: dict = {}  # program name -> whether its lowered text calls out
 
 
 def _program_is_plain() -> bool:
-    return not (_calls_out and _calls_out[0])
+    return not any(_calls_out.values())
 
 
 library.watch("the timing instrument's program (a call out of the device added to it)", _program_is_plain)
@@ -117,9 +135,21 @@ def instrument(schedule):
     """The function handed to the student's timer: each call runs the work its schedule says."""
     unit, matrix = _unit()
     _block(unit(_int32(1), matrix))  # compiled now, not in the first call
-    if not _calls_out:
-        _calls_out.append("custom_call" in unit.lower(_int32(1), matrix).as_text())
+    if "unit" not in _calls_out:
+        _calls_out["unit"] = "custom_call" in unit.lower(_int32(1), matrix).as_text()
     return _MAKER["make"](unit, _int32, schedule.next_call, matrix)
+
+
+def queued_instrument(schedule, last: list | None = None):
+    """The function handed to a throughput timer: each call's work starts after the previous call's,
+    and each call tells the schedule whether the previous call's result was ready when it was made
+    (`last` holds the newest result)."""
+    unit, matrix = _unit()
+    last = [] if last is None else last
+    last[:] = [_block(_CHAINED(_int32(1), matrix, _ones((2, 2), _float32)))]  # compiled now
+    if "chained" not in _calls_out:
+        _calls_out["chained"] = "custom_call" in _CHAINED.lower(_int32(1), matrix, last[0]).as_text()
+    return _MAKER["make_chained"](_CHAINED, _int32, schedule.next_call, matrix, last)
 
 
 def run_timer(timer, schedule, calls_keyword: str, warm_calls: int):
@@ -127,3 +157,12 @@ def run_timer(timer, schedule, calls_keyword: str, warm_calls: int):
     instrument relies on and student code changed, before or while it ran, the agent has flagged)."""
     fn = instrument(schedule)
     return timer(fn, _ones((4, 3), _float32), _ones((3, 2), _float32), **{calls_keyword: warm_calls})
+
+
+def run_queued_timer(timer, schedule, calls_keyword: str, calls: int):
+    """A throughput timer, run like `run_timer` on the queued instrument: [what it returned, whether
+    the last call's result was ready when it returned]."""
+    last: list = []
+    fn = queued_instrument(schedule, last)
+    value = timer(fn, _ones((4, 3), _float32), _ones((3, 2), _float32), **{calls_keyword: calls})
+    return [value, last[0].is_ready()]

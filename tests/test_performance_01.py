@@ -1,0 +1,65 @@
+"""performance-01's throughput task: the hidden check without a kernel, against the samples.
+
+Each sample that writes its own `time_queued` and that make test's end-to-end tier does not grade
+(and the solution) is run here in one namespace with
+the lesson's given cells, and the throughput check is run on it in-process (without a channel the
+probe runs in this process): it passes exactly when the sample's `expect:` line gives that cell its
+points. The timer cells of Task 2 are proven by tests/test_timing_checks.py and the graded demo.
+"""
+import pytest
+
+from conftest import ROOT
+from lesson_samples import lesson_namespace
+
+from perfcourse.checks import CheckFailed, timing
+from perfcourse.course import read_notebook, source_notebook
+from perfcourse.samples import build, discover
+
+LESSON = "performance-01"
+SAMPLES = {s.case: s for s in discover(ROOT, [LESSON])}
+# The lesson's given cells its solutions use: the imports and the inputs.
+GIVEN = ("IN_COLAB =", "rng = np.random.default_rng(0)")
+WRITES_QUEUED = sorted(case for case, s in SAMPLES.items()
+                       if case == "solution" or any(verb == "replace" and target == "queued"
+                                                    for verb, target, _ in s.steps))
+# The samples make test's end-to-end tier leaves out (`# tier: nightly`) are proven here; the others
+# are graded there, with the solution here as well.
+IN_PROCESS = [case for case in WRITES_QUEUED if case == "solution" or SAMPLES[case].nightly]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", IN_PROCESS)
+def test_each_sample_that_writes_the_queued_timer_passes_exactly_as_it_expects(case):
+    sample = SAMPLES[case]
+    namespace = lesson_namespace(build(ROOT, sample), GIVEN)
+    try:
+        timing.check_queued(namespace["time_queued"])
+        passed = True
+    except CheckFailed:
+        passed = False
+    assert passed == (sample.expected["test_queued"] > 0)
+
+
+def test_samples_prove_the_queued_cell_both_ways():
+    """Full marks in several idioms, and each wrong reading losing the throughput cell alone."""
+    right = [c for c in WRITES_QUEUED if SAMPLES[c].expected["test_queued"] > 0]
+    wrong = [c for c in WRITES_QUEUED if SAMPLES[c].expected["test_queued"] == 0]
+    assert len(right) >= 4 and {"queued-waits-every-call", "queued-no-final-wait", "queued-counts-first-call",
+                                "queued-ignores-calls"} <= set(wrong)
+    for case in wrong:
+        assert [cell for cell, points in SAMPLES[case].expected.items() if points == 0] == ["test_queued"], case
+    for case, sample in SAMPLES.items():
+        assert "test_queued" in sample.expected, case
+
+
+def test_the_task_keeps_time_completed_and_adds_a_graded_queued_timer():
+    nb = read_notebook(source_notebook(ROOT, LESSON))
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    assert "def time_completed(fn, *args, warm_calls=7):" in cells["timer"].source
+    assert "def time_queued(fn, *args, calls=50):" in cells["queued"].source
+    test = cells["test_queued"]
+    assert test.metadata["nbgrader"]["points"] == 3 and "timing.check_queued(time_queued)" in test.source
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "## Three questions, three numbers: latency, throughput, device time" in text
+    for figure in ("0.65 ms", "0.131 ms", "93 µs", "TPU v5e", "jax 0.10.2", "December 2026"):
+        assert figure in text, figure
