@@ -279,6 +279,19 @@ def test_expected_layouts_and_compile_keys():
     assert sharding.expected_compiles(calls) == [1, 1, 0, 1, 1, 1, 1, 0]
 
 
+def test_every_run_hands_out_a_mesh_of_every_device_and_a_smaller_one():
+    """A count taken from the process's devices (jax.device_count()) instead of the mesh's is right on
+    a mesh of every device only: every draw holds a smaller mesh too, shuffled, and the whole one."""
+    for seed in range(40):
+        meshes = sharding.one_d_meshes(np.random.default_rng(seed), 8)
+        sizes = sorted(len(m["order"]) for m in meshes)
+        assert sizes[-1] == 8 and sizes[0] in (2, 4) and len(sizes) == 2, sizes
+        for mesh in meshes:
+            assert len(set(mesh["order"])) == len(mesh["order"]) and mesh["shape"] == [len(mesh["order"])]
+        assert next(m["order"] for m in meshes if len(m["order"]) == 8) != list(range(8))
+    assert [len(m["order"]) for m in sharding.one_d_meshes(np.random.default_rng(0), 1)] == [1]
+
+
 def test_the_source_notebook_names_its_checks():
     nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
     hidden = "\n".join(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))

@@ -496,6 +496,35 @@ def test_fix_reports_are_judged_from_the_file():
     assert "once per step" in judge(fixed_report(3, w, b, x, y, lr), fewer)[0]
 
 
+def test_a_fix_that_uploads_on_a_loader_thread_in_every_step_still_copies():
+    """Copies count on every thread within the loop (a loader's inside a step or between steps), not
+    on the steps' thread only; an upload before the first step or after the last (the loop being
+    built, the driver's wait) is no copy in the loop."""
+    x, y, lr, w, b = diagnosis.draw_data(np.random.default_rng(4))
+    plan = diagnosis.Plan(None, {})
+    plan._asked = 4
+
+    def judge(*extra):
+        return diagnosis.fix_problems(fixed_report(3, w, b, x, y, lr, extra=extra), 3, plan, x, y, lr, w, b)
+
+    outside = (event("DevicePutWithSharding", -500.0, 3.0, tid=7), event("DevicePut", 25_000.0, 3.0, tid=7))
+    assert judge(*outside) == []
+    for at in (10_030.0, 15_000.0, 0.0, 20_050.0):  # in a step, between steps, at the loop's very edges
+        problems = judge(*outside, event("DevicePutWithSharding", at, 3.0, tid=7))
+        assert problems and "any thread" in problems[0], (at, problems)
+
+
+def test_every_diagnose_run_holds_exactly_half_the_steps_waiting():
+    """"Most steps" is more than half: each draw of the written evidence holds a case, of an even
+    number of steps, with exactly half of them waiting, which "at least half" misreads as dispatch."""
+    for seed in range(30):
+        halves = [(evidence, cause) for evidence, cause in diagnosis.written_cases(np.random.default_rng(seed))
+                  if evidence["steps"] and evidence["executions"] >= diagnosis.DISPATCH_LIMIT * evidence["steps"]
+                  and 2 * sum(w >= diagnosis.DISPATCH_SHARE for w in evidence["waiting"]) == evidence["steps"]
+                  and not all(evidence["compiles"])]
+        assert halves and all(cause == diagnosis.cause_of(evidence) != "dispatch" for evidence, cause in halves)
+
+
 def forged_trace_steps_report(name, steps, plan, values, size, decay, shift, folder):
     """What a replaced capture_steps probe can send from its arguments: the calls the plan allows
     (asked, never run), a well-formed file of them on a clock of its own, NumPy's params."""

@@ -70,7 +70,7 @@ Grade cells run in the trusted kernel. Per cell:
 - test_diagnose (`check_diagnose`), *values only*: first evidence written here on the rule's edges
   (`written_cases`: a program built in every step with every sign of dispatch, fewer programs than
   DISPATCH_LIMIT with a waiting device, many programs on a busy device, waiting in a minority of
-  steps, as many programs built as steps but none in one step, no steps at all: "none"); then loops the lesson describes, one per cause and a clean one, in an order and in
+  steps and in exactly half of them, as many programs built as steps but none in one step, no steps at all: "none"); then loops the lesson describes, one per cause and a clean one, in an order and in
   variants drawn here (always with recompiling loops whose steps also copy or run many programs,
   jnp.asarray of the batch, a step with its metrics update, and a dispatch-bound loop whose steps
   also copy), on data drawn here, are traced in this kernel by the course's own driver and read with
@@ -81,8 +81,9 @@ Grade cells run in the trusted kernel. Per cell:
 - test_fix_a, test_fix_b, test_fix_c (`check_fix`), *observed and verified*, with *evidence*
   beyond: the probe calls the student's factory on data drawn here (NumPy arrays for loop B, device
   arrays for A and C), each step asking the plan first (counted here, some pausing), and traces the
-  loop with the course's own driver. From the file's bytes, parsed here: no compilation and no copy
-  in any step, exactly one execution per step, the k-th after the k-th step's pause; the params
+  loop with the course's own driver. From the file's bytes, parsed here: no compilation in any step,
+  no copy in the loop on any thread (a loader thread's upload in every step shows there, not on the
+  steps' thread), exactly one execution per step, the k-th after the k-th step's pause; the params
   and losses must match NumPy on the data sent. Then one step is exported (`jax.export`, the data
   baked in) and run here, on parameters never sent, against NumPy (*verified*,
   `checks/programs.py`). Evidence limit: as test_trace_steps.
@@ -739,7 +740,7 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
     costs little there); a dispatch-bound loop that copies in every step; a copying loop of fewer
     than DISPATCH_LIMIT programs per step whose device waits most of the step (not dispatch); many
     programs per step on a device busy most of every step (not dispatch); the device waiting in one
-    step of three only; a program built in one step only; as many programs built as steps, or more,
+    step of three only, and in exactly half the steps (not most: more than half); a program built in one step only; as many programs built as steps, or more,
     but none in one step (not "every step"); no steps at all ("none"). Each with its cause."""
     steps = int(rng.integers(3, 7))
     low = lambda: [round(float(rng.uniform(0.0, DISPATCH_SHARE * 0.9)), 4) for _ in range(steps)]  # noqa: E731
@@ -761,12 +762,21 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
     uneven[idle], uneven[(idle + 1) % steps] = 0, int(rng.integers(2, 4))
     waits_once = low()
     waits_once[int(rng.integers(steps))] = DISPATCH_SHARE
+    # Exactly half the steps waiting (an even count of steps of its own, whatever `steps` is): not
+    # "most steps", so "at least half" misreads it as dispatch.
+    even = 2 * int(rng.integers(2, 4))
+    half = [round(float(rng.uniform(0.0, DISPATCH_SHARE * 0.9)), 4) for _ in range(even)]
+    for i in rng.choice(even, size=even // 2, replace=False):
+        half[int(i)] = DISPATCH_SHARE if rng.random() < 0.5 else round(float(rng.uniform(DISPATCH_SHARE, 0.99)), 4)
+    half_waiting = {"steps": even, "compiles": [0] * even, "transfers": [int(v) for v in rng.integers(1, 4, even)],
+                    "executions": int(rng.integers(DISPATCH_LIMIT, 40)) * even, "waiting": half}
     cases = [
         (ev(some(), some(), many, high()), "recompile"),
         (ev(zeros, some(), many, high()), "dispatch"),
         (ev(zeros, some(), few, high()), "transfer"),
         (ev(zeros, zeros, many, low()), "none"),
         (ev(zeros, some(), many, waits_once), "transfer"),
+        (half_waiting, "transfer"),
         (ev(one, zeros, many, high()), "dispatch"),
         (ev(uneven, some(), few, low()), "transfer"),
         (dict(NO_STEPS), "none"),
@@ -819,6 +829,14 @@ def check_diagnose(diagnose_, rng: np.random.Generator | None = None) -> None:
 FIXES = {"a": False, "b": True, "c": False}  # loop: does its factory take the batch as NumPy arrays
 
 
+def loop_copies(trace, steps: list) -> int:
+    """Copies on any thread of the process (a data loader's too), not only the steps' thread, that
+    start within the loop: from the first step's start to the last step's end. A fixed loop has none:
+    the course's driver builds it before the trace and waits for it after the last step."""
+    first, last = float(steps[0]["ts"]), float(steps[-1]["ts"]) + float(steps[-1]["dur"])
+    return sum(1 for e in _complete(trace) if e.get("name") in TRANSFER_EVENTS and first <= float(e["ts"]) <= last)
+
+
 def fix_problems(report, steps: int, plan: Plan, x, y, lr: float, w, b) -> list[str]:
     """What is wrong with the student's fixed loop, read here from the trace the course's driver wrote."""
     if not isinstance(report, dict):
@@ -841,10 +859,11 @@ def fix_problems(report, steps: int, plan: Plan, x, y, lr: float, w, b) -> list[
     if any(evidence["compiles"]):
         return ["the fixed loop still compiles during its steps: make the jitted function once, when the loop "
                 "is built, and call it with the same shapes and static arguments at every step"]
-    if any(evidence["transfers"]):
-        return ["the fixed loop still copies between host and device during its steps: put the batch on the "
-                "device once, when the loop is built, pass only device arrays to jitted functions (a NumPy "
-                "array or a Python float argument is copied at every call), and read no value back"]
+    if any(evidence["transfers"]) or loop_copies(trace, found):
+        return ["the fixed loop still copies between host and device during its steps (on any thread: an upload "
+                "on a loader thread is a copy in the loop too): put the batch on the device once, when the loop "
+                "is built, pass only device arrays to jitted functions (a NumPy array or a Python float argument "
+                "is copied at every call), and read no value back"]
     if evidence["executions"] > steps:
         return [f"the fixed loop runs {evidence['executions'] / steps:.3g} programs per step: make each step one "
                 "jitted program (the gradient and the update together)"]

@@ -13,8 +13,8 @@ one performance-01 teaches and grades.)
 
 What this kernel believes, it observed or verified itself; what it cannot, it names as evidence:
 
-- test_data_parallel (`check_data_parallel`). A mesh of all the process's devices or (half the
-  time) fewer of them, always in a shuffled order, is built in the student's process (probe
+- test_data_parallel (`check_data_parallel`). In every run, a mesh of all the process's devices
+  and one of fewer of them, each in a shuffled order, is built in the student's process (probe
   `sharding.mesh`) and stays there; *this kernel calls* `data_parallel` on it (a call over the
   channel, never through a probe), and the shardings it returns go, unread, to the probe
   `sharding.export_step`, which exports the lesson's step laid out with them (`jax.export`).
@@ -38,8 +38,9 @@ What this kernel believes, it observed or verified itself; what it cannot, it na
   collective each), instruction names that lie both ways (a collective named after another kind
   or after nothing, `%fusion.3`, `%all_gather.7`; an add or a copy named `%all-reduce.5`), metadata
   and operands that mention a kind: the counts must be exact, so a counter that reads names loses.
-- test_grad_with_psum (`check_grad_with_psum`). A 1-D mesh as for test_data_parallel is built in the
-  student's process; *this kernel calls* `grad_with_psum` on it, and the function it returns goes,
+- test_grad_with_psum (`check_grad_with_psum`). Each 1-D mesh of test_data_parallel's (all devices
+  and fewer, every run: a count of the process's devices instead of the mesh's fails the smaller) is
+  built in the student's process; *this kernel calls* `grad_with_psum` on it, and the function it returns goes,
   unread, to the probe `sharding.export_gradient`, which exports it with w whole and the rows of x
   and y split over the mesh (`jax.export`). *Verified* here: the program spans the mesh's devices;
   its StableHLO, the program before XLA's passes, holds a collective sum (`stablehlo.all_reduce` or
@@ -152,15 +153,19 @@ def _divisors(n: int) -> list[int]:
 
 
 def one_d_meshes(rng: np.random.Generator, count: int) -> list[dict]:
-    """One mesh: all devices, or (half the time, where there are several) fewer of them, in a
-    shuffled order either way, so a sharding that ignores the mesh it is given shows."""
+    """Every run, two meshes (where the count has a divisor between 1 and itself): all devices, and
+    fewer of them, each in a shuffled order, in an order drawn here. A sharding that ignores the mesh
+    it is given shows on either; a count taken from the process's devices instead of the mesh's
+    shows on the smaller one, which is therefore never left to chance."""
     sizes = [d for d in _divisors(count) if 1 < d < count]
-    k = int(rng.choice(sizes)) if sizes and rng.random() < 0.5 else count
-    order = [int(i) for i in rng.choice(count, size=k, replace=False)]
-    if k == count and count > 1:
-        while order == list(range(count)):
-            order = [int(i) for i in rng.permutation(count)]
-    return [{"order": order, "shape": [k], "axes": ["data"]}]
+    meshes = []
+    for k in [count] + ([int(rng.choice(sizes))] if sizes else []):
+        order = [int(i) for i in rng.choice(count, size=k, replace=False)]
+        if k == count and count > 1:
+            while order == list(range(count)):
+                order = [int(i) for i in rng.permutation(count)]
+        meshes.append({"order": order, "shape": [k], "axes": ["data"]})
+    return [meshes[int(i)] for i in rng.permutation(len(meshes))]
 
 
 def two_d_mesh(rng: np.random.Generator, count: int) -> dict:
@@ -436,7 +441,11 @@ def verify_gradient_program(program, mesh: dict, arrays: dict, precision: str) -
 def check_grad_with_psum(grad_with_psum, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     count, precision = device_count(), numerics.matmul_precision()
-    (mesh,) = one_d_meshes(rng, count)
+    for mesh in one_d_meshes(rng, count):
+        _gradient_on(grad_with_psum, mesh, rng, precision)
+
+
+def _gradient_on(grad_with_psum, mesh: dict, rng: np.random.Generator, precision: str) -> None:
     arrays = fresh_arrays(rng, int(rng.integers(2, 6)), len(mesh["order"]), int(rng.integers(3, 9)), 1)
     held = _held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
     try:
