@@ -746,3 +746,249 @@ def check_train(train, rng: np.random.Generator | None = None) -> None:
     problems = train_problems(report, name, steps, plan, values, size, decay, shift)
     if problems:
         raise CheckFailed("; ".join(problems))
+
+
+# --- test_device_time -------------------------------------------------------------------------------
+def device_seconds(trace, module: str) -> list[float]:
+    """Each execution's device time of the compiled program `module`, in seconds, in time order: on a
+    CPU from its first operation's start to its last operation's end (operations whose args name the
+    module, grouped by run_id), on a TPU the duration of its event on the device's "XLA Modules" line."""
+    return [(end - start) / 1e6 for start, end in executions(trace, module)]
+
+
+def device_seconds_per_call(trace, module: str) -> float | None:
+    """The median of `device_seconds`: one stalled execution moves it little. None without one."""
+    seconds = device_seconds(trace, module)
+    return float(np.median(seconds)) if seconds else None
+
+
+def built_program_trace(rng: np.random.Generator, layout: str = "cpu") -> dict:
+    """A trace of several compiled programs' executions as JAX's profiler writes one on a CPU or a TPU
+    (the layouts of `built_trace`): {"trace", "module", "seconds"}, where `seconds` lists the device
+    time of each execution of `module`.
+
+    What a wrong reading falls for is in every trace: a second program whose name extends the
+    module's (`jit_x` and `jit_x_1`) and a third, their executions longer than any of the module's
+    (so a reading that takes them in moves the median), the host's launch of each execution named
+    after its module, on a CPU the runtime's "wait for completion" event that carries the execution's
+    run_id (not an operation: it ends after the execution) and gaps between an execution's
+    operations (so summing operations is not the execution's span), on a TPU the chip's "Steps" line
+    (each step longer than its execution) and its operations on "XLA Ops"; events shuffled."""
+    r = lambda lo, hi: round(float(rng.uniform(lo, hi)), 3)  # noqa: E731
+    tpu = layout == "tpu"
+    pid = int(rng.integers(100, 9999))
+    host, device, eigen = (int(t) for t in rng.choice(2**31, 3, replace=False))
+    stem = str(rng.choice(["work", "matmul", "step", "forward"])) + f"_{int(rng.integers(16**4)):04x}"
+    module = f"jit_{stem}"
+    others = [f"{module}_{int(rng.integers(1, 9))}", f"jit_{str(rng.choice(['stack', 'update', 'copy']))}"]
+    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
+              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name", "args": {"name": "python3"}}]
+    if tpu:
+        chip = int(rng.integers(1, 99))
+        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "main/1"}},
+                   {"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}}]
+        for tid, line in TPU_LINES.items():
+            events.append({"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": line}})
+        programs = {name: int(rng.integers(1, 2**62)) for name in [module, *others]}
+    else:
+        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "tf_XLAPjRtCpuClient/1"}},
+                   {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
+
+    def x(tid, ts, dur, name, on=None, **args):
+        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3),
+                       "dur": round(dur, 3), "name": name, **({"args": args} if args else {})})
+
+    count = int(rng.integers(5, 10))
+    # the module's executions, and the others' (each of them longer than any of the module's)
+    runs = [module] * count + [others[0]] * int(rng.integers(1, 4)) + [others[1]] * int(rng.integers(1, 4))
+    rng.shuffle(runs)
+    seconds, t, run_id = [], r(10, 100), int(rng.integers(0, 1000))
+    for name in runs:
+        scale = (20.0, 400.0) if name == module else (500.0, 2000.0)
+        x(host, t, r(5, 30), f"PjitFunction({name[4:]})")
+        launch = t + r(1, 4)
+        if tpu:
+            x(device, launch, r(3, 10), f"CommonPjRtLoadedExecutable::Execute ({name})")
+        else:
+            x(host, launch, r(3, 10), "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice")
+        begin = d = launch + r(5, 20)
+        mark = len(events)
+        ops = [str(o) for o in rng.choice(TPU_OPS if tpu else OPS, int(rng.integers(2, 5)), replace=False)]
+        total = r(*scale)
+        for k, op in enumerate(ops):
+            dur = round(total / len(ops), 3)
+            if tpu:
+                x(3, d, dur, op, on=chip, **_tpu_op_args(rng, op, dur, name[4:]))
+            else:
+                x(int(rng.choice([device, eigen])), d, dur, op, hlo_op=op, hlo_module=name, run_id=str(run_id),
+                  device_ordinal="0")
+                x(device, d + dur, 0.0, f"end: {op}")
+            d += dur + (r(0.5, 4) if k < len(ops) - 1 else 0.0)
+        if tpu:
+            x(2, begin, d - begin, f"{name}({programs[name]})", on=chip, core_type="0", queue_id="0",
+              replica_id="0", run_id=str(run_id), device_duration_ps=str(int(round((d - begin) * 1e6))))
+            x(1, begin, d - begin + r(5, 30), str(run_id), on=chip)
+        else:
+            x(device, d, r(5, 40), "ThunkExecutor::Execute (wait for completion)", run_id=str(run_id),
+              device_ordinal="0")
+        if name == module:  # from the events as written (rounded), as a reader sees them
+            written = [e for e in events[mark:] if e.get("tid") == 2 and e.get("pid") == chip] if tpu else \
+                [e for e in events[mark:] if (e.get("args") or {}).get("hlo_module") == name]
+            seconds.append((max(e["ts"] + e["dur"] for e in written) - min(e["ts"] for e in written)) / 1e6)
+        run_id += 1
+        t = d + r(20, 200)
+    random.Random(int(rng.integers(2**31))).shuffle(events)
+    return {"trace": {"displayTimeUnit": "ns", "traceEvents": events}, "module": module, "seconds": seconds}
+
+
+def device_time_problem(device_seconds_per_call_, built: dict) -> str | None:
+    got = device_seconds_per_call_(built["trace"], built["module"])
+    want = float(np.median(built["seconds"]))
+    if isinstance(got, bool) or not isinstance(got, (int, float, np.floating, np.integer)):
+        return f"device_seconds_per_call should return a number of seconds, got {type(got).__name__}"
+    if math.isclose(float(got), want, rel_tol=1e-6):
+        return None
+    if math.isclose(float(got), want * 1e6, rel_tol=1e-6):
+        return "device_seconds_per_call should return seconds: a trace's ts and dur are microseconds"
+    return (f"device_seconds_per_call read the wrong device time from a trace written on a "
+            f"{built.get('layout', 'cpu').upper()}: the median, over the executions of that one program "
+            "(its operations' hlo_module, grouped by run_id, from the first's start to the last's end; or its "
+            "events on a device's 'XLA Modules' line, named module(<id>)), of each execution's device time")
+
+
+def check_device_time(device_seconds_per_call_, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    for layout in rng.permutation(LAYOUTS):
+        for _ in range(2):
+            built = {**built_program_trace(rng, str(layout)), "layout": str(layout)}
+            problem = device_time_problem(device_seconds_per_call_, built)
+            if problem:
+                raise CheckFailed(problem)
+
+
+# --- test_three_numbers -----------------------------------------------------------------------------
+# The instrument: every call is held here for HOLD seconds (wall time, no CPU: the host's part) and
+# then runs WORK seconds of device work (the device's part), with HOLD two to three times WORK, so that
+#     latency    (one call, waited for)           ~ HOLD + WORK
+#     throughput (calls queued, one wait, per call) ~ max(HOLD, WORK) = HOLD   (+ WORK / calls)
+#     device time (the trace's executions)         ~ WORK
+# stand apart by at least half of WORK each: whichever figure is returned for another misses its band.
+WORK_SECONDS = (0.012, 0.018)  # the device work of each call, drawn per run (calibrated here)
+HOLD_FACTOR = (2.2, 2.8)       # each call's hold, in its work: drawn per run (a loaded machine's loop runs
+                               # up to about 1.6 times its calibration: it still falls in WORK_OF_HOLD)
+THREE_CALLS = (5, 7)           # `calls`, drawn per run: 3 * calls + 1 calls in all
+SEPARATION = 0.5               # of the device work: the margin each figure's band keeps from the others'
+DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median execution
+# A run decides only if its device work came out as planned against its hold; otherwise (the machine
+# slowed the loop, or ran it faster than calibrated) the figures may not separate, and it is run again.
+WORK_OF_HOLD = (0.25, 0.8)
+THREE_RUNS = 3
+
+
+def three_numbers_problems(report, run: dict):
+    """(problems, decided) for the student's three numbers, judged against what this side observed:
+    the calls it counted and timed on its own clock (`run["asked"]`, `run["returned"]`), the hold it
+    made, and the device time it reads itself from the trace file's bytes."""
+    calls, hold, module = run["calls"], run["hold"], run["module"]
+    if not isinstance(report, dict):
+        return ["three_numbers could not be run"], True
+    for key, why in (("raised", "three_numbers(fn, *args, module=..., trace_dir=..., calls=...) raised {}"),
+                     ("returned", "three_numbers should return a dict with 'latency', 'throughput' and "
+                                  "'device', each seconds ({})")):
+        if key in report:
+            return [why.format(report[key])], True
+    numbers = report.get("numbers") or {}
+    if not all(isinstance(numbers.get(k), float) and math.isfinite(numbers[k]) and numbers[k] > 0
+               for k in ("latency", "throughput", "device")):
+        return ["three_numbers should return positive, finite seconds for 'latency', 'throughput' and 'device'"], True
+    asked = run["asked"]
+    if len(asked) != 3 * calls + 1:
+        return [f"with calls={calls} three_numbers called fn {len(asked)} time(s); expected {3 * calls + 1}: one "
+                "first call apart, then calls synchronous calls (latency), calls queued calls under the trace "
+                "(device time), calls queued calls (throughput)"], True
+    if report.get("no_trace"):
+        return ["no trace file was written under trace_dir: capture the queued calls with jax.profiler.trace("
+                "trace_dir, create_perfetto_trace=True)"], True
+    trace, why = parse_trace_file(report)
+    if trace is None:
+        return [why], True
+    runs = executions(trace, module)
+    if len(runs) != calls:
+        return [f"the trace holds {len(runs)} execution(s) of {module}, not {calls}: trace the {calls} queued calls "
+                "and nothing else (the first call and the timed calls outside it)"], True
+    # Each call was held here before its dispatch, so the k-th execution starts at least k holds after
+    # the first (an execution may wait behind the one before it: the spacing of two may be less).
+    slack = max(clock_slack(trace), 1000.0)
+    if any(not _at_least(start, runs[0][0], k * hold, slack) for k, (start, _) in enumerate(runs)):
+        return ["the trace does not show the calls as they ran: return the numbers read from the file "
+                "jax.profiler wrote"], True
+    work = float(np.median([end - start for start, end in runs])) / 1e6
+    if not WORK_OF_HOLD[0] * hold <= work <= WORK_OF_HOLD[1] * hold:
+        return ["the device work did not come out as planned (a busy machine): run again"], False
+    spans = [later - earlier for earlier, later in zip(asked, asked[1:] + [run["returned"]])]
+    latency, throughput, device = numbers["latency"], numbers["throughput"], numbers["device"]
+    problems = []
+    sync = spans[1:calls + 1]
+    if latency < hold + SEPARATION * work:
+        problems.append(("the latency is shorter than one call and its device work: time each synchronous call "
+                         "on its own, waiting for its result (jax.block_until_ready) before reading the clock",
+                         True))
+    elif latency > float(np.median(sync)) * 1.1 + 0.002:
+        problems.append(("the latency is longer than the synchronous calls the grader timed: the median of "
+                         "calls samples, one per call, each its own call", True))
+    queued = spans[2 * calls + 1:]
+    if throughput < hold * 0.98:
+        problems.append(("the throughput is shorter than the calls take to dispatch: time all the queued calls "
+                         "together, from before the first to after the wait for the last, divided by calls "
+                         "(not the device time)", True))
+    elif throughput > float(np.median(queued[:-1])) + SEPARATION * work:
+        # each queued call's own span holds only its dispatch; a stall there is the machine's, not the timer's
+        stalled = float(np.median(queued[:-1])) > hold + SEPARATION * work
+        problems.append(("the throughput holds each call's device work: queue the calls back to back and wait "
+                         "once, for the last (no wait inside the loop; not the latency)", not stalled))
+    elif queued[-1] < hold + SEPARATION * work:
+        problems.append(("three_numbers returned before the last queued call's work was done: wait for the queued "
+                         "calls' results before reading the clock", True))
+    if not abs(device - work) <= DEVICE_TOLERANCE * work + 20e-6:
+        problems.append(("the device time is not the trace's: the median over the queued calls' executions of "
+                         "the program in the trace (device_seconds_per_call), not a wall-clock time", True))
+    if not problems:
+        return [], True
+    return [p for p, _ in problems], all(decided for _, decided in problems)
+
+
+def three_numbers_plan(rng) -> dict:
+    from . import timing
+
+    calibration = timing.calibrate()
+    work = float(rng.uniform(*WORK_SECONDS))
+    hold = work * float(rng.uniform(*HOLD_FACTOR))
+    calls = int(rng.integers(THREE_CALLS[0], THREE_CALLS[1] + 1))
+    iterations = calibration.iterations(work)
+    name = f"work_{int(rng.integers(16**6)):06x}"
+    return {"calls": calls, "hold": hold, "work": work, "iterations": iterations, "name": name,
+            "module": f"jit_{name}"}
+
+
+def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -> None:
+    """The three numbers of a function whose calls this side holds and sizes, judged by what it saw;
+    a run the machine disturbed is run again (calibrated afresh), up to THREE_RUNS."""
+    from . import timing
+
+    trace_instrument()
+    rng = rng or np.random.default_rng()
+    problems = []
+    for attempt in range(THREE_RUNS):
+        if attempt:
+            timing._calibration = None
+        run = three_numbers_plan(rng)
+        total = 3 * run["calls"] + 1
+        schedule = timing.Schedule([run["iterations"]] * total, [run["hold"]] * total)
+        report = remote.probe("profiling.three_numbers_run", three_numbers, run["name"], schedule, run["calls"])
+        run["returned"] = time.monotonic()
+        run["asked"] = list(schedule._asked)
+        problems, decided = three_numbers_problems(report, run)
+        if not problems or decided:
+            break
+    if problems:
+        raise CheckFailed(problems[0])
