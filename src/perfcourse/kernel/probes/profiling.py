@@ -24,9 +24,10 @@
 - `three_numbers_run(three_numbers, name, schedule, calls, trace_dir)` builds a jitted program
   called `name` (a device loop whose trip count is an argument, beside a small matrix product, so
   XLA's CPU client runs it asynchronously, as an accelerator would), compiled here first, behind a
-  function that asks the trusted side's `schedule` (checks/timing.py's `Schedule`) before each
+  function that asks the trusted side's `schedule` (checks/profiling.py's `Calls`) before each
   dispatch: the trusted side holds each call for a time it never tells and then gives its trip
-  count, counting the calls and timing them on its own clock. It hands that function and its
+  count, counting the calls and timing them on its own clock; the probe tells it (`finished()`) as
+  soon as the student's function returns. It hands that function and its
   argument to the student's `three_numbers(fn, *args, module, trace_dir, calls)` and returns the
   three numbers and **the bytes** of the newest trace file under `trace_dir`.
 
@@ -237,6 +238,8 @@ def _three_numbers_run(three_numbers, name: str, schedule, calls: int, trace_dir
     except Exception as exc:
         report["raised"] = _error(exc)
         return report
+    finally:
+        schedule.finished()  # the trusted side's clock: the function's return, before any file is read
     try:
         report["numbers"] = {key: float(numbers[key]) for key in ("latency", "throughput", "device")}
     except Exception as exc:
