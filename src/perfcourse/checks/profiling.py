@@ -4,8 +4,11 @@ performance-06's students write `capture(fn, trace_dir)` and `load_trace(path)`,
 Perfetto-format trace with `jax.profiler` and read it back with the standard library;
 `device_time_by_op(trace)` and `host_gaps(trace, scope)`, which read device time per XLA
 operation and the host's gaps between annotated steps; `find_syncs(trace, scope)`, which finds
-the steps of a loop where the host waited for the device; and `train(step, params, batch, steps)`,
-a loop that annotates each step and never waits for the device inside it.
+the steps of a loop where the host waited for the device; `train(step, params, batch, steps)`,
+a loop that annotates each step and never waits for the device inside it;
+`device_seconds_per_call(trace, module)`, one program's device time per execution; and
+`three_numbers(fn, *args, module, trace_dir, calls)`, the latency, throughput and device time of one
+call, each measured its own way.
 
 Grade cells run in the trusted kernel. The analysis functions (tasks 2 and 3) never see a trace
 from the student's process: the trusted side builds each trace itself at grading time (a loop of
@@ -74,6 +77,31 @@ Per cell:
   runtime's `CommonPjRtBuffer::Await`, and a wait for a result that is already there leaves no
   event at all; every Python-level wait (`float`, `.item()`, `print`, `np.asarray`,
   `jax.block_until_ready`, `jax.device_get`) always does.
+- test_device_time (`check_device_time`), *values only*: four traces built here, two laid out as a
+  CPU writes them and two as a TPU does (`built_program_trace`): the executions of a module named
+  here among those of a program whose name extends it and of another, each of theirs longer than any
+  of the module's, with the host's launch events named after each module, the CPU runtime's "wait
+  for completion" event carrying each run id, and the chip's Steps line. The answer must be the
+  exact median of the module's executions' device times, in seconds (a CPU's: first operation's
+  start to last operation's end, by run_id; a TPU's: the XLA Modules event). A forger would have to
+  find those executions, which is the task.
+- test_three_numbers (`check_three_numbers`), *observed and verified*: the probe hands the
+  student's function an instrument (`Calls`: checks/timing.py's `Schedule`) whose every call this
+  kernel holds for a time drawn here (wall time, no CPU) and then sizes with device work drawn here
+  and calibrated here, about half the hold, so latency (hold + work), throughput (the hold) and
+  device time (the work) stand apart by more than half the work. Judged here: the calls counted
+  (one first call and three runs of `calls`) and timed on this kernel's clock, to the function's
+  return (the probe says when, before it reads the file); the trace file's bytes, parsed here, must
+  hold exactly `calls` executions of the module, the k-th at least k + 1 holds after the trace
+  began; the device figure within 15% of that trace's median execution; the latency at least a hold
+  and half the work (each call waited for) and no longer than the synchronous calls' spans; the
+  throughput at least a hold, no longer per call than this side saw the queued run take (plus a
+  quarter of the work), its calls not each waited for, and the function returning only after the
+  last one's work. A run whose work came out outside a quarter to four fifths of the hold, or in
+  which this side saw the executions or one run's calls vary by more than half the work (another
+  process stalled them), decides nothing and is run again (up to THREE_RUNS; a function that fails
+  every run fails). *Evidence only*: the file is data the student's process writes, as for
+  test_capture; an emulation of the profiler that times its own calls is not told apart.
 
 `trace_instrument()` runs the course's own loop under the course's own probe in this kernel (with
 a pause, honest and waiting) before grading: a JAX whose traces read otherwise stops the checks
