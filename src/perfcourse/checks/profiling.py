@@ -96,8 +96,10 @@ Per cell:
   began; the device figure within 15% of that trace's median execution; the latency at least a hold
   and half the work (each call waited for) and no longer than the synchronous calls' spans; the
   throughput at least a hold, no longer per call than this side saw the queued run take (plus a
-  quarter of the work), its calls not each waited for, and the function returning only after the
-  last one's work. A run whose work came out outside a quarter to four fifths of the hold, or in
+  quarter of the work), its calls not each waited for, the function returning only after the last
+  one's work, and the throughput's own run as long as this side saw the queued calls up to the last
+  one's hold, that hold and half the work (a clock read before the wait falls short of it, even
+  where freeing the unwaited results makes the function itself wait). A run whose work came out outside a quarter to four fifths of the hold, or in
   which this side saw the executions or one run's calls vary by more than half the work (another
   process stalled them), decides nothing and is run again (up to THREE_RUNS; a function that fails
   every run fails). *Evidence only*: the file is data the student's process writes, as for
@@ -977,13 +979,16 @@ def three_numbers_problems(report, run: dict):
     if sorted(queued[:-1])[1] >= hold + SEPARATION * work:
         problems.append("the throughput's calls were each waited for: queue them back to back and wait once, "
                         "for all of them")
-    elif queued[-1] < hold + SEPARATION * work:
-        problems.append("three_numbers returned before the last queued call's work was done: wait for the "
-                        "queued calls' results before reading the clock")
     elif throughput < hold * 0.98:
         problems.append("the throughput is shorter than the calls take to dispatch: time all the queued calls "
                         "together, from before the first to after the wait for the last, divided by calls "
                         "(not the device time)")
+    elif queued[-1] < hold + SEPARATION * work or (
+            # the queued run, as its clock saw it, holds the last call's hold and its work: from before the
+            # first call (this side saw the calls until the last one's) to the end of the last one's work
+            throughput * calls < asked[3 * calls] - asked[2 * calls + 1] + run["held"][-1] + SEPARATION * work):
+        problems.append("the throughput's clock stopped before the last queued call's work was done: wait for "
+                        "the queued calls' results before reading the clock")
     elif throughput > per_call + THROUGHPUT_SLACK * work:
         problems.append("the throughput is longer than the queued calls took: time the queued calls "
                         "together, one wait at the end, divided by calls (not the latency)")
@@ -1003,9 +1008,14 @@ class Calls:
 
         self._schedule = timing.Schedule(iterations, holds)
         self._finished: float | None = None
+        self._held: list[float] = []  # how long each call was held, as it came out (a sleep wakes late)
 
     def next_call(self) -> int:
-        return self._schedule.next_call()
+        asked = time.monotonic()
+        try:
+            return self._schedule.next_call()
+        finally:
+            self._held.append(time.monotonic() - asked)
 
     def finished(self) -> None:
         if self._finished is None:
@@ -1041,7 +1051,7 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
         calls = Calls([run["iterations"]] * total, [run["hold"]] * total)
         report = remote.probe("profiling.three_numbers_run", three_numbers, run["name"], calls, run["calls"])
         run["returned"] = calls._finished if calls._finished is not None else time.monotonic()
-        run["asked"] = list(calls._schedule._asked)
+        run["asked"], run["held"] = list(calls._schedule._asked), list(calls._held)
         problems, decided = three_numbers_problems(report, run)
         if not problems or decided:
             break
