@@ -985,8 +985,10 @@ def three_numbers_problems(report, run: dict):
                         "(not the device time)")
     elif queued[-1] < hold + SEPARATION * work or (
             # the queued run, as its clock saw it, holds the last call's hold and its work: from before the
-            # first call (this side saw the calls until the last one's) to the end of the last one's work
-            throughput * calls < asked[3 * calls] - asked[2 * calls + 1] + run["held"][-1] + SEPARATION * work):
+            # first call (this side saw the calls until the last one's) to the end of the last one's work,
+            # which this side sees end before the function returns (and a short last call ends sooner)
+            throughput * calls < asked[3 * calls] - asked[2 * calls + 1] + run["held"][-1]
+            + SEPARATION * min(work, queued[-1] - run["held"][-1])):
         problems.append("the throughput's clock stopped before the last queued call's work was done: wait for "
                         "the queued calls' results before reading the clock")
     elif throughput > per_call + THROUGHPUT_SLACK * work:
