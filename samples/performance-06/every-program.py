@@ -1,6 +1,6 @@
 # Reads the device time of every execution in the trace, whatever program it belongs to: in a trace of
 # one function's calls (the notebook's matmul, the grader's instrument) that is the same number, so
-# it passes on the step of the lesson's loop without the sync, but the public check's hand-written trace
+# it passes on the step of the lesson's loop as first written, but the public check's hand-written trace
 # holds a second program, and so do the hidden traces, as a loop's holds jit_stack. Loses the device-time
 # points only.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3 test_device_time=0 test_three_numbers=3
