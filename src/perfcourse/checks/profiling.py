@@ -913,6 +913,8 @@ HOLD_FACTOR = (2.2, 2.8)       # each call's hold, in its work: drawn per run (a
 THREE_CALLS = (4, 5)           # `calls`, drawn per run: 3 * calls + 1 calls in all
 SEPARATION = 0.5               # of the device work: the margin of the latency's and the waits' bands
 THROUGHPUT_SLACK = 0.25        # of the device work: how far the throughput may exceed this side's own
+WAITED_MARGIN = 0.25           # of the device work: a queued call costing beyond its hold within this of what a
+                               # synchronous one costs beyond its own was waited for
 DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median execution
 # A run decides only if its device work came out as planned against its hold; otherwise (the machine
 # slowed the loop, or ran it faster than calibrated) the figures may not separate, and it is run again.
@@ -986,7 +988,9 @@ def three_numbers_problems(report, run: dict):
     beyond = [span - h for span, h in zip(spans, held)]
     sync_beyond, queued_beyond = float(np.median(beyond[1:calls + 1])), float(np.median(beyond[2 * calls + 1:-1]))
     last_beyond = beyond[-1]  # the last queued call: its way back, its dispatch, its work and the function's return
-    if queued_beyond >= sync_beyond - SEPARATION * work:
+    # (a queued call's way to and from the student's process is slower than a synchronous one's while the
+    # device works beside it on a busy machine's shared cores: hence a margin of a quarter of the work)
+    if queued_beyond >= sync_beyond - WAITED_MARGIN * work:
         problems.append("the throughput's calls were each waited for: queue them back to back and wait once, "
                         "for all of them")
     elif throughput < hold * 0.98:
@@ -1055,7 +1059,7 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
     THREE_RUNS."""
     trace_instrument()
     rng = rng or np.random.default_rng()
-    problems, told, per_iteration = [], [], None
+    problems, seen, per_iteration = [], {}, None
     for attempt in range(THREE_RUNS):
         run = three_numbers_plan(rng, per_iteration)
         total = 3 * run["calls"] + 1
@@ -1068,7 +1072,8 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
             break
         if run.get("work_seen"):  # the next run's trip count from what this one's trace showed
             per_iteration = run["work_seen"] / run["iterations"]
-        if problems[0] != BUSY:
-            told = problems  # what the function did wrong in a disturbed run, rather than that it was disturbed
+        for problem in problems:  # what disturbed runs said, counted: the function's own mistake recurs
+            if problem != BUSY:
+                seen[problem] = seen.get(problem, 0) + 1
     if problems:
-        raise CheckFailed((told if problems[0] == BUSY and told else problems)[0])
+        raise CheckFailed(problems[0] if decided or not seen else max(seen, key=seen.get))
