@@ -96,9 +96,9 @@ Per cell:
   began; the device figure within 15% of that trace's median execution; the latency at least a hold
   and half the work (each call waited for) and no longer than the synchronous calls' spans; the
   throughput at least a hold, no longer per call than this side saw the queued run take (plus a
-  quarter of the work), its calls not each waited for (what a queued call costs beyond its hold,
-  as this side measured the hold, at least half the work less than what a synchronous call costs
-  beyond its own), the function returning only after the last one's work, and the throughput's own
+  quarter of the work), its calls not each waited for (their work alternates long and short: what
+  a long queued call costs beyond its hold, as this side measured the hold, may not exceed what a
+  short one costs by half the difference in work), the function returning only after the last one's work, and the throughput's own
   run as long as this side saw the queued calls up to the last one's hold, what a call costs beyond
   its hold and half the work (a clock read before the wait falls short of it, even where freeing
   the unwaited results makes the function itself wait). Comparing runs of calls with each other
@@ -913,8 +913,10 @@ HOLD_FACTOR = (2.2, 2.8)       # each call's hold, in its work: drawn per run (a
 THREE_CALLS = (4, 5)           # `calls`, drawn per run: 3 * calls + 1 calls in all
 SEPARATION = 0.5               # of the device work: the margin of the latency's and the waits' bands
 THROUGHPUT_SLACK = 0.25        # of the device work: how far the throughput may exceed this side's own
-WAITED_MARGIN = 0.25           # of the device work: a queued call costing beyond its hold within this of what a
-                               # synchronous one costs beyond its own was waited for
+QUEUED_WORK = (1.6, 0.4)       # the throughput's calls' work, in the work, alternating long and short (the last:
+                               # the work itself)
+WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
+                               # holds than short ones were waited for
 DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median execution
 # A run decides only if its device work came out as planned against its hold; otherwise (the machine
 # slowed the loop, or ran it faster than calibrated) the figures may not separate, and it is run again.
@@ -970,8 +972,10 @@ def three_numbers_problems(report, run: dict):
         return [BUSY], False
     spans = [later - earlier for earlier, later in zip(asked, asked[1:] + [run["returned"]])]
     sync, queued = spans[1:calls + 1], spans[2 * calls + 1:]
+    kinds = run.get("queued_work", [1.0] * calls)[:-1]  # the queued calls of one length of work vary alike
     quiet = (max(lengths) <= 1.5 * min(lengths) and max(sync) - min(sync) <= QUIET_SPREAD * work
-             and max(queued[:-1]) - min(queued[:-1]) <= QUIET_SPREAD * work)
+             and all(max(group) - min(group) <= QUIET_SPREAD * work for group in
+                     ([q for q, k in zip(queued, kinds) if k == kind] for kind in set(kinds))))
     latency, throughput, device = numbers["latency"], numbers["throughput"], numbers["device"]
     problems = []
     if latency < hold + SEPARATION * work:
@@ -986,11 +990,17 @@ def three_numbers_problems(report, run: dict):
     # machine the ways themselves take milliseconds, so the rules compare runs of calls with each other.
     held = run["held"]
     beyond = [span - h for span, h in zip(spans, held)]
-    sync_beyond, queued_beyond = float(np.median(beyond[1:calls + 1])), float(np.median(beyond[2 * calls + 1:-1]))
+    queued_beyond = float(np.median(beyond[2 * calls + 1:-1]))
     last_beyond = beyond[-1]  # the last queued call: its way back, its dispatch, its work and the function's return
-    # (a queued call's way to and from the student's process is slower than a synchronous one's while the
-    # device works beside it on a busy machine's shared cores: hence a margin of a quarter of the work)
-    if queued_beyond >= sync_beyond - WAITED_MARGIN * work:
+    # The queued calls' work alternates, long and short (QUEUED_WORK): a call waited for costs its work
+    # beyond its hold, so long calls cost more than short ones; calls queued cost the same (compared within
+    # the run: the channel's own pace, slower beside the work on a busy machine, cancels out).
+    long_short = run.get("queued_work", [])
+    queued_calls = list(zip(long_short, beyond[2 * calls + 1:-1]))
+    longer = [b for w, b in queued_calls if w > 1.0]
+    shorter = [b for w, b in queued_calls if w < 1.0]
+    if longer and shorter and (float(np.median(longer)) - float(np.median(shorter))
+                               >= WAITED_MARGIN * (QUEUED_WORK[0] - QUEUED_WORK[1]) * work):
         problems.append("the throughput's calls were each waited for: queue them back to back and wait once, "
                         "for all of them")
     elif throughput < hold * 0.98:
@@ -1049,8 +1059,10 @@ def three_numbers_plan(rng, seconds_per_iteration: float | None = None) -> dict:
     iterations = (max(1, int(work / seconds_per_iteration)) if seconds_per_iteration
                   else timing.calibrate().iterations(work))
     name = f"work_{int(rng.integers(16**6)):06x}"
+    queued_work = [QUEUED_WORK[k % 2] for k in range(calls - 1)] + [1.0]
+    plan = [iterations] * (2 * calls + 1) + [max(1, int(iterations * w)) for w in queued_work]
     return {"calls": calls, "hold": hold, "work": work, "iterations": iterations, "name": name,
-            "module": f"jit_{name}"}
+            "module": f"jit_{name}", "queued_work": queued_work, "plan": plan}
 
 
 def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -> None:
@@ -1063,7 +1075,7 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
     for attempt in range(THREE_RUNS):
         run = three_numbers_plan(rng, per_iteration)
         total = 3 * run["calls"] + 1
-        calls = Calls([run["iterations"]] * total, [run["hold"]] * total)
+        calls = Calls(run["plan"], [run["hold"]] * total)
         report = remote.probe("profiling.three_numbers_run", three_numbers, run["name"], calls, run["calls"])
         run["returned"] = calls._finished if calls._finished is not None else time.monotonic()
         run["asked"], run["held"] = list(calls._schedule._asked), list(calls._held)
