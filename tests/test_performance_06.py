@@ -193,14 +193,14 @@ def three_report(run: dict, starts_us: list, length_us: float, **numbers) -> dic
 def planned_run(calls=4, hold=0.1, work=0.04, waited=False, unwaited=False) -> dict:
     """What this side would observe of an honest three_numbers on a quiet machine (or of one that
     waits for each queued call, or returns before the last queued call's work)."""
-    queued_work = [profiling.QUEUED_WORK[k % 2] for k in range(calls - 1)] + [1.0]
+    queued_work = [profiling.QUEUED_WORK[k % 2] for k in range(calls - 1)] + [profiling.LAST_WORK]
     asked, t = [], 0.0
     kinds = ["first"] + ["sync"] * calls + ["traced"] * calls + ["queued"] * calls
     for k, kind in enumerate(kinds):
         asked.append(t)
         scale = queued_work[k - 2 * calls - 1] if kind == "queued" else 1.0
         t += hold + (work * scale if kind in ("first", "sync") or (kind == "queued" and waited) else 0.0) + 0.001
-    returned = t + (0.0 if unwaited or waited else work)
+    returned = t + (0.0 if unwaited or waited else work * profiling.LAST_WORK)
     return {"calls": calls, "hold": hold, "module": "jit_work_1", "asked": asked, "returned": returned,
             "held": [hold] * len(asked), "queued_work": queued_work}
 
@@ -209,7 +209,7 @@ def test_the_three_numbers_judged_against_what_this_side_saw():
     run = planned_run()
     calls, hold, work = run["calls"], run["hold"], 0.04
     starts = [(k + 1) * (hold + 0.001) * 1e6 + 50.0 for k in range(calls)]
-    honest = dict(latency=hold + work, throughput=hold + 0.001 + work / calls, device=work)
+    honest = dict(latency=hold + work, throughput=hold + 0.001 + profiling.LAST_WORK * work / calls, device=work)
     assert profiling.three_numbers_problems(three_report(run, starts, work * 1e6, **honest), run) == ([], True)
 
     def problem(report, run=run):

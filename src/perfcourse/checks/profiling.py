@@ -95,14 +95,15 @@ Per cell:
   hold exactly `calls` executions of the module, the k-th at least k + 1 holds after the trace
   began; the device figure within 15% of that trace's median execution; the latency at least a hold
   and half the work (each call waited for) and no longer than the synchronous calls' spans; the
-  throughput at least a hold, no longer per call than this side saw the queued run take (plus a
-  quarter of the work), its calls not each waited for (their work alternates long and short: what
-  a long queued call costs beyond its hold, as this side measured the hold, may not exceed what a
-  short one costs by half the difference in work), the function returning only after the last one's work, and the throughput's own
-  run as long as this side saw the queued calls up to the last one's hold, what a call costs beyond
-  its hold and half the work (a clock read before the wait falls short of it, even where freeing
-  the unwaited results makes the function itself wait). Comparing runs of calls with each other
-  keeps the channel's own delays, milliseconds on a busy machine, out of the verdicts. A run whose work came out outside a quarter to four fifths of the hold, or in
+  throughput at least a hold, its run no longer than this side saw the queued calls take (plus half
+  the work), its calls not each waited for (their work alternates long and short: what a long
+  queued call costs beyond its hold, as this side measured the hold, may not exceed what a short
+  one costs by half the difference in work), the function returning only after the last one's
+  work, and the throughput's own run as long as this side saw the queued calls up to the last
+  one's hold and half the last one's work beyond that (its work is three calls' worth, long beside
+  the channel's delays: a clock read before the wait falls short of it, even where freeing the
+  unwaited results makes the function itself wait). Comparing calls within a run keeps the
+  channel's own delays, milliseconds on a busy machine, out of the verdicts. A run whose work came out outside a quarter to four fifths of the hold, or in
   which this side saw the executions or one run's calls vary by more than half the work (another
   process stalled them), decides nothing and is run again (up to THREE_RUNS; a function that fails
   every run fails). *Evidence only*: the file is data the student's process writes, as for
@@ -912,9 +913,8 @@ HOLD_FACTOR = (2.2, 2.8)       # each call's hold, in its work: drawn per run (a
                                # up to about 1.6 times its calibration: it still falls in WORK_OF_HOLD)
 THREE_CALLS = (4, 5)           # `calls`, drawn per run: 3 * calls + 1 calls in all
 SEPARATION = 0.5               # of the device work: the margin of the latency's and the waits' bands
-THROUGHPUT_SLACK = 0.25        # of the device work: how far the throughput may exceed this side's own
-QUEUED_WORK = (1.6, 0.4)       # the throughput's calls' work, in the work, alternating long and short (the last:
-                               # the work itself)
+QUEUED_WORK = (1.6, 0.4)       # the throughput's calls' work, in the work, alternating long and short
+LAST_WORK = 3.0                # the last queued call's work, in the work: a clock read before the wait misses it
 WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
                                # holds than short ones were waited for
 DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median execution
@@ -984,18 +984,16 @@ def three_numbers_problems(report, run: dict):
     elif latency > float(np.median(sync)) * 1.5 + 0.005:  # a sample is its call's span, give or take the channel
         problems.append("the latency is longer than the synchronous calls the grader timed: the median of "
                         "calls samples, one per call, each its own call")
-    per_call = (run["returned"] - asked[2 * calls + 1]) / calls  # this side's clock: the queued run, per call
     # What a call costs beyond its hold, as this side sees it: the way back to the student's process, the
     # dispatch (and the work, if the student waits for it) and the way to the next call here. On a busy
     # machine the ways themselves take milliseconds, so the rules compare runs of calls with each other.
     held = run["held"]
     beyond = [span - h for span, h in zip(spans, held)]
-    queued_beyond = float(np.median(beyond[2 * calls + 1:-1]))
     last_beyond = beyond[-1]  # the last queued call: its way back, its dispatch, its work and the function's return
+    long_short = run.get("queued_work", [])[:-1]
     # The queued calls' work alternates, long and short (QUEUED_WORK): a call waited for costs its work
     # beyond its hold, so long calls cost more than short ones; calls queued cost the same (compared within
     # the run: the channel's own pace, slower beside the work on a busy machine, cancels out).
-    long_short = run.get("queued_work", [])
     queued_calls = list(zip(long_short, beyond[2 * calls + 1:-1]))
     longer = [b for w, b in queued_calls if w > 1.0]
     shorter = [b for w, b in queued_calls if w < 1.0]
@@ -1007,14 +1005,14 @@ def three_numbers_problems(report, run: dict):
         problems.append("the throughput is shorter than the calls take to dispatch: time all the queued calls "
                         "together, from before the first to after the wait for the last, divided by calls "
                         "(not the device time)")
-    elif last_beyond < queued_beyond + SEPARATION * work or (
-            # the queued run, as its clock saw it, holds the calls up to the last one's hold, that call's way
-            # back and dispatch, and its work, which this side sees end before the function returns
-            throughput * calls < asked[3 * calls] - asked[2 * calls + 1] + held[-1] + queued_beyond
-            + SEPARATION * min(work, last_beyond - queued_beyond)):
+    elif (last_beyond < SEPARATION * LAST_WORK * work
+          # the queued run, as its clock saw it, holds the calls up to the last one's hold and then that
+          # call's work (LAST_WORK times a call's: long beside the channel's delays), which this side also
+          # sees end before the function returns (freeing unwaited results can make the function wait)
+          or throughput * calls - (asked[3 * calls] - asked[2 * calls + 1] + held[-1]) < SEPARATION * LAST_WORK * work):
         problems.append("the throughput's clock stopped before the last queued call's work was done: wait for "
                         "the queued calls' results before reading the clock")
-    elif throughput > per_call + THROUGHPUT_SLACK * work:
+    elif throughput * calls > run["returned"] - asked[2 * calls + 1] + SEPARATION * work:
         problems.append("the throughput is longer than the queued calls took: time the queued calls "
                         "together, one wait at the end, divided by calls (not the latency)")
     if not abs(device - work) <= DEVICE_TOLERANCE * work + 20e-6:
@@ -1059,7 +1057,7 @@ def three_numbers_plan(rng, seconds_per_iteration: float | None = None) -> dict:
     iterations = (max(1, int(work / seconds_per_iteration)) if seconds_per_iteration
                   else timing.calibrate().iterations(work))
     name = f"work_{int(rng.integers(16**6)):06x}"
-    queued_work = [QUEUED_WORK[k % 2] for k in range(calls - 1)] + [1.0]
+    queued_work = [QUEUED_WORK[k % 2] for k in range(calls - 1)] + [LAST_WORK]
     plan = [iterations] * (2 * calls + 1) + [max(1, int(iterations * w)) for w in queued_work]
     return {"calls": calls, "hold": hold, "work": work, "iterations": iterations, "name": name,
             "module": f"jit_{name}", "queued_work": queued_work, "plan": plan}
