@@ -232,6 +232,12 @@ def test_the_three_numbers_judged_against_what_this_side_saw():
     early = [s - hold * 1e6 for s in starts]
     assert "as they ran" in problem(three_report(run, early, work * 1e6, **honest))
     assert "called fn" in problem(three_report(run, starts, work * 1e6, **honest), {**run, "asked": run["asked"][1:]})
+    # a queued run whose long calls cannot be told from short ones (one delayed on the channel) decides nothing
+    first_long = 2 * calls + 1
+    delayed = {**run, "asked": run["asked"][:first_long + 1] + [a + 0.05 for a in run["asked"][first_long + 1:]],
+               "returned": run["returned"] + 0.05}
+    problems, decided = profiling.three_numbers_problems(three_report(delayed, starts, work * 1e6, **honest), delayed)
+    assert problems == [profiling.UNCLEAR] and decided is False
     # work far from its plan decides nothing
     assert profiling.three_numbers_problems(three_report(run, starts, 0.9 * hold * 1e6, **honest), run)[1] is False
 
