@@ -1005,6 +1005,7 @@ def three_numbers_problems(report, run: dict):
     # two (the channel's delays varied by more than the margin) the run cannot tell, and is run again.
     margin = WAITED_MARGIN * (QUEUED_WORK[0] - QUEUED_WORK[1]) * work
     unclear = bool(longer and shorter) and min(longer) - max(shorter) < margin <= max(longer) - min(shorter)
+    way = float(np.median(shorter)) if shorter else 0.0  # a queued call's ways to and from this side, and its dispatch
     if longer and shorter and min(longer) - max(shorter) >= margin:
         problems.append("the throughput's calls were each waited for: queue them back to back and wait once, "
                         "for all of them")
@@ -1014,11 +1015,12 @@ def three_numbers_problems(report, run: dict):
         problems.append("the throughput is shorter than the calls take to dispatch: time all the queued calls "
                         "together, from before the first to after the wait for the last, divided by calls "
                         "(not the device time)")
-    elif (last_beyond < SEPARATION * LAST_WORK * work
-          # the queued run, as its clock saw it, holds the calls up to the last one's hold and then that
-          # call's work (LAST_WORK times a call's: long beside the channel's delays), which this side also
-          # sees end before the function returns (freeing unwaited results can make the function wait)
-          or throughput * calls - (asked[3 * calls] - asked[2 * calls + 1] + held[-1]) < SEPARATION * LAST_WORK * work):
+    elif (last_beyond - way < SEPARATION * LAST_WORK * work
+          # the queued run, as its clock saw it, holds the calls up to the last one's hold, the ways to and
+          # from this side, and then that call's work (LAST_WORK times a call's), which this side also sees
+          # end before the function returns (freeing unwaited results can make the function wait)
+          or throughput * calls - (asked[3 * calls] - asked[2 * calls + 1] + held[-1]) - way
+          < SEPARATION * LAST_WORK * work):
         problems.append("the throughput's clock stopped before the last queued call's work was done: wait for "
                         "the queued calls' results before reading the clock")
     elif throughput * calls > run["returned"] - asked[2 * calls + 1] + SEPARATION * work:
