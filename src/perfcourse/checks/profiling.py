@@ -105,7 +105,7 @@ Per cell:
   unwaited results makes the function itself wait). Comparing calls within a run keeps the
   channel's own delays, milliseconds on a busy machine, out of the verdicts. A run whose work came out outside a quarter to four fifths of the hold, or in
   which this side saw the executions or one run's calls vary by more than half the work (another
-  process stalled them), decides nothing and is run again (up to THREE_RUNS; a function that fails
+  process stalled them), or whose long and short queued calls it could not tell apart, decides nothing and is run again (up to THREE_RUNS; a function that fails
   every run fails). *Evidence only*: the file is data the student's process writes, as for
   test_capture; an emulation of the profiler that times its own calls is not told apart.
 
