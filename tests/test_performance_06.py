@@ -24,15 +24,18 @@ CHECKS = {
     "test_read_trace": lambda ns, rng: profiling.check_read_trace(ns["device_time_by_op"], ns["host_gaps"], rng=rng),
     "test_find_syncs": lambda ns, rng: profiling.check_find_syncs(ns["find_syncs"], rng=rng),
     "test_train": lambda ns, rng: profiling.check_train(ns["train"], rng=rng),
+    "test_device_time": lambda ns, rng: profiling.check_device_time(ns["device_seconds_per_call"], rng=rng),
+    "test_three_numbers": lambda ns, rng: profiling.check_three_numbers(ns["three_numbers"], rng=rng),
 }
 # The lesson's definitions the solution cells use (the notebook's imports and constants).
 PRELUDE = """
-import glob, gzip, json, os
+import glob, gzip, json, os, time
 import jax
 import jax.numpy as jnp
 import numpy as np
 STEP_SCOPE = "train_step"
 TRACE_FILE = "perfetto_trace.json.gz"
+CALLS = 20
 """
 
 
@@ -51,11 +54,18 @@ SAMPLES = {s.case: s for s in discover(ROOT, [LESSON])}
 GRADED = sorted(case for case, s in SAMPLES.items() if case != "release")
 
 
+def timed(case: str) -> bool:
+    """Does judging this sample run the three numbers' instrument (a second or more of held calls)?"""
+    return case == "solution" or any(verb == "replace" and target == "three_numbers"
+                                     for verb, target, _ in SAMPLES[case].steps)
+
+
 SOLUTION_CELL = {"test_capture": "capture", "test_read_trace": "read_trace", "test_find_syncs": "find_syncs",
-                 "test_train": "train"}
+                 "test_train": "train", "test_device_time": "device_time", "test_three_numbers": "three_numbers"}
 
 
-@pytest.mark.parametrize("case", GRADED)
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.slow) if timed(case) else case
+                                  for case in GRADED])
 def test_each_sample_passes_exactly_the_checks_it_expects(case):
     """Every check on the cells a sample wrote itself (the solution's cells are the solution's)."""
     sample = SAMPLES[case]
@@ -135,6 +145,101 @@ def test_function_names_of_python_tracer_events():
     assert profiling.function_name("$array.py:297 __float__") == "__float__"
     assert profiling.function_name("np.asarray(jax.Array)") == "np.asarray(jax.Array)"
     assert profiling.function_name("$dtypes.py:512 itemsize") not in profiling.SYNC_CALLS
+
+
+@pytest.mark.parametrize("layout", profiling.LAYOUTS)
+@pytest.mark.parametrize("seed", range(20))
+def test_built_program_traces_hold_the_module_and_what_a_wrong_reading_takes_in(seed, layout):
+    rng = np.random.default_rng(seed)
+    built = profiling.built_program_trace(rng, layout)
+    trace, module = built["trace"], built["module"]
+    json.dumps(trace)
+    assert 5 <= len(built["seconds"]) == len(profiling.executions(trace, module))
+    assert np.isclose(profiling.device_seconds_per_call(trace, module), np.median(built["seconds"]), rtol=1e-12)
+    assert all(1e-5 < s < 1e-3 for s in built["seconds"])
+    # the other programs: one whose name extends the module's, each execution longer than any of the module's
+    names = {e["name"].split("(")[0] for e in profiling.complete(trace) if e.get("tid") == 2} if layout == "tpu" else \
+        {(e.get("args") or {}).get("hlo_module") for e in profiling.complete(trace)} - {None}
+    others = names - {module}
+    assert len(others) == 2 and any(n.startswith(module) for n in others)
+    assert min(min(profiling.device_seconds(trace, n)) for n in others) > max(built["seconds"])
+    if layout == "cpu":  # the runtime's wait carries each execution's run_id and ends after it
+        assert any(e["name"].startswith("ThunkExecutor") and "run_id" in e["args"] for e in profiling.complete(trace))
+    else:
+        assert not any("hlo_op" in (e.get("args") or {}) for e in profiling.complete(trace))
+
+
+def test_the_device_time_check_takes_seconds_and_refuses_the_other_readings():
+    rng = np.random.default_rng(3)
+    profiling.check_device_time(profiling.device_seconds_per_call, rng=rng)
+    with pytest.raises(CheckFailed, match="seconds"):
+        profiling.check_device_time(lambda trace, module: profiling.device_seconds_per_call(trace, module) * 1e6,
+                                    rng=rng)
+    with pytest.raises(CheckFailed, match="wrong device time"):  # the mean, not the median
+        profiling.check_device_time(lambda trace, module: float(np.mean(profiling.device_seconds(trace, module))),
+                                    rng=rng)
+
+
+def three_report(run: dict, starts_us: list, length_us: float, **numbers) -> dict:
+    """A report of the three numbers with a trace file of executions at `starts_us`, made up here."""
+    events = [{"ph": "M", "pid": 7, "name": "process_name", "args": {"name": "/host:CPU"}},
+              {"ph": "X", "pid": 7, "tid": 1, "ts": 0.0, "dur": 1.0, "name": "start"}]
+    events += [{"ph": "X", "pid": 7, "tid": 2, "ts": ts, "dur": length_us, "name": "call",
+                "args": {"hlo_op": "call", "hlo_module": run["module"], "run_id": str(i)}}
+               for i, ts in enumerate(starts_us)]
+    return {"numbers": numbers, "file": gzip.compress(json.dumps({"traceEvents": events}).encode())}
+
+
+def planned_run(calls=4, hold=0.1, work=0.04, waited=False, unwaited=False) -> dict:
+    """What this side would observe of an honest three_numbers on a quiet machine (or of one that
+    waits for each queued call, or returns before the last queued call's work)."""
+    queued_work = [profiling.QUEUED_WORK[k % 2] for k in range(calls - 1)] + [profiling.LAST_WORK]
+    asked, t = [], 0.0
+    kinds = ["first"] + ["sync"] * calls + ["traced"] * calls + ["queued"] * calls
+    for k, kind in enumerate(kinds):
+        asked.append(t)
+        scale = queued_work[k - 2 * calls - 1] if kind == "queued" else 1.0
+        t += hold + (work * scale if kind in ("first", "sync") or (kind == "queued" and waited) else 0.0) + 0.001
+    returned = t + (0.0 if unwaited or waited else work * profiling.LAST_WORK)
+    return {"calls": calls, "hold": hold, "module": "jit_work_1", "asked": asked, "returned": returned,
+            "held": [hold] * len(asked), "queued_work": queued_work}
+
+
+def test_the_three_numbers_judged_against_what_this_side_saw():
+    run = planned_run()
+    calls, hold, work = run["calls"], run["hold"], 0.04
+    starts = [(k + 1) * (hold + 0.001) * 1e6 + 50.0 for k in range(calls)]
+    honest = dict(latency=hold + work, throughput=hold + 0.001 + profiling.LAST_WORK * work / calls, device=work)
+    assert profiling.three_numbers_problems(three_report(run, starts, work * 1e6, **honest), run) == ([], True)
+
+    def problem(report, run=run):
+        problems, decided = profiling.three_numbers_problems(report, run)
+        assert decided
+        return problems[0]
+    # each number returned for another
+    assert "throughput is longer" in problem(three_report(run, starts, work * 1e6, **{**honest, "throughput": hold + work}))
+    assert "device time is not" in problem(three_report(run, starts, work * 1e6, **{**honest, "device": hold + 0.011}))
+    assert "latency is shorter" in problem(three_report(run, starts, work * 1e6, **{**honest, "latency": hold + 0.002}))
+    assert "throughput is shorter" in problem(three_report(run, starts, work * 1e6, **{**honest, "throughput": work}))
+    # the runs made the wrong way
+    waited = planned_run(waited=True)
+    assert "each waited for" in problem(three_report(waited, starts, work * 1e6, **honest), waited)
+    unwaited = planned_run(unwaited=True)
+    assert "before the last" in problem(three_report(unwaited, starts, work * 1e6, **honest), unwaited)
+    # the function waited (freeing results it never waited for can block), but its clock stopped before
+    assert "before the last" in problem(three_report(run, starts, work * 1e6, **{**honest, "throughput": hold + 0.001}))
+    assert "not 4" in problem(three_report(run, starts[:3], work * 1e6, **honest))
+    early = [s - hold * 1e6 for s in starts]
+    assert "as they ran" in problem(three_report(run, early, work * 1e6, **honest))
+    assert "called fn" in problem(three_report(run, starts, work * 1e6, **honest), {**run, "asked": run["asked"][1:]})
+    # a queued run whose long calls cannot be told from short ones (one delayed on the channel) decides nothing
+    first_long = 2 * calls + 1
+    delayed = {**run, "asked": run["asked"][:first_long + 1] + [a + 0.05 for a in run["asked"][first_long + 1:]],
+               "returned": run["returned"] + 0.05}
+    problems, decided = profiling.three_numbers_problems(three_report(delayed, starts, work * 1e6, **honest), delayed)
+    assert problems == [profiling.UNCLEAR] and decided is False
+    # work far from its plan decides nothing
+    assert profiling.three_numbers_problems(three_report(run, starts, 0.9 * hold * 1e6, **honest), run)[1] is False
 
 
 # --- judging a probe's report ---------------------------------------------------------------------
@@ -331,14 +436,48 @@ def test_over_the_channel_the_plan_is_asked_from_the_students_kernel_and_the_fil
         thread.join(5)
 
 
+@pytest.mark.slow
+def test_over_the_channel_the_three_numbers_instrument_is_held_and_timed_here():
+    """The solution's three_numbers served by the real agent on a thread: each call of the instrument
+    asks this side's Calls over a real socket (held here, counted and timed here, told when the function
+    returned), and the trace file's bytes come back and are parsed here."""
+    import os
+    import socket
+    import struct
+    import tempfile
+    import threading
+
+    from perfcourse.checks import remote
+    from perfcourse.kernel.agent import Agent
+
+    namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    path = os.path.join(tempfile.mkdtemp(), "student.sock")
+    agent = Agent.at(path, {"three_numbers": namespace["three_numbers"]})
+    thread = threading.Thread(target=agent.serve, daemon=True)
+    thread.start()
+    previous, remote._channel = remote._channel, remote.Channel(path)
+    try:
+        found = remote._channel.request("names", ["three_numbers"])
+        assert type(found["three_numbers"]) is remote.Remote
+        profiling.check_three_numbers(found["three_numbers"], rng=np.random.default_rng(13))
+    finally:
+        remote._channel = previous
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(path)
+            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
+            sock.sendall(struct.pack(">I", len(message)) + message)
+            sock.recv(64)
+        thread.join(5)
+
+
 # --- the notebook -----------------------------------------------------------------------------------
-def test_the_notebook_grades_four_cells_of_three_points_and_names_its_tasks():
+def test_the_notebook_grades_six_cells_of_three_points_and_names_its_tasks():
     nb = read_notebook(source_notebook(ROOT, LESSON))
     graded = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
               for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
     assert graded == dict.fromkeys(CHECKS, 3)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    for n in range(1, 5):
+    for n in range(1, 7):
         assert f"Task {n}:" in text
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade"):

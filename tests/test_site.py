@@ -213,8 +213,14 @@ def test_students_see_the_audit_once_and_no_instructors_note(built):
 # Fast checks of the pieces (no build)
 
 def test_the_search_index_holds_words_never_markup():
+    # Inline tags join their neighbours as the page shows them ("bold&"); block tags part them.
     assert site_theme.page_text("<p>a <b>bold</b>&amp; <script>x()</script>plan</p>\n<pre>b  c</pre>") == \
-        "a bold & plan b c"
+        "a bold& plan b c"
+    # Highlighted code reads as the page shows it (pygments puts each token in a span of its own).
+    code = ('<div class="highlight"><pre><span class="n">jax</span><span class="o">.</span>'
+            '<span class="n">block_until_ready</span><span class="p">(</span><span class="n">x</span>'
+            '<span class="p">)</span>\n<span class="n">y</span></pre></div><p>then</p><p>more</p>')
+    assert site_theme.page_text(code) == "jax.block_until_ready(x) y then more"
     js = site_theme.search_index([{"file": "a.html", "title": "T", "text": "</script><script>alert(1)"}])
     assert "</script>" not in js and js.startswith("var SEARCH_PAGES = [")
 

@@ -10,7 +10,7 @@
 # stay unwritten. The grader parses the file's bytes itself: executions that start before the pauses
 # it made before their dispatch ended were never seen by a profiler.
 # reason: code iterates sys.modules
-# expect: test_capture=0 test_read_trace=0 test_find_syncs=0 test_train=0
+# expect: test_capture=0 test_read_trace=0 test_find_syncs=0 test_train=0 test_device_time=0 test_three_numbers=0
 # %% replace capture
 import importlib
 import sys

@@ -1,7 +1,7 @@
 # Counts a waiting call on any thread as the loop's: in the lesson's trace only the loop's thread
 # waits, so the public checks pass; a data-loading thread that waits for something of its own does
 # not stop the loop. Loses the points for finding the waits only.
-# expect: test_capture=3 test_read_trace=3 test_find_syncs=0 test_train=3
+# expect: test_capture=3 test_read_trace=3 test_find_syncs=0 test_train=3 test_device_time=3 test_three_numbers=3
 # tier: nightly
 # %% solutions
 # %% replace find_syncs

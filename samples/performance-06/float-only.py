@@ -1,7 +1,7 @@
 # Looks only for float(): the planted synchronization in the lesson's loop, so the public checks
 # pass, but .item(), block_until_ready and a bare transfer wait just the same. Loses the points for
 # finding the waits only.
-# expect: test_capture=3 test_read_trace=3 test_find_syncs=0 test_train=3
+# expect: test_capture=3 test_read_trace=3 test_find_syncs=0 test_train=3 test_device_time=3 test_three_numbers=3
 # tier: nightly
 # %% solutions
 # %% replace find_syncs

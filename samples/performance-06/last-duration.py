@@ -1,7 +1,7 @@
 # Keeps the duration of the last event of each operation instead of summing them: every name is
 # right and every value a real duration, so the public checks pass; the totals are wrong whenever
 # an operation ran more than once. Loses the trace-reading points only.
-# expect: test_capture=3 test_read_trace=0 test_find_syncs=3 test_train=3
+# expect: test_capture=3 test_read_trace=0 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=3
 # tier: nightly
 # %% solutions
 # %% replace read_trace

@@ -2,7 +2,7 @@
 # has work queued, so the last executions are missing from it. The lesson's own loop waits at every
 # step anyway (float(loss)), so the public checks pass; the hidden workload returns before it has
 # run. Loses the capture points only.
-# expect: test_capture=0 test_read_trace=3 test_find_syncs=3 test_train=3
+# expect: test_capture=0 test_read_trace=3 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=3
 # %% solutions
 # %% replace capture
 def capture(fn, trace_dir):

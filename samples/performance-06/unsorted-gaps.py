@@ -1,7 +1,7 @@
 # Takes the steps in the order the file lists them: the profiler happens to write one thread's
 # events in time order, so the public checks pass, but nothing in the format promises it, and the
 # hidden traces list their events in another order. Loses the trace-reading points only.
-# expect: test_capture=3 test_read_trace=0 test_find_syncs=3 test_train=3
+# expect: test_capture=3 test_read_trace=0 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=3
 # tier: nightly
 # %% solutions
 # %% replace read_trace

@@ -4,8 +4,11 @@ performance-06's students write `capture(fn, trace_dir)` and `load_trace(path)`,
 Perfetto-format trace with `jax.profiler` and read it back with the standard library;
 `device_time_by_op(trace)` and `host_gaps(trace, scope)`, which read device time per XLA
 operation and the host's gaps between annotated steps; `find_syncs(trace, scope)`, which finds
-the steps of a loop where the host waited for the device; and `train(step, params, batch, steps)`,
-a loop that annotates each step and never waits for the device inside it.
+the steps of a loop where the host waited for the device; `train(step, params, batch, steps)`,
+a loop that annotates each step and never waits for the device inside it;
+`device_seconds_per_call(trace, module)`, one program's device time per execution; and
+`three_numbers(fn, *args, module, trace_dir, calls)`, the latency, throughput and device time of one
+call, each measured its own way.
 
 Grade cells run in the trusted kernel. The analysis functions (tasks 2 and 3) never see a trace
 from the student's process: the trusted side builds each trace itself at grading time (a loop of
@@ -74,6 +77,37 @@ Per cell:
   runtime's `CommonPjRtBuffer::Await`, and a wait for a result that is already there leaves no
   event at all; every Python-level wait (`float`, `.item()`, `print`, `np.asarray`,
   `jax.block_until_ready`, `jax.device_get`) always does.
+- test_device_time (`check_device_time`), *values only*: four traces built here, two laid out as a
+  CPU writes them and two as a TPU does (`built_program_trace`): the executions of a module named
+  here among those of a program whose name extends it and of another, each of theirs longer than any
+  of the module's, with the host's launch events named after each module, the CPU runtime's "wait
+  for completion" event carrying each run id, and the chip's Steps line. The answer must be the
+  exact median of the module's executions' device times, in seconds (a CPU's: first operation's
+  start to last operation's end, by run_id; a TPU's: the XLA Modules event). A forger would have to
+  find those executions, which is the task.
+- test_three_numbers (`check_three_numbers`), *observed and verified*: the probe hands the
+  student's function an instrument (`Calls`: checks/timing.py's `Schedule`) whose every call this
+  kernel holds for a time drawn here (wall time, no CPU) and then sizes with device work drawn here
+  and calibrated here, about half the hold, so latency (hold + work), throughput (the hold) and
+  device time (the work) stand apart by more than half the work. Judged here: the calls counted
+  (one first call and three runs of `calls`) and timed on this kernel's clock, to the function's
+  return (the probe says when, before it reads the file); the trace file's bytes, parsed here, must
+  hold exactly `calls` executions of the module, the k-th at least k + 1 holds after the trace
+  began; the device figure within 15% of that trace's median execution; the latency at least a hold
+  and half the work (each call waited for) and no longer than the synchronous calls' spans; the
+  throughput at least a hold, its run no longer than this side saw the queued calls take (plus half
+  the work), its calls not each waited for (their work alternates long and short: what a long
+  queued call costs beyond its hold, as this side measured the hold, may not exceed what every
+  short one costs by half the difference in work), the function returning only after the last one's
+  work, and the throughput's own run as long as this side saw the queued calls up to the last
+  one's hold and half the last one's work beyond that (its work is three calls' worth, long beside
+  the channel's delays: a clock read before the wait falls short of it, even where freeing the
+  unwaited results makes the function itself wait). Comparing calls within a run keeps the
+  channel's own delays, milliseconds on a busy machine, out of the verdicts. A run whose work came out outside a quarter to four fifths of the hold, or in
+  which this side saw the executions or one run's calls vary by more than half the work (another
+  process stalled them), or whose long and short queued calls it could not tell apart, decides nothing and is run again (up to THREE_RUNS; a function that fails
+  every run fails). *Evidence only*: the file is data the student's process writes, as for
+  test_capture; an emulation of the profiler that times its own calls is not told apart.
 
 `trace_instrument()` runs the course's own loop under the course's own probe in this kernel (with
 a pause, honest and waiting) before grading: a JAX whose traces read otherwise stops the checks
@@ -746,3 +780,321 @@ def check_train(train, rng: np.random.Generator | None = None) -> None:
     problems = train_problems(report, name, steps, plan, values, size, decay, shift)
     if problems:
         raise CheckFailed("; ".join(problems))
+
+
+# --- test_device_time -------------------------------------------------------------------------------
+def device_seconds(trace, module: str) -> list[float]:
+    """Each execution's device time of the compiled program `module`, in seconds, in time order: on a
+    CPU from its first operation's start to its last operation's end (operations whose args name the
+    module, grouped by run_id), on a TPU the duration of its event on the device's "XLA Modules" line."""
+    return [(end - start) / 1e6 for start, end in executions(trace, module)]
+
+
+def device_seconds_per_call(trace, module: str) -> float | None:
+    """The median of `device_seconds`: one stalled execution moves it little. None without one."""
+    seconds = device_seconds(trace, module)
+    return float(np.median(seconds)) if seconds else None
+
+
+def built_program_trace(rng: np.random.Generator, layout: str = "cpu") -> dict:
+    """A trace of several compiled programs' executions as JAX's profiler writes one on a CPU or a TPU
+    (the layouts of `built_trace`): {"trace", "module", "seconds"}, where `seconds` lists the device
+    time of each execution of `module`.
+
+    What a wrong reading falls for is in every trace: a second program whose name extends the
+    module's (`jit_x` and `jit_x_1`) and a third, their executions longer than any of the module's
+    (so a reading that takes them in moves the median), the host's launch of each execution named
+    after its module, on a CPU the runtime's "wait for completion" event that carries the execution's
+    run_id (not an operation: it ends after the execution) and gaps between an execution's
+    operations (so summing operations is not the execution's span), on a TPU the chip's "Steps" line
+    (each step longer than its execution) and its operations on "XLA Ops"; events shuffled."""
+    r = lambda lo, hi: round(float(rng.uniform(lo, hi)), 3)  # noqa: E731
+    tpu = layout == "tpu"
+    pid = int(rng.integers(100, 9999))
+    host, device, eigen = (int(t) for t in rng.choice(2**31, 3, replace=False))
+    stem = str(rng.choice(["work", "matmul", "step", "forward"])) + f"_{int(rng.integers(16**4)):04x}"
+    module = f"jit_{stem}"
+    others = [f"{module}_{int(rng.integers(1, 9))}", f"jit_{str(rng.choice(['stack', 'update', 'copy']))}"]
+    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
+              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name", "args": {"name": "python3"}}]
+    if tpu:
+        chip = int(rng.integers(1, 99))
+        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "main/1"}},
+                   {"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}}]
+        for tid, line in TPU_LINES.items():
+            events.append({"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": line}})
+        programs = {name: int(rng.integers(1, 2**62)) for name in [module, *others]}
+    else:
+        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "tf_XLAPjRtCpuClient/1"}},
+                   {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
+
+    def x(tid, ts, dur, name, on=None, **args):
+        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3),
+                       "dur": round(dur, 3), "name": name, **({"args": args} if args else {})})
+
+    count = int(rng.integers(5, 10))
+    # the module's executions, and the others' (each of them longer than any of the module's)
+    runs = [module] * count + [others[0]] * int(rng.integers(1, 4)) + [others[1]] * int(rng.integers(1, 4))
+    rng.shuffle(runs)
+    seconds, t, run_id = [], r(10, 100), int(rng.integers(0, 1000))
+    for name in runs:
+        scale = (20.0, 400.0) if name == module else (500.0, 2000.0)
+        x(host, t, r(5, 30), f"PjitFunction({name[4:]})")
+        launch = t + r(1, 4)
+        if tpu:
+            x(device, launch, r(3, 10), f"CommonPjRtLoadedExecutable::Execute ({name})")
+        else:
+            x(host, launch, r(3, 10), "CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice")
+        begin = d = launch + r(5, 20)
+        mark = len(events)
+        ops = [str(o) for o in rng.choice(TPU_OPS if tpu else OPS, int(rng.integers(2, 5)), replace=False)]
+        total = r(*scale)
+        for k, op in enumerate(ops):
+            dur = round(total / len(ops), 3)
+            if tpu:
+                x(3, d, dur, op, on=chip, **_tpu_op_args(rng, op, dur, name[4:]))
+            else:
+                x(int(rng.choice([device, eigen])), d, dur, op, hlo_op=op, hlo_module=name, run_id=str(run_id),
+                  device_ordinal="0")
+                x(device, d + dur, 0.0, f"end: {op}")
+            d += dur + (r(0.5, 4) if k < len(ops) - 1 else 0.0)
+        if tpu:
+            x(2, begin, d - begin, f"{name}({programs[name]})", on=chip, core_type="0", queue_id="0",
+              replica_id="0", run_id=str(run_id), device_duration_ps=str(int(round((d - begin) * 1e6))))
+            x(1, begin, d - begin + r(5, 30), str(run_id), on=chip)
+        else:
+            x(device, d, r(5, 40), "ThunkExecutor::Execute (wait for completion)", run_id=str(run_id),
+              device_ordinal="0")
+        if name == module:  # from the events as written (rounded), as a reader sees them
+            written = [e for e in events[mark:] if e.get("tid") == 2 and e.get("pid") == chip] if tpu else \
+                [e for e in events[mark:] if (e.get("args") or {}).get("hlo_module") == name]
+            seconds.append((max(e["ts"] + e["dur"] for e in written) - min(e["ts"] for e in written)) / 1e6)
+        run_id += 1
+        t = d + r(20, 200)
+    random.Random(int(rng.integers(2**31))).shuffle(events)
+    return {"trace": {"displayTimeUnit": "ns", "traceEvents": events}, "module": module, "seconds": seconds}
+
+
+def device_time_problem(device_seconds_per_call_, built: dict) -> str | None:
+    got = device_seconds_per_call_(built["trace"], built["module"])
+    want = float(np.median(built["seconds"]))
+    if isinstance(got, bool) or not isinstance(got, (int, float, np.floating, np.integer)):
+        return f"device_seconds_per_call should return a number of seconds, got {type(got).__name__}"
+    if math.isclose(float(got), want, rel_tol=1e-6):
+        return None
+    if math.isclose(float(got), want * 1e6, rel_tol=1e-6):
+        return "device_seconds_per_call should return seconds: a trace's ts and dur are microseconds"
+    return (f"device_seconds_per_call read the wrong device time from a trace written on a "
+            f"{built.get('layout', 'cpu').upper()}: the median, over the executions of that one program "
+            "(its operations' hlo_module, grouped by run_id, from the first's start to the last's end; or its "
+            "events on a device's 'XLA Modules' line, named module(<id>)), of each execution's device time")
+
+
+def check_device_time(device_seconds_per_call_, rng: np.random.Generator | None = None) -> None:
+    rng = rng or np.random.default_rng()
+    for layout in rng.permutation(LAYOUTS):
+        for _ in range(2):
+            built = {**built_program_trace(rng, str(layout)), "layout": str(layout)}
+            problem = device_time_problem(device_seconds_per_call_, built)
+            if problem:
+                raise CheckFailed(problem)
+
+
+# --- test_three_numbers -----------------------------------------------------------------------------
+# The instrument: every call is held here for HOLD seconds (wall time, no CPU: the host's part) and
+# then runs WORK seconds of device work (the device's part), with HOLD two to three times WORK, so that
+#     latency    (one call, waited for)             ~ HOLD + WORK
+#     throughput (calls queued, one wait, per call)  ~ max(HOLD, WORK) = HOLD   (+ WORK / calls)
+#     device time (the trace's executions)           ~ WORK
+# stand apart by more than half of WORK each: whichever figure is returned for another misses its band.
+WORK_SECONDS = (0.030, 0.045)  # the device work of each call, drawn per run (calibrated here): long beside a
+                               # loaded machine's stalls of a few milliseconds
+HOLD_FACTOR = (2.2, 2.8)       # each call's hold, in its work: drawn per run (a loaded machine's loop runs
+                               # up to about 1.6 times its calibration: it still falls in WORK_OF_HOLD)
+THREE_CALLS = (4, 5)           # `calls`, drawn per run: 3 * calls + 1 calls in all
+SEPARATION = 0.5               # of the device work: the margin of the latency's and the waits' bands
+QUEUED_WORK = (2.0, 0.2)       # the throughput's calls' work, in the work, alternating long and short (the long
+                               # still shorter than the hold)
+LAST_WORK = 3.0                # the last queued call's work, in the work: a clock read before the wait misses it
+WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
+                               # holds than short ones were waited for
+DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median execution
+# A run decides only if its device work came out as planned against its hold; otherwise (the machine
+# slowed the loop, or ran it faster than calibrated) the figures may not separate, and it is run again.
+WORK_OF_HOLD = (0.25, 0.8)
+QUIET_SPREAD = 0.5             # of the device work: the most a run's calls of one kind may differ for the
+                               # run to decide a failure (a stall there is the machine's, and the run is repeated)
+THREE_RUNS = 4
+BUSY = "the device work did not come out as planned (a busy machine): run again"
+UNCLEAR = "the grader could not tell whether the throughput's calls were queued (a busy machine): run again"
+
+
+def three_numbers_problems(report, run: dict):
+    """(problems, decided) for the student's three numbers, judged against what this side observed:
+    the calls it counted and timed on its own clock (`run["asked"]`, `run["returned"]`), the hold it
+    made, and the device time it reads itself from the trace file's bytes. A failure is decided only
+    in a quiet run: this side saw the executions' work and each run's calls steady."""
+    calls, hold, module = run["calls"], run["hold"], run["module"]
+    if not isinstance(report, dict):
+        return ["three_numbers could not be run"], True
+    for key, why in (("raised", "three_numbers(fn, *args, module=..., trace_dir=..., calls=...) raised {}"),
+                     ("returned", "three_numbers should return a dict with 'latency', 'throughput' and "
+                                  "'device', each seconds ({})")):
+        if key in report:
+            return [why.format(report[key])], True
+    numbers = report.get("numbers") or {}
+    if not all(isinstance(numbers.get(k), float) and math.isfinite(numbers[k]) and numbers[k] > 0
+               for k in ("latency", "throughput", "device")):
+        return ["three_numbers should return positive, finite seconds for 'latency', 'throughput' and 'device'"], True
+    asked = run["asked"]
+    if len(asked) != 3 * calls + 1:
+        return [f"with calls={calls} three_numbers called fn {len(asked)} time(s); expected {3 * calls + 1}: one "
+                "first call apart, then calls synchronous calls (latency), calls queued calls under the trace "
+                "(device time), calls queued calls (throughput)"], True
+    if report.get("no_trace"):
+        return ["no trace file was written under trace_dir: capture the queued calls with jax.profiler.trace("
+                "trace_dir, create_perfetto_trace=True)"], True
+    trace, why = parse_trace_file(report)
+    if trace is None:
+        return [why], True
+    runs = executions(trace, module)
+    if len(runs) != calls:
+        return [f"the trace holds {len(runs)} execution(s) of {module}, not {calls}: trace the {calls} queued calls "
+                "and nothing else (the first call and the timed calls outside it)"], True
+    # Each call was held here before its dispatch, the first too: the k-th execution (from 0) starts at
+    # least k + 1 holds after the trace began.
+    began = min((e["ts"] for e in complete(trace) if _number(e.get("ts")) is not None), default=0.0)
+    if any(not _at_least(start, began, (k + 1) * hold, max(clock_slack(trace), 1000.0))
+           for k, (start, _) in enumerate(runs)):
+        return ["the trace does not show the calls as they ran: return the numbers read from the file "
+                "jax.profiler wrote"], True
+    lengths = [(end - start) / 1e6 for start, end in runs]
+    work = run["work_seen"] = float(np.median(lengths))
+    if not WORK_OF_HOLD[0] * hold <= work <= WORK_OF_HOLD[1] * hold:
+        return [BUSY], False
+    spans = [later - earlier for earlier, later in zip(asked, asked[1:] + [run["returned"]])]
+    sync, queued = spans[1:calls + 1], spans[2 * calls + 1:]
+    kinds = run.get("queued_work", [1.0] * calls)[:-1]  # the queued calls of one length of work vary alike
+    quiet = (max(lengths) <= 1.5 * min(lengths) and max(sync) - min(sync) <= QUIET_SPREAD * work
+             and all(max(group) - min(group) <= QUIET_SPREAD * work for group in
+                     ([q for q, k in zip(queued, kinds) if k == kind] for kind in set(kinds))))
+    latency, throughput, device = numbers["latency"], numbers["throughput"], numbers["device"]
+    problems = []
+    if latency < hold + SEPARATION * work:
+        problems.append("the latency is shorter than one call and its device work: time each synchronous call "
+                        "on its own, waiting for its result (jax.block_until_ready) before reading the clock")
+    elif latency > float(np.median(sync)) * 1.5 + 0.005:  # a sample is its call's span, give or take the channel
+        problems.append("the latency is longer than the synchronous calls the grader timed: the median of "
+                        "calls samples, one per call, each its own call")
+    # What a call costs beyond its hold, as this side sees it: the way back to the student's process, the
+    # dispatch (and the work, if the student waits for it) and the way to the next call here. On a busy
+    # machine the ways themselves take milliseconds, so the rules compare runs of calls with each other.
+    held = run["held"]
+    beyond = [span - h for span, h in zip(spans, held)]
+    last_beyond = beyond[-1]  # the last queued call: its way back, its dispatch, its work and the function's return
+    long_short = run.get("queued_work", [])[:-1]
+    # The queued calls' work alternates, long and short (QUEUED_WORK): a call waited for costs its work
+    # beyond its hold, so long calls cost more than short ones; calls queued cost the same (compared within
+    # the run: the channel's own pace, slower beside the work on a busy machine, cancels out).
+    queued_calls = list(zip(long_short, beyond[2 * calls + 1:-1]))
+    longer = [b for w, b in queued_calls if w > 1.0]
+    shorter = [b for w, b in queued_calls if w < 1.0]
+    # (every long one beyond every short one: on a busy machine a call's way to the student's process is
+    # slower beside a long call's work than after a short one's, by a part of that way, never by all)
+    # A pass must show the calls queued: every long one within the margin of every short one. Between the
+    # two (the channel's delays varied by more than the margin) the run cannot tell, and is run again.
+    margin = WAITED_MARGIN * (QUEUED_WORK[0] - QUEUED_WORK[1]) * work
+    unclear = bool(longer and shorter) and min(longer) - max(shorter) < margin <= max(longer) - min(shorter)
+    way = float(np.median(shorter)) if shorter else 0.0  # a queued call's ways to and from this side, and its dispatch
+    if longer and shorter and min(longer) - max(shorter) >= margin:
+        problems.append("the throughput's calls were each waited for: queue them back to back and wait once, "
+                        "for all of them")
+    elif unclear:
+        problems.append(UNCLEAR)
+    elif throughput < hold * 0.98:
+        problems.append("the throughput is shorter than the calls take to dispatch: time all the queued calls "
+                        "together, from before the first to after the wait for the last, divided by calls "
+                        "(not the device time)")
+    elif (last_beyond - way < SEPARATION * LAST_WORK * work
+          # the queued run, as its clock saw it, holds the calls up to the last one's hold, the ways to and
+          # from this side, and then that call's work (LAST_WORK times a call's), which this side also sees
+          # end before the function returns (freeing unwaited results can make the function wait)
+          or throughput * calls - (asked[3 * calls] - asked[2 * calls + 1] + held[-1]) - way
+          < SEPARATION * LAST_WORK * work):
+        problems.append("the throughput's clock stopped before the last queued call's work was done: wait for "
+                        "the queued calls' results before reading the clock")
+    elif throughput * calls > run["returned"] - asked[2 * calls + 1] + SEPARATION * work:
+        problems.append("the throughput is longer than the queued calls took: time the queued calls "
+                        "together, one wait at the end, divided by calls (not the latency)")
+    if not abs(device - work) <= DEVICE_TOLERANCE * work + 20e-6:
+        problems.append("the device time is not the trace's: the median over the queued calls' executions of "
+                        "the program in the trace (device_seconds_per_call), not a wall-clock time")
+    return problems, (quiet and not unclear) or not problems
+
+
+class Calls:
+    """The instrument's calls (checks/timing.py's `Schedule`: each held here, then given its trip count,
+    counted and timed on this side's clock), and `finished()`, which the probe calls as soon as the
+    student's function returns: the end of the last queued call's span, before the probe reads the file."""
+
+    def __init__(self, iterations: list[int], holds: list[float]):
+        from . import timing
+
+        self._schedule = timing.Schedule(iterations, holds)
+        self._finished: float | None = None
+        self._held: list[float] = []  # how long each call was held, as it came out (a sleep wakes late)
+
+    def next_call(self) -> int:
+        asked = time.monotonic()
+        try:
+            return self._schedule.next_call()
+        finally:
+            self._held.append(time.monotonic() - asked)
+
+    def finished(self) -> None:
+        if self._finished is None:
+            self._finished = time.monotonic()
+
+
+def three_numbers_plan(rng, seconds_per_iteration: float | None = None) -> dict:
+    """A run's calls, hold and work; the work's trip count from this kernel's calibration, or from what
+    an earlier run's trace showed one iteration take (a busy machine runs the loop slower than the
+    calibration's fastest run)."""
+    from . import timing
+
+    work = float(rng.uniform(*WORK_SECONDS))
+    hold = work * float(rng.uniform(*HOLD_FACTOR))
+    calls = int(rng.integers(THREE_CALLS[0], THREE_CALLS[1] + 1))
+    iterations = (max(1, int(work / seconds_per_iteration)) if seconds_per_iteration
+                  else timing.calibrate().iterations(work))
+    name = f"work_{int(rng.integers(16**6)):06x}"
+    queued_work = [QUEUED_WORK[k % 2] for k in range(calls - 1)] + [LAST_WORK]
+    plan = [iterations] * (2 * calls + 1) + [max(1, int(iterations * w)) for w in queued_work]
+    return {"calls": calls, "hold": hold, "work": work, "iterations": iterations, "name": name,
+            "module": f"jit_{name}", "queued_work": queued_work, "plan": plan}
+
+
+def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -> None:
+    """The three numbers of a function whose calls this side holds and sizes, judged by what it saw;
+    a run the machine disturbed is run again (its work sized by what the last run's trace showed), up to
+    THREE_RUNS."""
+    trace_instrument()
+    rng = rng or np.random.default_rng()
+    problems, seen, per_iteration = [], {}, None
+    for attempt in range(THREE_RUNS):
+        run = three_numbers_plan(rng, per_iteration)
+        total = 3 * run["calls"] + 1
+        calls = Calls(run["plan"], [run["hold"]] * total)
+        report = remote.probe("profiling.three_numbers_run", three_numbers, run["name"], calls, run["calls"])
+        run["returned"] = calls._finished if calls._finished is not None else time.monotonic()
+        run["asked"], run["held"] = list(calls._schedule._asked), list(calls._held)
+        problems, decided = three_numbers_problems(report, run)
+        if not problems or decided:
+            break
+        if run.get("work_seen"):  # the next run's trip count from what this one's trace showed
+            per_iteration = run["work_seen"] / run["iterations"]
+        for problem in problems:  # what disturbed runs said, counted: the function's own mistake recurs
+            if problem not in (BUSY, UNCLEAR):
+                seen[problem] = seen.get(problem, 0) + 1
+    if problems:
+        raise CheckFailed(problems[0] if decided or not seen else max(seen, key=seen.get))

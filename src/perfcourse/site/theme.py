@@ -285,10 +285,18 @@ SEARCH_SCRIPT = """
 """
 
 
+# Tags that end a run of words: a space where they stood. Any other tag (a highlighted token's span,
+# a link, emphasis) joins its neighbours as the page shows them: `jax.block_until_ready(x)`, never
+# `jax . block_until_ready ( x )`.
+BLOCK_TAG = re.compile(r"</?(?:p|div|br|hr|li|ul|ol|dl|dt|dd|pre|h[1-6]|table|thead|tbody|tr|td|th|section|article|"
+                       r"header|footer|nav|main|aside|blockquote|figure|figcaption|form|img)\b[^>]*>", re.I)
+
+
 def page_text(body: str) -> str:
     """A page's words for the search index: its HTML without markup, scripts or repeated spaces."""
     text = re.sub(r"<(script|style)\b.*?</\1>", " ", body, flags=re.S | re.I)
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", text))).strip()
+    text = re.sub(r"<[^>]+>", "", BLOCK_TAG.sub(" ", text))
+    return re.sub(r"\s+", " ", html.unescape(text)).strip()
 
 
 def search_index(pages: list[dict]) -> str:

@@ -21,6 +21,15 @@
   `jax.profiler` (the probe's own capture, not the student's) from parameters holding `values`
   (tiled to `size`), waits for the result inside it, and returns the trace file's bytes with the
   result.
+- `three_numbers_run(three_numbers, name, schedule, calls, trace_dir)` builds a jitted program
+  called `name` (a device loop whose trip count is an argument, beside a small matrix product, so
+  XLA's CPU client runs it asynchronously, as an accelerator would), compiled here first, behind a
+  function that asks the trusted side's `schedule` (checks/profiling.py's `Calls`) before each
+  dispatch: the trusted side holds each call for a time it never tells and then gives its trip
+  count, counting the calls and timing them on its own clock; the probe tells it (`finished()`) as
+  soon as the student's function returns. It hands that function and its
+  argument to the student's `three_numbers(fn, *args, module, trace_dir, calls)` and returns the
+  three numbers and **the bytes** of the newest trace file under `trace_dir`.
 
 Nothing here judges: the trusted side (`perfcourse.checks.profiling`) parses the files and decides.
 """
@@ -35,7 +44,7 @@ import tempfile
 
 MAX_TRACE_BYTES = 3 << 20  # a compressed trace the channel carries back (the lesson's are ~100 KB)
 
-PROBES = ("capture_region", "load_written", "trace_training")
+PROBES = ("capture_region", "load_written", "trace_training", "three_numbers_run")
 TRACE_FILE = "perfetto_trace.json.gz"
 # Calls that make the host wait for a device result, as the profiler names them: a Python-level
 # event "$file.py:LINE function" (the Python tracer), JAX's own annotation of a transfer, or the CPU
@@ -194,6 +203,56 @@ def _trace_training(train, name: str, steps: int, plan, values, size: int, decay
     return report
 
 
+MATRIX = 256  # the product beside the loop (as checks/timing.py's instrument): dispatched asynchronously on a CPU
+
+
+def _spin_program(name: str):
+    """A jitted device loop of a given trip count, called `name` (its module: jit_<name>)."""
+    import jax
+    import jax.numpy as jnp
+
+    def spin(iterations, matrix):
+        spun = jax.lax.fori_loop(0, iterations, lambda i, c: c * jnp.float32(0.9999999) + 1.0, jnp.float32(0))
+        return (matrix @ matrix)[:2, :2] * 0 + (spun * 0 + 1)
+
+    spin.__name__ = spin.__qualname__ = name
+    return jax.jit(spin)
+
+
+def _three_numbers_run(three_numbers, name: str, schedule, calls: int, trace_dir):
+    """The student's three_numbers on a function each of whose calls the trusted side holds and sizes."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    program = _spin_program(name)
+    matrix = jnp.ones((MATRIX, MATRIX), jnp.float32)
+    jax.block_until_ready(program(np.int32(1), matrix))  # compiled before it is handed over
+
+    def fn(matrix):
+        return program(np.int32(schedule.next_call()), matrix)
+
+    report = {}
+    try:
+        numbers = three_numbers(fn, matrix, module=f"jit_{name}", trace_dir=trace_dir, calls=int(calls))
+    except Exception as exc:
+        report["raised"] = _error(exc)
+        return report
+    finally:
+        schedule.finished()  # the trusted side's clock: the function's return, before any file is read
+    try:
+        report["numbers"] = {key: float(numbers[key]) for key in ("latency", "throughput", "device")}
+    except Exception as exc:
+        report["returned"] = _error(exc)
+        return report
+    paths = sorted(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True), key=os.path.getmtime)
+    if not paths:
+        report["no_trace"] = True
+        return report
+    report.update(_file_bytes(paths[-1]))
+    return report
+
+
 def _in_scratch(probe, trace_dir, *args):
     """Run `probe` with `trace_dir`, or with a folder of its own that is removed afterwards."""
     if trace_dir is not None:
@@ -217,3 +276,7 @@ def load_written(load_trace, data: bytes, trace_dir=None):
 def trace_training(train, name: str, steps: int, plan, values, size: int, decay: float, shift: float,
                    trace_dir=None):
     return _in_scratch(_trace_training, trace_dir, train, name, steps, plan, values, size, decay, shift)
+
+
+def three_numbers_run(three_numbers, name: str, schedule, calls: int, trace_dir=None):
+    return _in_scratch(_three_numbers_run, trace_dir, three_numbers, name, schedule, calls)

@@ -1,0 +1,23 @@
+# Makes the first call inside the trace, as its warm-up, then queues the calls there too: the trace
+# holds one execution more than the queued calls (on a first call that compiles, the compilation too).
+# The median hides one extra execution in the notebook's trace, so the public checks pass; the
+# grader counts the executions in the trace. Loses the three numbers' points.
+# expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=0
+# tier: nightly
+# %% solutions
+# %% replace three_numbers
+def three_numbers(fn, *args, module, trace_dir, calls=CALLS):
+    with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+        jax.block_until_ready(fn(*args))  # the warm-up, traced with the rest
+        jax.block_until_ready([fn(*args) for _ in range(calls)])
+    path = max(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True), key=os.path.getmtime)
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        samples.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    jax.block_until_ready([fn(*args) for _ in range(calls)])
+    throughput = (time.perf_counter() - start) / calls
+    return {"latency": float(np.median(samples)), "throughput": throughput,
+            "device": device_seconds_per_call(load_trace(path), module)}
