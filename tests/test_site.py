@@ -296,3 +296,23 @@ def test_searching_the_site_in_a_browser_finds_the_lesson(browser, built):
 def test_a_recorded_value_is_never_read_as_markup():
     # A sharded array's type prints as float32[64@fsdp,128]: MyST would read "@fsdp" as a citation.
     assert site._cell_text("float32[64@fsdp,128] | a\nb") == "float32[64&#64;fsdp,128] \\| a b"
+
+
+@pytest.mark.slow  # writes the book's sources twice (every lesson page): about 1.4 s
+def test_the_students_build_holds_their_pages_only_and_no_link_out_of_it(tmp_path):
+    """perfcourse site --students (issue 52): the lessons and docs/students/ only; how the hidden
+    checks judge, the hostile catalogue and the instructors' commands are not in the book, and every
+    link to them (the home page's, a student page's) is its text."""
+    book = tmp_path / "book"
+    expected = site.write_sources(ROOT, book, students=True)
+    assert expected["docs"] and all(page.startswith("docs/students/") for page in expected["docs"]), expected["docs"]
+    written = sorted(str(p.relative_to(book)) for p in book.rglob("*.md"))
+    assert written == sorted(["README.md", *expected["docs"]]), written
+    for page in ["README.md", *expected["docs"]]:
+        text = (book / page).read_text(encoding="utf-8")
+        assert "instructors/" not in text and "authors/" not in text, f"{page} still links out of the students' build"
+    home = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](docs/instructors/grading.md)" in home and "Grading a class" in (book / "README.md").read_text()
+    # The instructors' build keeps every page.
+    everything = site.write_sources(ROOT, tmp_path / "all")
+    assert any(page.startswith("docs/authors/") for page in everything["docs"])

@@ -7,7 +7,8 @@
   perfcourse report [...]          what the class got wrong: an HTML page, figures and a CSV in report/
   perfcourse publish DIR [--git]   what students get: release/ (the lessons course.toml's [schedule] has released),
                                    their guide, requirements (no solutions); --remove LESSON lets one leave it
-  perfcourse site [--output DIR]    the course as a static website (Jupyter Book 2), built offline into _site/html/
+  perfcourse site [--output DIR]    the course as a static website (Jupyter Book 2), built offline into _site/html/;
+                                   --students: the lessons and the students' docs only
   perfcourse artifacts [...]       execute lessons with papermill and record artifacts/
   perfcourse figures [--check]     copy artifacts/figure.py into every source notebook's figure cell
   perfcourse solved [--kernel K]   run every release notebook, solved, as a student would (a TPU, a GPU)
@@ -154,7 +155,7 @@ def cmd_publish(root: Path, args) -> int:
 def cmd_site(root: Path, args) -> int:
     from .site import build
 
-    return build.main(root, args.output, args.verbose)
+    return build.main(root, args.output, args.verbose, args.students)
 
 
 def cmd_artifacts(root: Path, args) -> int:
@@ -312,6 +313,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="DIR", type=Path,
                    help="the build folder: the book's sources in DIR/book, the site in DIR/html (default: _site/)")
     p.add_argument("--verbose", action="store_true", help="log every step of the build (the engine's --debug)")
+    p.add_argument("--students", action="store_true",
+                   help="the build students are shown: the lessons and docs/students/ only (how hidden checks judge, "
+                        "the hostile catalogue and the instructors' pages stay on the default build)")
     p.set_defaults(run=cmd_site)
 
     p = verbs.add_parser("artifacts", help="execute lessons and record their artifacts")

@@ -174,10 +174,17 @@ def lesson_notebook(root: Path, lesson: str, folder: Path, settings: Settings | 
     return nb
 
 
-def doc_pages(root: Path) -> list[tuple[str, list[str]]]:
-    """(section title, [docs/<folder>/<page>.md, ...]) in the site's order."""
+# What the students' build holds of docs/ (perfcourse site --students): their own pages. How hidden
+# checks judge, the hostile catalogue and the instructors' commands stay on the instructors' build.
+STUDENT_FOLDERS = ("students",)
+
+
+def doc_pages(root: Path, students: bool = False) -> list[tuple[str, list[str]]]:
+    """(section title, [docs/<folder>/<page>.md, ...]) in the site's order; `students`: their pages only."""
     found = []
     for title, folder, order in SECTIONS:
+        if students and folder not in STUDENT_FOLDERS:
+            continue
         here = root / DOCS / folder
         names = sorted(p.stem for p in here.glob("*.md")) if here.is_dir() else []
         ordered = [n for n in order if n in names] + [n for n in names if n not in order]
@@ -202,8 +209,23 @@ def unlinked_lessons(text: str, released: list[str]) -> str:
     return re.sub(r"\[([^\]]+)\]\(release/([^/)\s]+)/[^)\s]*\)", unlink, text)
 
 
-def write_sources(root: Path, book: Path, settings: Settings | None = None) -> dict:
-    """Write the book's sources into `book` (emptied first); the pages the site must have."""
+def unlinked_docs(text: str, kept: set[str], prefix: str = "") -> str:
+    """Markdown whose links to a docs/ page the build leaves out become their text. `prefix` is the
+    linking page's folder, relative to the root ("" for the home page, "docs/students/" for a
+    student's page), so relative links resolve as the site resolves them."""
+    import posixpath
+    import re
+
+    def unlink(found: re.Match) -> str:
+        target = posixpath.normpath(posixpath.join(prefix, found.group(2).split("#")[0]))
+        return found.group(0) if not target.startswith(f"{DOCS}/") or target in kept else found.group(1)
+
+    return re.sub(r"\[([^\]]+)\]\(([^)\s]+\.md(?:#[^)\s]*)?)\)", unlink, text)
+
+
+def write_sources(root: Path, book: Path, settings: Settings | None = None, students: bool = False) -> dict:
+    """Write the book's sources into `book` (emptied first); the pages the site must have. `students`:
+    the build students are shown, whose docs are their own pages only (links to the others become text)."""
     import nbformat
 
     if book.exists():
@@ -213,20 +235,23 @@ def write_sources(root: Path, book: Path, settings: Settings | None = None) -> d
     lesson_ids = settings.released_by(released_lessons(root))  # the lessons students have so far
     if not lesson_ids:
         raise CourseError(f"{settings.path}: [schedule] has released no lesson yet: the site would have no lesson")
+    sections = doc_pages(root, students)
+    kept = {page for _, pages in sections for page in pages}
     # The home page, at its own path (docs/ links to it); a lesson not released yet is named, not linked.
-    write_atomic(book / "README.md", unlinked_lessons((root / "README.md").read_text(encoding="utf-8"), lesson_ids))
-    if (root / DOCS).is_dir():
+    home = unlinked_lessons((root / "README.md").read_text(encoding="utf-8"), lesson_ids)
+    write_atomic(book / "README.md", unlinked_docs(home, kept) if students else home)
+    if (root / DOCS).is_dir() and not students:
         shutil.copytree(root / DOCS, book / DOCS)
     for lesson in lesson_ids:
         folder = book / "release" / lesson
         folder.mkdir(parents=True)
         write_atomic(folder / f"{lesson}.ipynb", nbformat.writes(lesson_notebook(root, lesson, folder, settings)))
-    sections = doc_pages(root)
     for _, pages in sections:
         for page in pages:
             if not (book / page).exists():
                 (book / page).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(root / page, book / page)
+                text = (root / page).read_text(encoding="utf-8")
+                write_atomic(book / page, unlinked_docs(text, kept, page.rsplit("/", 1)[0] + "/"))
     toc = ["    - file: README.md", "    - title: Lessons", "      children:"]
     toc += [f"        - file: release/{l}/{l}.ipynb" for l in lesson_ids]
     for title, pages in sections:
@@ -292,7 +317,8 @@ def broken_links(html_dir: Path) -> list[str]:
     return broken
 
 
-def build(root: Path, output: Path, verbose: bool = False, settings: Settings | None = None) -> dict:
+def build(root: Path, output: Path, verbose: bool = False, settings: Settings | None = None,
+          students: bool = False) -> dict:
     """Write the sources into output/book, build them, and put the site in output/html."""
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     if not jupyter_book.is_file():
@@ -304,7 +330,7 @@ def build(root: Path, output: Path, verbose: bool = False, settings: Settings | 
     if output == root or root.is_relative_to(output) or (output.exists() and not output.is_dir()):
         raise CourseError(f"{output}: not a folder the site can be written into")
     book = output / "book"
-    expected = write_sources(root, book, settings)
+    expected = write_sources(root, book, settings, students)
     env = {**os.environ, "npm_config_registry": CLOSED_REGISTRY, "PERFCOURSE_ROOT": str(root)}
     env.pop("BASE_URL", None)
     command = [str(jupyter_book), "build", "--html", "--strict", *(["--debug"] if verbose else [])]
@@ -349,9 +375,9 @@ def missing_links_note(settings: Settings) -> str | None:
             "links (nbgitpuller)")
 
 
-def main(root: Path, output: Path | None, verbose: bool = False) -> int:
+def main(root: Path, output: Path | None, verbose: bool = False, students: bool = False) -> int:
     settings = course_settings(root)  # read once, for the pages and the note below
-    result = build(root, output or root / DEFAULT_OUTPUT, verbose, settings)
+    result = build(root, output or root / DEFAULT_OUTPUT, verbose, settings, students)
     print(f"built {result['pages']} pages ({len(result['lessons'])} lessons, {len(result['docs'])} docs pages) "
           f"in {result['seconds']:.1f} s: {result['html'] / 'index.html'}")
     note = missing_links_note(settings)
