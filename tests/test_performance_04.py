@@ -198,17 +198,28 @@ def test_a_forged_program_must_compute_what_scanned_does(monkeypatch):
 
 # ----------------------------------------------------------- measure, on the instrument and for real
 
-def solution(fn, *args, warm_calls=7):
+def synchronized_runs(compiled, args, count):
+    """`count` runs of `compiled`, each timed until its result is ready."""
+    runs = []
+    for _ in range(count):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        runs.append(time.perf_counter() - start)
+    return runs
+
+
+def solution(fn, *args, warm_calls=7, first_apart=True):
     start = time.perf_counter()
     compiled = jax.jit(fn).lower(*args).compile()
     compile_seconds = time.perf_counter() - start
     equations = count_equations(jax.make_jaxpr(fn)(*args))
-    run_seconds = []
-    for _ in range(warm_calls):
-        start = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        run_seconds.append(time.perf_counter() - start)
+    run_seconds = synchronized_runs(compiled, args, warm_calls + first_apart)[first_apart:]
     return {"equations": equations, "compile_seconds": compile_seconds, "run_seconds": run_seconds}
+
+
+def first_run_among_the_samples(fn, *args, warm_calls=7):
+    """Times warm_calls runs of the compiled program, the first of them among the samples."""
+    return solution(fn, *args, warm_calls=warm_calls, first_apart=False)
 
 
 from time import perf_counter_ns as imported_clock  # noqa: E402
@@ -238,6 +249,7 @@ def monotonic_default_and_partial(fn, *args, warm_calls=7, clock=time.monotonic_
     begin = clock()
     compiled = jit(fn).lower(*args).compile()
     compile_seconds = (clock() - begin) * 1e-9
+    compiled(*args).block_until_ready()  # the first run, untimed
     runs = []
     for _ in range(warm_calls):
         begin = clock()
@@ -284,7 +296,7 @@ def traced_in_the_span_and_imported(fn, *args, warm_calls=7):
         np.asarray(jitted(*args))
         return (imported_clock() - begin) / 1e9
     return {"equations": count_equations(traced.jaxpr), "compile_seconds": compile_seconds,
-            "run_seconds": [once() for _ in range(warm_calls)]}
+            "run_seconds": [once() for _ in range(warm_calls + 1)][1:]}
 
 
 # The equation check is cheap, so correct measurements pass it in make check; timing them is slow.
@@ -321,12 +333,7 @@ def compiled_after_the_clock(fn, *args, warm_calls=7):
     start = time.perf_counter()
     lowered = jax.jit(fn).lower(*args)
     compile_seconds = time.perf_counter() - start
-    compiled = lowered.compile()
-    runs = []
-    for _ in range(warm_calls):
-        start = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        runs.append(time.perf_counter() - start)
+    runs = synchronized_runs(lowered.compile(), args, warm_calls + 1)[1:]
     return {"equations": count_equations(jax.make_jaxpr(fn)(*args)), "compile_seconds": compile_seconds,
             "run_seconds": runs}
 
@@ -408,6 +415,51 @@ def timer_first_call_as_compile(fn, *args, warm_calls=7):
     compile_seconds, run_seconds = _given_timer()(jax.jit(fn), *args, warm_calls=warm_calls)
     return {"equations": count_equations(jax.make_jaxpr(fn)(*args)), "compile_seconds": compile_seconds,
             "run_seconds": run_seconds}
+
+
+def timer_first_call_kept(fn, *args, warm_calls=7):
+    """The compile span right, but the timer's first call put back among its warm samples."""
+    start = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    compile_seconds = time.perf_counter() - start
+    first, warm = _given_timer()(compiled, *args, warm_calls=warm_calls - 1)
+    return {"equations": count_equations(jax.make_jaxpr(fn)(*args)), "compile_seconds": compile_seconds,
+            "run_seconds": [first, *warm]}
+
+
+def staged_run(run_seconds, unit=0.05):
+    """What the compile check saw, with these run times: each warm run and each first run held as it holds them."""
+    holds = (2 * unit, 2 * unit, 2 * unit, loops.RUN_HOLD_FACTOR * unit, loops.FIRST_RUN_HOLD_FACTOR * unit)
+    return loops.MeasureRun({"equations": 1, "compile_seconds": 1.0, "run_seconds": run_seconds}, 1, 0.0, unit, holds)
+
+
+def test_a_first_run_among_the_warm_samples_is_told_apart_by_its_hold():
+    """The first run after a compilation is held longer than every warm run: a sample that holds it is
+    longer than the middle of the two holds, a warm one (its hold, and its way here) shorter."""
+    assert loops.FIRST_RUN_HOLD_FACTOR >= 2 * loops.RUN_HOLD_FACTOR
+    warm, first = loops.RUN_HOLD_FACTOR * 0.05, loops.FIRST_RUN_HOLD_FACTOR * 0.05
+    assert loops.first_run_problems(staged_run([warm + 0.02, warm + 0.09, warm])) == []
+    assert loops.first_run_problems(staged_run([first + 0.001, warm + 0.01])) == [loops.FIRST_RUN_IN_SAMPLES]
+    assert loops.first_run_problems(staged_run([warm, warm, first])) == [loops.FIRST_RUN_IN_SAMPLES]
+    unheld = loops.MeasureRun({"run_seconds": [9.0]}, 1, 0.0, 0.05, (0.0,) * 5)  # the timing checks' runs
+    assert loops.first_run_problems(unheld) == []
+
+
+def test_the_first_run_after_each_compilation_is_held_longer():
+    program = loops.Program(1, 0.5, (0.0, 0.0, 0.0, 0.001, 0.03))
+    program.trace(), program.lowered(), program.compiled()
+    program.ran(), program.ran()
+    program.compiled()
+    program.ran()
+    runs = [ended - began for kind, began, ended in program._events if kind == "run"]
+    assert runs[0] >= 0.03 and runs[1] < 0.03 and runs[2] >= 0.03, runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("measure", [first_run_among_the_samples, timer_first_call_kept], ids=lambda m: m.__name__)
+def test_warm_samples_holding_the_first_run_fail(measure):
+    with pytest.raises(AssertionError, match="first run"):
+        loops.check_measure_compile_apart(measure, warm_calls=3)
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 Without a channel `remote.probe` runs the probes in this process and the checks call the
 functions below directly, so each right idiom must pass and each mistake fail its own check.
 """
+import gc
 import json
 import math
 import os
@@ -477,6 +478,22 @@ def test_right_live_memory_passes():
 def test_live_memory_mistakes_are_caught(wrong, words):
     with pytest.raises(CheckFailed, match=words):
         memory.check_live_memory(wrong, np.random.default_rng(1))
+
+
+def test_arrays_are_held_beside_the_ones_given_in_every_case():
+    """Sent over the channel, the arrays given would be the student's process's only ones, and
+    counting jax.live_arrays() would pass: the probe holds more beside them in every case."""
+    for seed in range(3):
+        before = {id(a): a for a in jax.live_arrays()}  # held: no new array takes one of their ids
+        beside = []
+
+        def live(arrays, device):
+            gc.collect()  # the last case's arrays, freed
+            given = {id(a) for a in arrays}
+            beside.append(sum(id(a) not in given and id(a) not in before for a in jax.live_arrays()))
+            return live_right(arrays, device)
+        memory.check_live_memory(live, np.random.default_rng(seed))
+        assert len(beside) == len(memory.device_cases(np.random.default_rng(0))) and min(beside) >= 1, beside
 
 
 # --- test_donated_update ------------------------------------------------------------------------

@@ -11,9 +11,5 @@ def measure(fn, *args, warm_calls=7):
 
     equations = len(jax.make_jaxpr(fn)(*args).eqns)
 
-    run_seconds = []
-    for _ in range(warm_calls):
-        start = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        run_seconds.append(time.perf_counter() - start)
+    _, run_seconds = time_completed(compiled, *args, warm_calls=warm_calls)  # the first run kept apart
     return {"equations": equations, "compile_seconds": compile_seconds, "run_seconds": run_seconds}

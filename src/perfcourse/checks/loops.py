@@ -49,7 +49,9 @@ Anything in the student's kernel can be replaced, the course's probes included:
   the second clock read), the compilation alone, and the first two with the run that followed.
   Every part lasts at least its hold, so these lie a hold or more apart; the span passes when the
   whole path is the nearest (and the span is not shorter than it, less a few milliseconds of
-  clock reads). A busy machine lengthens a path and the span that holds it alike. A forger (a
+  clock reads). The first run after each compilation is held twice as long as a warm run, in
+  every run of the check, so a warm sample that holds it (a timer without its first call apart)
+  is longer than the middle of the two holds, and an honest one shorter. A busy machine lengthens a path and the span that holds it alike. A forger (a
   replaced probe) would have to report, for a span, the length of a path it really went through:
   tracing, lowering and compiling the instrument, each held here.
 - `check_loop_growth`: *observed*. The student's `loop_growth` is called from here on sweeps
@@ -71,11 +73,13 @@ from . import CheckFailed, numerics, programs, remote, trusted
 
 HOLD_FACTOR = (1.5, 2.5)     # each stage's hold, in calibrated compilations (drawn per stage and run)
 RUN_HOLD_FACTOR = 5.0        # each run's hold in the compile check, in calibrated compilations
+FIRST_RUN_HOLD_FACTOR = 10.0  # the hold of a freshly compiled program's first run there: a first run kept
+                              # among the warm samples is then longer than any warm run, in every run
 CLOCK_SLACK = 0.005          # seconds a span may fall short of its path: clock reads, the channel
 HOLD_LEAST = 0.04            # seconds: the unit of a hold when compiling takes less
 STEPS = (1, 3)               # unrolled steps of the instrument (picked here: part of its program)
 
-__all__ = ["GROWTH_VERDICTS", "HOLD_FACTOR", "RUN_HOLD_FACTOR",
+__all__ = ["FIRST_RUN_HOLD_FACTOR", "GROWTH_VERDICTS", "HOLD_FACTOR", "RUN_HOLD_FACTOR",
            "Calibration", "MeasureRun", "Program", "calibrate", "check_loop_growth", "check_measure_compile_apart",
            "check_measure_equations", "check_scanned_result", "check_scanned_size", "compile_span_problems",
            "count_equations", "count_structure", "expected_growth", "growth_cases", "run_instrument",
@@ -273,18 +277,20 @@ class Program:
     """What the instrument reports: its trace (asking for its size), its lowering, its compilation
     and, where it carries the run report, each run. Each report is counted and timed here, on this
     side's clock, and held for a time drawn here and never told (`holds`: trace, lower, compile,
-    run), so each stage lasts at least its hold and its place in time is known here."""
+    run, and the first run after a compilation), so each stage lasts at least its hold and its place
+    in time is known here."""
 
-    STAGES = ("trace", "lower", "compile", "run")
+    STAGES = ("trace", "lower", "compile", "run", "first run")
 
-    def __init__(self, steps: int, salt: float, holds: tuple = (0.0, 0.0, 0.0, 0.0)):
+    def __init__(self, steps: int, salt: float, holds: tuple = (0.0, 0.0, 0.0, 0.0, 0.0)):
         self.steps, self.salt = int(steps), float(salt)
         self._holds = dict(zip(self.STAGES, (float(h) for h in holds)))
         self._events: list[tuple[str, float, float]] = []  # (stage, began, ended) on this side's clock
+        self._fresh = True  # no run since the last compilation: the next run is a first run
 
-    def _held(self, stage: str) -> None:
+    def _held(self, stage: str, hold: str | None = None) -> None:
         began = time.monotonic()
-        time.sleep(self._holds.get(stage, 0.0))
+        time.sleep(self._holds.get(hold or stage, 0.0))
         self._events.append((stage, began, time.monotonic()))
 
     def trace(self):
@@ -299,9 +305,11 @@ class Program:
 
     def compiled(self) -> None:
         self._held("compile")
+        self._fresh = True
 
     def ran(self) -> None:
-        self._held("run")
+        fresh, self._fresh = self._fresh, False
+        self._held("run", "first run" if fresh else "run")
 
     def _count(self, stage: str) -> int:
         return sum(1 for kind, _, _ in self._events if kind == stage)
@@ -380,7 +388,7 @@ class MeasureRun:
     traces: int
     work: float             # calibrated seconds of every run of the compiled program
     compile_work: float     # calibrated seconds of its whole compilation path
-    holds: tuple = ()       # seconds this side held the trace, the lowering, the compile and each run
+    holds: tuple = ()       # seconds this side held the trace, the lowering, the compile, each run, a first run
     paths: list = field(default_factory=list)  # the moments bounding each whole compilation path seen here
     runs_after: list = field(default_factory=list)  # (began, ended) of the first run after each path
 
@@ -391,8 +399,8 @@ def run_instrument(measure, work_seconds: float, warm_calls: int, rng=None, stag
     rng = rng if rng is not None else np.random.default_rng()
     calibration = calibrate()
     unit = max(HOLD_LEAST, calibration.compile_seconds)
-    holds = (tuple(float(rng.uniform(*HOLD_FACTOR)) * unit for _ in range(3)) + (RUN_HOLD_FACTOR * unit,)
-             if staged else (0.0, 0.0, 0.0, 0.0))
+    holds = (tuple(float(rng.uniform(*HOLD_FACTOR)) * unit for _ in range(3))
+             + (RUN_HOLD_FACTOR * unit, FIRST_RUN_HOLD_FACTOR * unit) if staged else (0.0,) * 5)
     program = Program(calibration.steps, float(rng.uniform(0.01, 0.99)), holds)
     args = _instrument_args(rng, calibration.iterations(work_seconds))
     kind = "staged-instrument" if staged else "instrument"
@@ -439,6 +447,19 @@ def compile_span_problems(run: MeasureRun) -> list[str]:
     return [RUN_INSIDE_COMPILE if RUN_INSIDE_COMPILE in verdicts else STAGES_MISSING]
 
 
+def first_run_problems(run: MeasureRun) -> list[str]:
+    """No warm sample holds a first run. Each warm run is held here RUN_HOLD_FACTOR calibrated
+    compilations, the first run after a compilation FIRST_RUN_HOLD_FACTOR: a sample that holds a
+    first run lasts at least its hold, one of a warm run its hold and the time its call takes to
+    reach this side, so a sample past the middle of the two holds is a first run's."""
+    run_hold, first_hold = run.holds[3:5]
+    if not first_hold > run_hold:
+        return []
+    if any(s >= (run_hold + first_hold) / 2 for s in run.result["run_seconds"]):
+        return [FIRST_RUN_IN_SAMPLES]
+    return []
+
+
 NO_PATH = ("measure never traced, lowered and compiled fn in one go: time jax.jit(fn).lower(*args).compile() "
            "on a function JAX has not seen")
 STAGES_MISSING = ("compile_seconds is shorter than tracing, lowering and compiling this function took: "
@@ -447,13 +468,18 @@ STAGES_MISSING = ("compile_seconds is shorter than tracing, lowering and compili
                   "reuses that trace; a .compile() after the second clock read leaves compilation out)")
 RUN_INSIDE_COMPILE = ("compile_seconds holds a run of the program: time jax.jit(fn).lower(*args).compile() "
                       "alone, not a call of the function")
+FIRST_RUN_IN_SAMPLES = ("run_seconds holds the compiled program's first run (or a compilation): keep it apart, "
+                        "as time_completed(compiled, *args, warm_calls=warm_calls) does, and return only the "
+                        "warm samples")
 
 
 def check_measure_compile_apart(measure, warm_calls: int = 2, rng=None) -> None:
     """The compile span is one whole compilation path seen here, and holds no run (see
-    `compile_span_problems`). The instrument's runs report themselves here (a host callback, so
-    this instrument's calls wait for their results)."""
-    problems = compile_span_problems(run_instrument(measure, 0.0, warm_calls, rng, staged=True))
+    `compile_span_problems`); the run times are warm runs only (`first_run_problems`). The
+    instrument's runs report themselves here (a host callback, so this instrument's calls wait for
+    their results)."""
+    run = run_instrument(measure, 0.0, warm_calls, rng, staged=True)
+    problems = compile_span_problems(run) + first_run_problems(run)
     if problems:
         raise CheckFailed(problems[0])
 

@@ -22,9 +22,11 @@ messages never name them. Per cell:
 - test_live_memory (`check_live_memory`), *values only*: called from here with fresh arrays
   (shapes and dtypes drawn here, sent by value, so they are the student's process's own JAX
   arrays) and stand-in devices (`LentDevice`) whose `memory_stats()` returns None (CPU), a GPU's
-  or a TPU's statistics with fresh numbers, statistics without a key, or raises. The count and
-  bytes must be those of the arrays given (not of `jax.live_arrays()` of that process), the
-  statistics the device's numbers or `None` with a reason.
+  or a TPU's statistics with fresh numbers, statistics without a key, or raises. The call is made
+  by a probe (`memory.live_memory_beside`) that holds one to three more fresh arrays in that
+  process while it runs, in every case, so `jax.live_arrays()` there never lists only the arrays
+  given. The count and bytes must be those of the arrays given, the statistics the device's
+  numbers or `None` with a reason.
 - test_donated_update (`check_donated_update`), *verified*: `make_update()`'s function exported
   in the student's process for params and grads of fresh shapes (probe `memory.export_update`)
   and read here (`programs.program_from`): each params argument of the program carries XLA's
@@ -360,8 +362,13 @@ def check_live_memory(live_memory, rng: np.random.Generator | None = None) -> No
     rng = rng or np.random.default_rng()
     for what, device, stats in device_cases(rng):
         arrays = fresh_arrays(rng, int(rng.integers(0, 6)))
+        # In the student's process the arrays sent would be its only ones, so jax.live_arrays()
+        # would read the same: the probe holds 1 to 3 more beside them, in every case.
+        beside = fresh_arrays(rng, int(rng.integers(1, 4)))
         try:
-            result = live_memory(arrays, device)
+            result = remote.probe("memory.live_memory_beside", live_memory, arrays + beside, len(arrays), device)
+        except CheckFailed:
+            raise
         except Exception as exc:
             raise CheckFailed(f"live_memory raised {type(exc).__name__} for {what}: a backend without "
                               "statistics returns None or raises; report them as missing") from None

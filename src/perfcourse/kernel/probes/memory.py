@@ -1,9 +1,12 @@
-"""performance-09's probes: programs built from the student's functions, exported as bytes.
+"""performance-09's probes: the student's `live_memory` called beside held arrays, and programs
+built from the student's functions, exported as bytes.
 
 The trusted side (`perfcourse.checks.memory`) calls most of the student's functions itself, over
-the channel. Two things it cannot do from there, since they need JAX to trace the student's code
-in the student's process: export the student's donating update, and export the gradient programs
-of the student's rematerialized network. Each probe returns `jax.export` bytes; the trusted side
+the channel. Three things it cannot do from there. It cannot hold arrays in the student's process
+beside the ones `live_memory` is handed (`live_memory_beside`; the student's function returns plain
+values, judged there). And, since they need JAX to trace the student's code in the student's
+process, it cannot export the student's donating update, nor the gradient programs of the
+student's rematerialized network: each of those probes returns `jax.export` bytes; the trusted side
 deserializes, reads, compiles and runs them itself (`perfcourse.checks.programs.program_from`). A
 replaced probe can send other bytes: they then have to be programs that pass those checks, which
 is the work the lesson asks for.
@@ -12,7 +15,19 @@ Nothing here judges.
 """
 from __future__ import annotations
 
-PROBES = ("export_update", "export_gradients")
+PROBES = ("live_memory_beside", "export_update", "export_gradients")
+
+
+def live_memory_beside(live_memory, arrays, given: int, device):
+    """The student's `live_memory(arrays[:given], device)`, called while this process holds every
+    one of `arrays` as a JAX array: the arrays given are then never all that `jax.live_arrays()`
+    lists (sent over the channel, they would otherwise be this process's only arrays)."""
+    import jax.numpy as jnp
+
+    held = [jnp.asarray(a) for a in arrays]
+    result = live_memory(held[: int(given)], device)
+    del held  # held until the call returned
+    return result
 
 
 def export_update(make_update, shapes, params_dtype="float32"):
