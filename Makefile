@@ -1,7 +1,8 @@
 # The course's commands. Each target sets up .venv by itself on a fresh clone.
 #   make demo       release the lessons, grade the sample class and four hostile submissions, print the table
-#   make test       the whole test suite: the fast tier, then the end-to-end tier
-#   make check      the fast tier without its slow tests (no kernels, no notebooks executed; under a minute on 2 cores)
+#   make test       ruff, then the whole test suite: the fast tier, then the end-to-end tier
+#   make check      ruff, then the fast tier without its slow tests (no kernels, no notebooks executed; under a
+#                   minute on 2 cores)
 #   make release    source/ -> release/ (nbgrader generate_assignment)
 #   make grade      autograde everything in submitted/
 #   make report     what the class got wrong: report/index.html from the gradebook and autograded/
@@ -86,13 +87,18 @@ FAST := -m "not e2e and not nightly" -n logical --dist worksteal
 # that it answers in under a minute on 2 cores; make test runs them all.
 CHECK := -m "not e2e and not nightly and not slow" -n logical --dist worksteal
 E2E := -m "e2e and not nightly" -n 2 --dist loadgroup --durations=15
+# make test and make check lint first with ruff (pyproject.toml's [tool.ruff]: pycodestyle and
+# pyflakes): seconds.
+RUFF := $(BIN)/ruff check .
 # The JupyterHub test's proxy comes from npm: installed when npm is there (.ci/run installs it); the
 # site test's Jupyter Book (requirements-site.txt) when node is there.
 test: $(STAMP) $(COLAB)/.installed $(if $(shell command -v npm),$(HUB)/node_modules/.installed) $(if $(shell command -v node),$(SITE_STAMP))
+	$(RUFF)
 	$(PYTEST) $(FAST)
 	$(PYTEST) $(E2E)
 
 check: $(STAMP)
+	$(RUFF)
 	$(PYTEST) $(CHECK)
 
 # The demo class graded locally and again through a 2-worker Dask cluster over TLS into PostgreSQL

@@ -14,7 +14,7 @@ c.CourseDirectory.course_id = "jax-performance"
 # and Collect only once it exists; a student's Fetch lands in the course root). For many users,
 # PERFCOURSE_EXCHANGE names a folder every user can write, the same for all of them: JupyterHub's
 # configuration (deploy/jupyterhub/) sets it in every server (docs/instructors/configuration.md: "The exchange").
-c.Exchange.root = os.environ.get("PERFCOURSE_EXCHANGE") or os.path.join(  # noqa: F821
+c.Exchange.root = os.environ.get("PERFCOURSE_EXCHANGE") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "exchange")
 
 # Every notebook is graded on the CPU kernel the course installs (JAX_PLATFORMS=cpu), whatever
@@ -30,7 +30,8 @@ c.Execute.kernel_name = "jax-cpu"
 # same scores. Grading judges structure and counts, and times work against a calibration made
 # with the same flags, never against a machine's speed; lessons and artifacts run at XLA's
 # defaults. XLA stops at an unknown flag: tests/test_config.py starts JAX with these.
-c.GuardedExecute.xla_flags = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false --xla_cpu_parallel_codegen_split_count=1"
+c.GuardedExecute.xla_flags = ("--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false "
+                              "--xla_cpu_parallel_codegen_split_count=1")
 # Per cell, in seconds. The lessons' cells take well under a second on a laptop CPU.
 c.Execute.timeout = 60
 # Once the last cell has run, its outputs are in: the kernels are killed at once instead of being

@@ -98,7 +98,8 @@ def main() -> int:
                       f"({rows[-1][5]} took part)", flush=True)
                 local_scores, cluster_scores = notebook_scores(local_root, pairs), notebook_scores(cluster_root, pairs)
                 differ += [(size, workers, *pair) for pair in pairs
-                           if getattr(local_scores[pair], "cells", None) != getattr(cluster_scores[pair], "cells", None)]
+                           if getattr(local_scores[pair], "cells", None)
+                           != getattr(cluster_scores[pair], "cells", None)]
     print("\nstudents  workers  notebooks  local nb/s  cluster nb/s  local s/nb  cluster s/nb  took part")
     for size, workers, count, local, remote, took in rows:
         print(f"{size:>8}  {workers:>7}  {count:>9}  {count / local:>10.3f}  {count / remote:>12.3f}  "
@@ -106,7 +107,7 @@ def main() -> int:
     for size in args.students:
         mine = [row for row in rows if row[0] == size]
         if len(mine) > 1:  # notebooks per second as the workers grow, on this class
-            (_, w0, n, l0, r0, _), (_, w1, _, l1, r1, _) = mine[0], mine[-1]
+            (_, w0, _, l0, r0, _), (_, w1, _, l1, r1, _) = mine[0], mine[-1]
             print(f"{size} students, {w0} -> {w1} workers: local pool {l0 / l1:.2f}x the notebooks per second, "
                   f"cluster {r0 / r1:.2f}x (ideal {w1 / w0:.1f}x where the cores allow)")
     print("scores: identical in both runs" if not differ else f"scores DIFFER for {differ}")

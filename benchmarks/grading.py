@@ -336,7 +336,8 @@ def main() -> int:
         # One worker alone on the machine: each notebook's seconds with no other notebook beside
         # it, so what is beyond its cells is the grader's own cost, not a wait for a core.
         alone, _ = timed([sys.executable, "-m", "perfcourse.cli", "grade", "--workers", "1"], alone_root)
-        print(f"perfcourse grade, one worker:      {alone:7.1f} s  {alone / len(pairs):5.2f} s per notebook", flush=True)
+        print(f"perfcourse grade, one worker:      {alone:7.1f} s  {alone / len(pairs):5.2f} s per notebook",
+              flush=True)
         breakdown(alone_root, pairs, alone, per_lesson=False)
         # The same class once more, beside another user's bursts of work: the scores must not move.
         with busy_machine(BURSTS) as others:

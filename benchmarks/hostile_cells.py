@@ -77,7 +77,8 @@ def main() -> int:
         for name, nb in variants(root, args.lesson).items():
             path = Path(scratch_dir) / f"{name.replace(' ', '-')}.ipynb"
             nbformat.write(nb, path)
-            proc = subprocess.run([sys.executable, "-c", MEASURE, str(path)], capture_output=True, text=True, check=True)
+            proc = subprocess.run([sys.executable, "-c", MEASURE, str(path)], capture_output=True, text=True,
+                                  check=True)
             results[name] = json.loads(proc.stdout)
     base = results["honest"]
     print(f"{'submission':18s} {'seconds':>8s} {'x base':>7s} {'MiB':>6s} {'x base':>7s} {'scan MiB':>9s}  outcome")

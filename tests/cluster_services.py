@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 DASK = str(Path(sys.executable).parent / "dask")
@@ -60,8 +59,8 @@ def tls_files(folder: Path) -> dict[str, Path]:
                    .serial_number(x509.random_serial_number()).not_valid_before(valid[0]).not_valid_after(valid[1])
                    .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
         if not ca:
-            builder = (builder.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                                             critical=False)
+            loopback = x509.IPAddress(ipaddress.ip_address("127.0.0.1"))
+            builder = (builder.add_extension(x509.SubjectAlternativeName([loopback]), critical=False)
                        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH,
                                                              ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False))
         return builder.sign(signing_key, hashes.SHA256())
@@ -133,7 +132,8 @@ class DaskCluster:
             _stop(process)
 
     def log(self) -> str:
-        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(self.logs.glob("*.log")))
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+                         for p in sorted(self.logs.glob("*.log")))
 
 
 @contextlib.contextmanager

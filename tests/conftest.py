@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-import perfcourse.startup  # noqa: F401,I001 (before anything that imports nbformat, and so jsonschema)
+import perfcourse.startup  # noqa: I001 (before anything that imports nbformat, and so jsonschema)
 from perfcourse.course import copy_course as course_copy
 
 ROOT = Path(__file__).resolve().parents[1]

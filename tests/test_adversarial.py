@@ -116,7 +116,8 @@ def test_nothing_outside_the_submission_was_visible(hostile_class):
     assert host.count("refused") >= 3 and "WRITTEN" not in host and "REPLACED" not in host, host
     attempts = printed(root, "hostile-gradebook-write", "workload")
     assert attempts.count("refused") == 3 and "WRITTEN" not in attempts
-    assert (root / "autograded" / "hostile-output-flood" / "performance-01" / "performance-01.ipynb").stat().st_size < 3_000_000
+    graded = root / "autograded" / "hostile-output-flood" / "performance-01" / "performance-01.ipynb"
+    assert graded.stat().st_size < 3_000_000
 
 
 @pytest.fixture(scope="module")

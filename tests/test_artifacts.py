@@ -105,7 +105,8 @@ def test_regenerating_records_the_backend_that_ran(course):
     (shown_w, shown_h), (drawn_w, drawn_h) = png_size(shown), png_size(drawn)
     assert abs(shown_w - drawn_w) <= 0.1 * drawn_w and abs(shown_h - drawn_h) <= 0.1 * drawn_h
     fresh = json.loads((course / "artifacts" / "cpu" / "performance-01.json").read_text())
-    assert fresh["provenance"] == f"recorded_{fresh['environment']['backend']}_computation" == "recorded_cpu_computation"
+    assert (fresh["provenance"] == f"recorded_{fresh['environment']['backend']}_computation"
+            == "recorded_cpu_computation")
     assert fresh["contentHash"] == committed("performance-01")["contentHash"]
     assert fresh["generatedAt"] != committed("performance-01")["generatedAt"]
     assert perfcourse("artifacts", "--check", "--lesson", "performance-01", cwd=course).returncode == 0

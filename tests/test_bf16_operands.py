@@ -61,7 +61,8 @@ print(json.dumps({
     "precision": numerics.matmul_precision(),
     "in_float32_block": in_float32_block,
     "highest_error": numerics.matmul_relative_error(precision=lax.Precision.HIGHEST),
-    "from_rounded": {name: float(np.max(np.abs(np.asarray(f(), np.float64) - with_rounding))) for name, f in paths.items()},
+    "from_rounded": {name: float(np.max(np.abs(np.asarray(f(), np.float64) - with_rounding)))
+                     for name, f in paths.items()},
     "from_float32": {name: float(np.max(np.abs(np.asarray(f(), np.float64) - without))) for name, f in paths.items()},
     "gradient_from_rounded": float(np.max(np.abs(gradient - np.ones((5, 3)) @ rounded(b).T))),
     "flops": costs.get("flops"), "hand_flops": 2 * 5 * 7 * 3,

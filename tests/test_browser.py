@@ -239,7 +239,7 @@ def student_id() -> str:
     return get_username()
 
 
-def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):
+def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):  # noqa: F811 (the pytest fixture)
     course = lab.course
     student = student_id()
     course_id = nbgrader_bridge.coursedir(course).course_id
@@ -323,7 +323,7 @@ def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):
         context.close()
 
 
-def test_a_student_fetches_solves_and_validates_without_seeing_the_course(browser, student_lab, tmp_path):
+def test_a_student_fetches_solves_and_validates_without_seeing_the_course(browser, student_lab, tmp_path):  # noqa: F811 (the pytest fixture)
     """A student's path, as `make student-lab` gives it (docs/students/start.md, "JupyterLab with
     the course's exchange"): JupyterLab shows the publication only (README.md, GUIDE.md, release/,
     requirements.txt; never source/, samples/ or the checks), the Assignments panel lists the
@@ -371,7 +371,7 @@ def test_a_student_fetches_solves_and_validates_without_seeing_the_course(browse
 PROBE_NOTEBOOK = "probe.ipynb"
 
 
-def test_a_students_terminal_and_notebook_reach_nothing_of_the_course(browser, student_lab, tmp_path):
+def test_a_students_terminal_and_notebook_reach_nothing_of_the_course(browser, student_lab, tmp_path):  # noqa: F811 (the pytest fixture)
     """`make student-lab` as a curious student uses it: a terminal opened in the page and a notebook
     run in the page each try to read the course around the publication (a solution and hidden
     tests in source/, the gradebook, grader_config.py) and to list it; the sandbox must leave every
@@ -439,7 +439,7 @@ def test_a_students_terminal_and_notebook_reach_nothing_of_the_course(browser, s
         assert seen["uid"] == 65534 and said.split()[0] == "65534", (seen["uid"], said.split()[:1])
 
 
-def test_a_students_script_runs_in_no_page_an_instructor_opens(browser, tmp_path):  # noqa: F811
+def test_a_students_script_runs_in_no_page_an_instructor_opens(browser, tmp_path):  # noqa: F811 (the pytest fixture)
     """A graded notebook's feedback page, rendered as nbgrader renders it (nbconvert's HTML), in
     headless Chromium: unsanitized, the student's script, handlers and JavaScript output run (the
     test can tell); sanitized as grading and feedback leave it, none does."""

@@ -99,7 +99,7 @@ def test_the_report_says_what_the_samples_expect_and_nbgrader_recorded(demo_repo
     assert (student.cells, student.raw_score) == (score.cells, score.score)
 
 
-def test_the_page_opens_in_chromium(demo_report, browser, tmp_path):
+def test_the_page_opens_in_chromium(demo_report, browser, tmp_path):  # noqa: F811 (the pytest fixture)
     from jupyter_browser import keep_screenshot
 
     root = demo_report[0]

@@ -148,7 +148,8 @@ def test_a_task_that_keeps_failing_is_reported_and_a_late_duplicate_records_noth
     ledger.expect("bob")
     failed = cluster._settle(tmp_path, _Future("error", error=RuntimeError("bubblewrap is missing")), "bob",
                              [LESSON], ledger, progress, retries=2)
-    assert [o.error for o in failed] == ["not graded: its task failed 3 times; last: RuntimeError: bubblewrap is missing"]
+    assert [o.error for o in failed] == [
+        "not graded: its task failed 3 times; last: RuntimeError: bubblewrap is missing"]
     cluster._settle(tmp_path, _Future("finished", _result()), "ann", [LESSON], ledger, progress, retries=2)
     cluster._settle(tmp_path, _Future("finished", _result()), "ann", [LESSON], ledger, progress, retries=2)
     assert recorded == ["ann"] and ledger.workers == {"tcp://127.0.0.1:1"}
@@ -170,7 +171,8 @@ def test_a_worker_without_bubblewrap_refuses_unless_unsandboxed(monkeypatch):
     assert not cluster.check_worker("none", "jax-cpu", cluster.__version__)["problems"]
     assert any("perfcourse 0.0" in p or "the grader runs 0.0" in p
                for p in cluster.check_worker("none", "jax-cpu", "0.0")["problems"])
-    assert any("unknown kernel" in p for p in cluster.check_worker("none", "no-such-kernel", cluster.__version__)["problems"])
+    assert any("unknown kernel" in p
+               for p in cluster.check_worker("none", "no-such-kernel", cluster.__version__)["problems"])
 
 
 @pytest.mark.parametrize("relative", ["../x", "/etc/passwd", "a//b", "a/./b", "", "a\\b", "a/\0"])

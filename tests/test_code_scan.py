@@ -237,7 +237,8 @@ def test_the_kept_trees_are_bounded_by_their_sources_characters(monkeypatch):
     monkeypatch.setattr(code_scan, "_flags", {})
     monkeypatch.setattr(code_scan, "CACHED_SOURCE_CHARS", 100)
     cells = [(number, f"x{number} = {number}  # {'.' * 30}") for number in range(1, 11)]
-    assert code_scan.scan_cells(cells) == [] and code_scan.scan_cells(cells + [(11, "import gc")]) == [f"{GC} (cell 11)"]
+    assert code_scan.scan_cells(cells) == []
+    assert code_scan.scan_cells(cells + [(11, "import gc")]) == [f"{GC} (cell 11)"]
     assert 0 < sum(map(len, code_scan._trees)) <= 100
     assert len(code_scan._flags) == 21  # small entries (the import of gc rebinds: 10 + 11), kept by number alone
 

@@ -81,7 +81,8 @@ def test_a_new_gradebook_is_stamped_with_the_migration_alembic_names(tmp_path):
     with nbgrader_bridge.gradebook(course) as gradebook:
         gradebook.add_student("alice")
     with sqlite3.connect(course / "gradebook.db") as db:
-        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(nbgrader_bridge.newest_migration(),)]
+        assert (db.execute("SELECT version_num FROM alembic_version").fetchall()
+                == [(nbgrader_bridge.newest_migration(),)])
 
 
 @pytest.mark.parametrize("toml, line", [

@@ -165,9 +165,11 @@ def test_code_compiled_from_a_string_in_a_cell_is_the_students_under_any_label(t
     flags, _ = run(tmp_path, '''
         run_cells([
             # Functions defined by code the cell ran from a string, called later by a library.
-            "#ok\\nns = {}\\nexec(compile('import sys\\\\ndef peek():\\\\n    return sys._getframe()', 'helpers', 'exec'), ns)",
+            "#ok\\nns = {}\\n"
+            "exec(compile('import sys\\\\ndef peek():\\\\n    return sys._getframe()', 'helpers', 'exec'), ns)",
             "#ok\\nimport functools\\nfunctools.reduce(lambda a, b: ns['peek'](), [1, 2])",
-            "#ok\\nwalk = eval(compile('lambda: __import__(\\\\'gc\\\\').get_objects()', 'x.txt', 'eval'))\\nlist(map(lambda f: f(), [walk]))",
+            "#ok\\nwalk = eval(compile('lambda: __import__(\\\\'gc\\\\').get_objects()', 'x.txt', 'eval'))\\n"
+            "list(map(lambda f: f(), [walk]))",
         ])
         # A module the cells wrote into the working folder and imported is the student's too.
         with open("helpers_on_disk.py", "w") as handle:
@@ -277,8 +279,8 @@ def test_a_trace_or_profile_function_in_place_when_a_cell_starts_is_flagged(tmp_
         run_cells(["#ok\\nx = 2"])
         sys.settrace(None)
         # One for new threads set and removed within a cell is seen by the threads started meanwhile.
-        run_cells(["#ok\\nthreading.setprofile(lambda *a: None)\\nt = threading.Thread(target=int); t.start(); t.join()\\n"
-                   "threading.setprofile(None)"])
+        run_cells(["#ok\\nthreading.setprofile(lambda *a: None)\\n"
+                   "t = threading.Thread(target=int); t.start(); t.join()\\nthreading.setprofile(None)"])
     ''')
     assert flags == [f"{LABELS['hook:threading.settrace']} (2 times)",
                      f"{LABELS['hook:threading.setprofile']} (2 times)",
@@ -287,7 +289,8 @@ def test_a_trace_or_profile_function_in_place_when_a_cell_starts_is_flagged(tmp_
 
 def test_an_instruments_changed_library_is_named_once_each(tmp_path):
     path = tmp_path / "evidence.txt"
-    path.write_bytes(b"changed:jax.numpy.int32\nchanged:json.loads\nchanged:jax.numpy.int32\n" + evidence.SECOND.encode() + b"\n")
+    path.write_bytes(b"changed:jax.numpy.int32\nchanged:json.loads\nchanged:jax.numpy.int32\n"
+                     + evidence.SECOND.encode() + b"\n")
     assert read_evidence(path) == [f"{evidence.CHANGED_FLAG}: jax.numpy.int32, json.loads", evidence.SECOND_FLAG]
 
 
@@ -322,7 +325,8 @@ def test_each_cell_the_kernel_runs_writes_one_heartbeat(tmp_path):
         assert not evidence.beat_each_cell()  # no IPython shell yet: nothing to count
         shell = InteractiveShell.instance()
         assert evidence.beat_each_cell()
-        run_cells(["#ok\\nx = 1", "#ok\\n%time y = 2", "1/0", "#ok\\n# a comment only", "#ok\\nimport sys; sys._getframe()"])
+        run_cells(["#ok\\nx = 1", "#ok\\n%time y = 2", "1/0", "#ok\\n# a comment only",
+                   "#ok\\nimport sys; sys._getframe()"])
         shell.run_cell("x = 3", silent=True)  # the grader's silent requests are no cells
         shell.run_cell("   ")                 # nor is a blank one (the grader never sends it)
         print("done")
@@ -447,5 +451,6 @@ def test_code_that_names_the_grading_package_is_flagged_from_the_submission_itse
     nb.cells = nb.cells[:3]
     assert grader_named(nb) == []  # the lesson's own cells and the grade cells name it without a flag
     # Code nested beyond the parser, or joined from more pieces than are folded, costs nothing more.
-    nb.cells += [cell("x = " + "+".join(["'a'"] * 20000)), cell("x = " + "+".join(["'a'"] * 100 + ["'perf'", "'course'"]))]
+    nb.cells += [cell("x = " + "+".join(["'a'"] * 20000)),
+                 cell("x = " + "+".join(["'a'"] * 100 + ["'perf'", "'course'"]))]
     assert grader_named(nb) == []

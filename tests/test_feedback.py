@@ -2,7 +2,6 @@
 error is a check's verdict for students, and nothing else of the hidden tests (fast tier)."""
 from __future__ import annotations
 
-import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from perfcourse.checks import STUDENT_FACING, CheckFailed, audit, trusted
@@ -21,7 +20,7 @@ def feedback_of(*outputs) -> str:
 
 def error(ename, evalue):
     return new_output("error", ename=ename, evalue=evalue,
-                      traceback=[f"secret_input = 42 in the traceback", f"{ename}: {evalue}"])
+                      traceback=["secret_input = 42 in the traceback", f"{ename}: {evalue}"])
 
 
 def test_a_checks_verdict_is_shown_and_nothing_else():
@@ -72,7 +71,8 @@ def hostile_markup(sanitized: bool):
             new_output("stream", name="stdout", text=f"<script>{RAN}</script>")]),
         new_markdown_cell(f"Answer <img src=y onerror=\"{RAN}\"> <script>{RAN}</script> a < b"),
         # Markdown links: nbconvert renders their destinations as written, entities decoded.
-        new_markdown_cell("See [this](javascript&#58;window.perfcourseRan=9) and [that](JaVaScRiPt:window.perfcourseRan=9)"),
+        new_markdown_cell("See [this](javascript&#58;window.perfcourseRan=9) and "
+                          "[that](JaVaScRiPt:window.perfcourseRan=9)"),
         new_markdown_cell("Plain *Markdown* keeps its source: `a < b`, [a link](https://example.org)\n\n> a quote"),
         new_raw_cell(f"<script>{RAN}</script>", metadata={"format": "text/html"}),
     ])

@@ -9,15 +9,15 @@ import json
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.text import Text
 
-from conftest import ROOT, perfcourse  # noqa: E402
+from conftest import ROOT, perfcourse
 
-from perfcourse.artifacts import execute, figure, notebook_figure, record, render  # noqa: E402
-from perfcourse.course import FIGURE_TAG, CourseError, lessons, read_notebook  # noqa: E402
-from perfcourse.release import released  # noqa: E402
+from perfcourse.artifacts import execute, figure, notebook_figure, record, render
+from perfcourse.course import FIGURE_TAG, CourseError, lessons, read_notebook
+from perfcourse.release import released
 
 MIME = execute.ARTIFACT_MIME
 FIGURE_PY = ROOT / "src" / "perfcourse" / "artifacts" / "figure.py"
@@ -209,7 +209,8 @@ def test_samples_are_drawn_beside_their_median(drawn):
     fig = drawn(panels(bar(series=[{"label": "median", "y": [2.0, 2.5, 0.6], "samples": runs}]),
                        line([{"label": "median", "y": [2.0, 2.5, 0.6, 1.0], "samples": runs + [[1.0]]}])))
     for ax, expected in zip(fig.axes, (9, 10)):
-        dots = [artist for artist in ax.get_lines() if artist.get_marker() == "o" and artist.get_label().startswith("_")]
+        dots = [artist for artist in ax.get_lines()
+                if artist.get_marker() == "o" and artist.get_label().startswith("_")]
         values = sorted(float(y) for artist in dots for y in artist.get_ydata())
         assert len(values) == expected
         assert "dots: each sample" in [t.get_text() for t in ax.get_legend().get_texts()]
@@ -250,7 +251,8 @@ def test_committed_artifacts_use_the_new_keys_where_the_defects_were():
     (bar(yscale="logarithmic"), "panel 0 ('Counts'): 'yscale' must be one of linear, log"),
     (bar(integer="yes"), "'integer' must be true or false"),
     (bar(yscale="log", series=[{"label": "t", "y": [1, 0, 2]}]), "a log axis ('yscale': 'log') needs positive"),
-    (bar(series=[{"label": "t", "y": [1, 2, 3], "samples": [[1], [2]]}]), "'samples' must hold one list of numbers per label (3 lists)"),
+    (bar(series=[{"label": "t", "y": [1, 2, 3], "samples": [[1], [2]]}]),
+     "'samples' must hold one list of numbers per label (3 lists)"),
     (bar(series=[{"label": "t", "y": [1, 2, 3], "samples": [[1], [2], ["x"]]}]), "'samples' must hold one list"),
     (bar(series=[{"label": "t", "y": [1, 2, "3"]}]), "y values must be numbers or null"),
     (bar(series=[{"y": [1, 2, 3]}]), "each series needs a label and 3 y values"),
@@ -351,7 +353,8 @@ def test_check_data_names_the_fault_in_the_new_keys(panel, message):
 def test_alt_text_names_points_marks_and_spans():
     artifact = committed("performance-01")
     artifact["data"] = panels(roofline(), {"kind": "spans", "title": "Steps", "xlabel": "us", "lanes": ["host"],
-                                           "series": [{"label": "dispatch", "lane": "host", "spans": [[0, 5], [40, 45]]}]})
+                                           "series": [{"label": "dispatch", "lane": "host",
+                                                       "spans": [[0, 5], [40, 45]]}]})
     render.check_data(artifact["data"], None, "artifact")
     alt = render.alt_text(artifact)
     assert "workloads (FLOP/s, log scale against FLOP/byte (log scale)): 0.25 (add): 2e+09, 40 (matmul): 3e+10." in alt
@@ -470,8 +473,8 @@ def test_every_text_is_legible_fits_the_figure_and_nothing_written_overlaps(path
         legend = ax.get_legend()
         if legend is not None:
             box, frame = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
-            assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1 and frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1, \
-                (ax.get_title(), box, frame)
+            assert (frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1
+                    and frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1), (ax.get_title(), box, frame)
         low, high = sorted(ax.get_xlim())
         ticks = [t for t in ax.get_xticklabels()  # level ones: slanted labels' boxes overlap, the words do not
                  if t.get_visible() and t.get_text() and t.get_rotation() == 0 and low <= t.get_position()[0] <= high]
@@ -482,8 +485,8 @@ def test_every_text_is_legible_fits_the_figure_and_nothing_written_overlaps(path
         frame = ax.get_window_extent(renderer)
         for name in names:
             box = Text.get_window_extent(name, renderer)  # the name, without its leader line
-            assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1 and frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1, \
-                (ax.get_title(), name.get_text())
+            assert (frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1
+                    and frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1), (ax.get_title(), name.get_text())
             others = [t for t in ax.texts if t is not name and t.get_text()]
             assert not [t.get_text() for t in others if _overlap(box, Text.get_window_extent(t, renderer))], \
                 (ax.get_title(), name.get_text())
@@ -504,5 +507,6 @@ def test_wrapping_measures_the_text_and_keeps_words_whole():
 def test_a_flow_without_notes_and_an_empty_title_draw(drawn):
     """Notes are optional (the docstring says so): an empty text wraps to itself."""
     assert figure._wrap("", 1.0, figure.FONT) == "" and figure._points("", figure.FONT) == 0.0
-    fig = drawn(panels(bar(title="")), {"title": "t", "prediction": "p", "panel": {"kind": "flow", "steps": ["a", "b"]}})
+    fig = drawn(panels(bar(title="")),
+                {"title": "t", "prediction": "p", "panel": {"kind": "flow", "steps": ["a", "b"]}})
     assert {"a", "b"} <= {t.get_text() for t in texts(fig)}

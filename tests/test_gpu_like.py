@@ -58,6 +58,7 @@ def test_solved_release_notebook_passes_its_public_checks_with_tf32(sample, gpu_
     errors = [(i, out.get("ename"), out.get("evalue")) for i, cell in enumerate(nb.cells)
               if cell.cell_type == "code" for out in cell.get("outputs", []) if out.get("output_type") == "error"]
     assert not errors, f"{sample.lesson} failed with TF32 matrix products: {errors}"
-    shown = "".join(out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
+    shown = "".join(out.get("text", "") for cell in nb.cells if cell.cell_type == "code"
+                    for out in cell.get("outputs", []))
     if "MATMUL_PRECISION" in "".join(c.source for c in nb.cells):
         assert "TF32" in shown, f"{sample.lesson}: its precision cell should say TF32"

@@ -92,8 +92,9 @@ def test_unsynchronized_timer_loses_the_timing_points_only(graded_demo):
 
 def test_an_edited_test_cell_is_restored_before_grading(graded_demo):
     root = graded_demo[0]
-    submitted = nbformat.read(root / "submitted" / "sample-edited-test-cell" / "performance-01" / "performance-01.ipynb", 4)
-    autograded = nbformat.read(root / "autograded" / "sample-edited-test-cell" / "performance-01" / "performance-01.ipynb", 4)
+    notebook = "sample-edited-test-cell/performance-01/performance-01.ipynb"
+    submitted = nbformat.read(root / "submitted" / notebook, 4)
+    autograded = nbformat.read(root / "autograded" / notebook, 4)
     source = nbformat.read(root / "source" / "performance-01" / "performance-01.ipynb", 4)
 
     def test_cell(nb):

@@ -227,9 +227,9 @@ def hub():
         shutil.rmtree(base, ignore_errors=True)
 
 
-def log_in(browser, hub: Hub, user: str):
+def log_in(chromium, hub: Hub, user: str):
     """A browser context of the user's own, logged in through the hub's login page, on their JupyterLab."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(f"{hub.url}/hub/login", wait_until="domcontentloaded")
@@ -267,7 +267,7 @@ def feedback_score(page) -> str:
     return page.locator("h4").filter(has_text="Score:").first.inner_text().strip()
 
 
-def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path):
+def test_class_on_jupyterhub_through_the_shared_exchange(browser, hub, tmp_path):  # noqa: F811 (the pytest fixture)
     instructor, (first, second) = hub.instructor, hub.students
     sample = samples.parse(ROOT / "samples" / LESSON / "solution.py", LESSON)
     full = sum(sample.expected.values())

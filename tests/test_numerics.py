@@ -59,7 +59,8 @@ def test_transcendentals_here_are_float32_and_far_from_a_tpus():
     approximate = numerics.TOLERANCES[numerics.APPROXIMATE_TRANSCENDENTALS]
     assert approximate["rtol"] >= 10 * TPU_V5E_RECURRENCE_ERROR > numerics.TOLERANCES[numerics.FLOAT32]["rtol"]
     value = np.tanh(np.linspace(-3, 3, 50))
-    numerics.check_close(value * (1 + TPU_V5E_TANH_ERROR * 10), value, "tpu-like", precision=numerics.APPROXIMATE_TRANSCENDENTALS)
+    numerics.check_close(value * (1 + TPU_V5E_TANH_ERROR * 10), value, "tpu-like",
+                         precision=numerics.APPROXIMATE_TRANSCENDENTALS)
     with pytest.raises(CheckFailed):  # a missing tanh
         numerics.check_close(np.linspace(-3, 3, 50), value, "no tanh", precision=numerics.APPROXIMATE_TRANSCENDENTALS)
 
@@ -69,9 +70,11 @@ def test_check_close_judges_at_the_precision_given_and_shows_no_values():
     numerics.check_close(expected + 5e-6, expected, "close", precision=numerics.FLOAT32)
     numerics.check_close(expected + 1e-2, expected, "close", precision=numerics.BFLOAT16_PASSES)
     numerics.check_close(expected + 2e-3, expected, "close", precision=numerics.TF32)
-    with pytest.raises(CheckFailed, match=r"rtol=0.004, atol=0.004 \(the tolerance of matrix products in TensorFloat-32"):
+    with pytest.raises(CheckFailed,
+                       match=r"rtol=0.004, atol=0.004 \(the tolerance of matrix products in TensorFloat-32"):
         numerics.check_close(expected + 1e-2, expected, "off", precision=numerics.TF32)
-    with pytest.raises(CheckFailed, match=r"off: 12 of 12 entries .* rtol=1e-05, atol=1e-05 \(the tolerance of float32") as failed:
+    with pytest.raises(CheckFailed,
+                       match=r"off: 12 of 12 entries .* rtol=1e-05, atol=1e-05 \(the tolerance of float32") as failed:
         numerics.check_close(expected + 1e-2, expected, "off", precision=numerics.FLOAT32)
     assert "0.01" not in str(failed.value) and "0.3" not in str(failed.value)
     with pytest.raises(CheckFailed, match="1 of 12"):
@@ -89,7 +92,8 @@ def test_the_lessons_measure_the_precision_as_the_checks_do(lesson):
     namespace = {"jax": jax, "jnp": jnp, "np": np}
     exec(cell.source, namespace)
     assert namespace["MATMUL_PRECISION"] == numerics.matmul_precision()
-    assert namespace["precision_of"](3.3e-4) == numerics.TF32 and namespace["precision_of"](2.4e-3) == numerics.BFLOAT16_PASSES
+    assert namespace["precision_of"](3.3e-4) == numerics.TF32
+    assert namespace["precision_of"](2.4e-3) == numerics.BFLOAT16_PASSES
     for error in (2.5e-7, 9e-6, 1.1e-5, 3.3e-4, 9e-4, 1.1e-3, 2.4e-3, 0.1):
         assert namespace["precision_of"](error) == numerics.precision_of(error), error
     assert numerics.BOUNDARIES == (1e-5, 1e-3) and "< 1e-5" in cell.source and "< 1e-3" in cell.source

@@ -202,8 +202,10 @@ def test_the_hand_count_is_checked_by_value():
     assert "2*m*k*n" in fails(check_hand_count, lambda m, k, n: m * k * n)
     assert "int" in fails(check_hand_count, lambda m, k, n: 2.0 * m * k * n)
     # Asking the compiler agrees where every dimension is at least 2, not where XLA rewrites it.
-    asked = lambda m, k, n: int(backend_estimates(jax.jit(lambda a, b: a @ b).lower(
-        *matmul_inputs(None, m, k, n, specs=True)).compile())["flops"])
+    def asked(m, k, n):
+        return int(backend_estimates(jax.jit(lambda a, b: a @ b).lower(
+            *matmul_inputs(None, m, k, n, specs=True)).compile())["flops"])
+
     assert fails(check_hand_count, asked) is not None
 
 
@@ -261,7 +263,8 @@ def test_estimate_problems_name_each_fault():
     assert estimate_problems({k: v for k, v in good.items() if k != "output_bytes"}, expected)
     assert estimate_problems({**good, "flops": True}, {**expected, "flops": 1.0})
     assert estimate_problems(None, expected)
-    assert all("10.0" not in p for p in estimate_problems({**good, "flops": 11.0}, expected))  # hidden numbers stay hidden
+    # hidden numbers stay hidden
+    assert all("10.0" not in p for p in estimate_problems({**good, "flops": 11.0}, expected))
 
 
 def test_backend_estimates_normalize_every_return_shape():

@@ -1,4 +1,5 @@
-"""performance-04 (loops, unrolled or scanned): its checks without a kernel (probes run in-process), and its artifact."""
+"""performance-04 (loops, unrolled or scanned): its checks without a kernel (probes run in-process),
+and its artifact."""
 import functools
 import json
 import time

@@ -208,20 +208,25 @@ def test_program_counts_on_this_jax():
         assert "dot(" in namespace["main_computation"](jax.jit(jax.grad(network)), v)
 
 
+# A TPU compiler's text. It writes each instruction on one line: a backslash at a line's end here
+# joins the next line to it.
 TPU_LIKE_HLO = """HloModule jit_grad, entry_computation_layout={(f32[16]{0:T(256)})->f32[16]{0:T(256)}}
 
 %fused_computation (param_0: f32[16,16], param_1: f32[16]) -> f32[16] {
   %param_0 = f32[16,16]{1,0:T(8,128)} parameter(0)
   %param_1 = f32[16]{0:T(256)} parameter(1)
-  %convolution.1 = f32[16]{0:T(256)} convolution(f32[16,16]{1,0:T(8,128)} %param_0, f32[16]{0:T(256)} %param_1), dim_labels=0b_0io->0b, metadata={op_name="jit(grad)/dot_general"}
+  %convolution.1 = f32[16]{0:T(256)} convolution(f32[16,16]{1,0:T(8,128)} %param_0, f32[16]{0:T(256)} %param_1), \
+dim_labels=0b_0io->0b, metadata={op_name="jit(grad)/dot_general"}
   ROOT %tanh.1 = f32[16]{0:T(256)} tanh(f32[16]{0:T(256)} %convolution.1)
 }
 
 ENTRY %main.2 (v.1: f32[16]) -> f32[16] {
   %v.1 = f32[16]{0:T(256)} parameter(0)
   %constant.3 = f32[16,16]{1,0:T(8,128)} constant({...})
-  %fusion = f32[16]{0:T(256)} fusion(f32[16,16]{1,0:T(8,128)} %constant.3, f32[16]{0:T(256)} %v.1), kind=kOutput, calls=%fused_computation
-  ROOT %convolution.2 = f32[16]{0:T(256)} convolution(f32[16,16]{1,0:T(8,128)} %constant.3, f32[16]{0:T(256)} %fusion), dim_labels=0b_0io->0b
+  %fusion = f32[16]{0:T(256)} fusion(f32[16,16]{1,0:T(8,128)} %constant.3, f32[16]{0:T(256)} %v.1), \
+kind=kOutput, calls=%fused_computation
+  ROOT %convolution.2 = f32[16]{0:T(256)} convolution(f32[16,16]{1,0:T(8,128)} %constant.3, f32[16]{0:T(256)} \
+%fusion), dim_labels=0b_0io->0b
 }
 """
 
@@ -403,25 +408,25 @@ TIMING_MISTAKES = {
 
 @pytest.mark.parametrize("right", [compare_right, compare_numpy])
 def test_a_right_timing_comparison_passes(right):
-    for seed in range(10):
-        remat.check_timing_verdict(right, np.random.default_rng(seed))
+    for draw in range(10):
+        remat.check_timing_verdict(right, np.random.default_rng(draw))
 
 
 @pytest.mark.parametrize("name", sorted(TIMING_MISTAKES))
 def test_timing_comparison_mistakes_are_caught(name):
     wrong, words = TIMING_MISTAKES[name]
-    for seed in range(5):
+    for draw in range(5):
         with pytest.raises(AssertionError, match=words):
-            remat.check_timing_verdict(wrong, np.random.default_rng(seed))
+            remat.check_timing_verdict(wrong, np.random.default_rng(draw))
 
 
 def test_timing_cases_keep_away_from_the_boundary_and_show_every_verdict():
     import statistics
 
     from perfcourse.checks import halves
-    for seed in range(50):
+    for draw in range(50):
         verdicts = []
-        for what, ordinary, rematerialized in remat.timing_cases(np.random.default_rng(seed)):
+        for what, ordinary, rematerialized in remat.timing_cases(np.random.default_rng(draw)):
             want = remat.expected_timing_verdict(ordinary, rematerialized)
             assert want["ordinary_median"] == statistics.median(ordinary)
             assert 5 <= len(ordinary) <= 11 and 5 <= len(rematerialized) <= 11

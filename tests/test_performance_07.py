@@ -1,7 +1,6 @@
 """performance-07 (how far from the roofline): the hidden checks without a kernel, the notebook, the artifact."""
 import json
 import math
-import time
 
 import jax
 import numpy as np
@@ -214,7 +213,8 @@ def verdict_right(point, peak, bandwidth):
     attainable = min(peak, point["intensity"] * bandwidth)
     roof_seconds, (low, high) = point["flops"] / attainable, np.percentile(point["samples"], [25, 75])
     verdict = "below the roof" if low > roof_seconds else "above the roof" if high < roof_seconds else "at the roof"
-    return {"attainable": attainable, "median_fraction": point["flops"] / statistics.median(point["samples"]) / attainable,
+    return {"attainable": attainable,
+            "median_fraction": point["flops"] / statistics.median(point["samples"]) / attainable,
             "roof_seconds": roof_seconds, "middle_half_seconds": [low, high], "verdict": verdict}
 
 
@@ -363,7 +363,8 @@ def test_artifact_report_places_every_point_under_its_own_roofs():
     artifact = committed()
     report = json.loads(artifact["stdout"])
     ceilings = report["measured_ceilings"]
-    peak, memory, cache = (ceilings[k] for k in ("peak_flop_per_second", "peak_bytes_per_second", "cache_bytes_per_second"))
+    peak, memory, cache = (ceilings[k]
+                           for k in ("peak_flop_per_second", "peak_bytes_per_second", "cache_bytes_per_second"))
     sizes = ceilings["bandwidth_by_size"]
     assert memory == sizes[-1]["best_bytes_per_second"] and cache == max(s["best_bytes_per_second"] for s in sizes)
     assert sizes[-1]["moved_mib"] >= 128 and sizes[0]["moved_mib"] <= 1  # in cache, and well beyond any

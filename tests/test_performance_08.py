@@ -112,7 +112,8 @@ EIGHT = textwrap.dedent('''
     assert sharding.device_count() == 8
     results = {{}}
     for sample in t.SAMPLES:
-        if sample.case in ("solution", "autodiff-sums-for-you") or any(not sample.expected[cell] for cell in t.LAYOUT_CELLS):
+        if (sample.case in ("solution", "autodiff-sums-for-you")
+                or any(not sample.expected[cell] for cell in t.LAYOUT_CELLS)):
             results[sample.case] = [t.grade(sample, seed) for seed in (3,)]
     results["crafted"] = t.crafted_programs()
     results["forger"] = t.forger_verdicts()
@@ -205,8 +206,9 @@ def crafted_programs() -> dict[str, list[str]]:
         "replicated": judged(step(), full, {"w": P(), "x": P(), "y": P()}, dp),
         "data parallel for weights split": judged(step(), grid, rows, ws),
         "a mesh of its own": judged(step(), half, {**rows, "mesh": lambda on: everything}, dp),
-        "the given devices, other axis names": judged(step(), full, {"w": P(), "x": P("batch"), "y": P("batch"),
-                                                                   "mesh": lambda on: Mesh(on.devices, ("batch",))}, dp),
+        "the given devices, other axis names": judged(step(), full,
+                                                      {"w": P(), "x": P("batch"), "y": P("batch"),
+                                                       "mesh": lambda on: Mesh(on.devices, ("batch",))}, dp),
         "the given mesh, explicit axes": judged(step(), grid, {**split, "mesh": lambda on: Mesh(
             on.devices, on.axis_names, axis_types=(jax.sharding.AxisType.Explicit,) * 2)}, ws),
         "no tanh": judged(step(activation=lambda z: z), full, rows, dp),

@@ -517,8 +517,9 @@ def test_update_mistakes_are_caught(wrong, words):
 
 def test_donation_marks_are_read_from_the_exported_text():
     memory.donation_instrument()
-    text = 'func.func public @main(%arg0: tensor<3xf32> {mhlo.sharding = "{replicated}", tf.aliasing_output = 0 : i32} ' \
-           'loc("a"), %arg1: tensor<3xf32> {jax.buffer_donor = true}, %arg2: tensor<f32>) -> (tensor<3xf32>) {'
+    text = ('func.func public @main(%arg0: tensor<3xf32> {mhlo.sharding = "{replicated}", '
+            'tf.aliasing_output = 0 : i32} loc("a"), %arg1: tensor<3xf32> {jax.buffer_donor = true}, '
+            '%arg2: tensor<f32>) -> (tensor<3xf32>) {')
     assert memory.donated_arguments(text) == [True, True, False]
     assert memory.donated_arguments("module {}") is None
 
@@ -657,8 +658,8 @@ def test_the_cache_key_rules_hold_on_this_jax(tmp_path):
                           text=True, timeout=300, env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"})
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     flags = ["--xla_cpu_enable_fast_min_max=true", "--xla_cpu_multi_thread_eigen=false"]
-    first = {"shape": [24, 24], "dtype": "float32", "argument_seed": 0, "xla_flags": flags, "jax_version": jax.__version__,
-             "process": 1}
+    first = {"shape": [24, 24], "dtype": "float32", "argument_seed": 0, "xla_flags": flags,
+             "jax_version": jax.__version__, "process": 1}
     seconds = {"again": {**first, "process": 2}, "flags reordered": {**first, "xla_flags": flags[::-1]},
                "dump folder added": {**first, "xla_flags": flags + [memory.DUMP_FLAG]},
                "dump as text added": {**first, "xla_flags": flags + ["--xla_dump_hlo_as_text=true"]},
@@ -780,7 +781,8 @@ def report():
 
 def test_the_report_shows_donation_the_cpu_statistics_and_the_cache():
     _, found = report()
-    plain, donated = found["memory_breakdowns"]["update, nothing donated"], found["memory_breakdowns"]["update, params donated"]
+    breakdowns = found["memory_breakdowns"]
+    plain, donated = breakdowns["update, nothing donated"], breakdowns["update, params donated"]
     assert plain["alias_bytes"] == 0 and donated["alias_bytes"] == (256 * 256 + 256) * 4  # the params: w and b
     assert donated["total_bytes"] == plain["total_bytes"] - donated["alias_bytes"]
     assert found["backend"] == "cpu"
@@ -835,4 +837,5 @@ def test_remat_statistics_are_left_out_elsewhere_than_on_the_cpu_and_said_so(mon
     assert on_the_grading_backend("x", "y") and capsys.readouterr().out == ""
     monkeypatch.setattr(jax, "default_backend", lambda: "tpu")
     assert not on_the_grading_backend("what the compiled gradients save", "why")
-    assert capsys.readouterr().out == "not checked on tpu: what the compiled gradients save (why); grading checks it on the CPU\n"
+    assert capsys.readouterr().out == ("not checked on tpu: what the compiled gradients save (why); "
+                                       "grading checks it on the CPU\n")

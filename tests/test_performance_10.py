@@ -153,7 +153,8 @@ def step_evidence(trace, scope):
 _right = step_evidence
 def step_evidence(trace, scope):
     evidence = _right(trace, scope)
-    steps = sorted((e for e in trace["traceEvents"] if e.get("ph") == "X" and e["name"] == scope), key=lambda e: e["ts"])
+    steps = sorted((e for e in trace["traceEvents"] if e.get("ph") == "X" and e["name"] == scope),
+                   key=lambda e: e["ts"])
     timed = [e for e in trace["traceEvents"] if "ts" in e and "tid" in e]
     for key, names in (("compiles", COMPILE_EVENTS), ("transfers", TRANSFER_EVENTS)):
         evidence[key] = [sum(1 for e in timed if e.get("name") in names and (e["pid"], e["tid"]) == (s["pid"], s["tid"])
@@ -550,7 +551,8 @@ def test_a_trace_holding_part_of_the_last_execution_is_refused():
     events = []
     for i in range(3):
         events.append(event("train", 100_000.0 * i, 900.0, step_num=str(i)))
-        events.append(event("copy.1", 100_000.0 * i + 10, 1.0, tid=3, hlo_op="copy.1", hlo_module="jit_w", run_id=str(i)))
+        events.append(event("copy.1", 100_000.0 * i + 10, 1.0, tid=3, hlo_op="copy.1", hlo_module="jit_w",
+                            run_id=str(i)))
         if i < 2:  # the last step's loop never ended inside the trace
             events.append(event("call", 100_000.0 * i + 12, 500.0, tid=3, hlo_op="call", hlo_module="jit_w",
                                 run_id=str(i)))

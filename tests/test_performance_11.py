@@ -33,7 +33,8 @@ from perfcourse.samples import build, discover
 LESSON = "performance-11"
 CHECKS = {
     "test_fsdp_step": lambda ns, seed: fsdp.check_fsdp_step(ns["fsdp_step"], np.random.default_rng(seed)),
-    "test_overlap": lambda ns, seed: fsdp.check_collective_overlap(ns["collective_overlap"], np.random.default_rng(seed)),
+    "test_overlap": lambda ns, seed: fsdp.check_collective_overlap(ns["collective_overlap"],
+                                                                   np.random.default_rng(seed)),
     "test_memory": lambda ns, seed: fsdp.check_fsdp_budget(ns["fsdp_budget"], np.random.default_rng(seed)),
 }
 SOLUTION_CELL = {"test_fsdp_step": "fsdp_step", "test_overlap": "collective_overlap", "test_memory": "fsdp_budget"}
@@ -293,7 +294,8 @@ def test_every_run_draws_the_full_mesh_and_a_smaller_one():
 
 def test_the_collectives_are_read_with_their_shapes_from_stablehlo():
     text = "\n".join([
-        '    %0 = "stablehlo.all_gather"(%arg1) <{all_gather_dim = 0 : i64}> : (tensor<24x192xf32>) -> tensor<192x192xf32>',
+        '    %0 = "stablehlo.all_gather"(%arg1) <{all_gather_dim = 0 : i64}> : '
+        '(tensor<24x192xf32>) -> tensor<192x192xf32>',
         '    %1 = "stablehlo.reduce_scatter"(%0) <{scatter_dimension = 0 : i64}> ({',
         '    ^bb0(%a: tensor<f32>, %b: tensor<f32>):',
         '      %2 = stablehlo.add %a, %b : tensor<f32>',

@@ -172,8 +172,9 @@ def test_a_program_that_is_not_the_course_pallas_call_is_refused_whatever_it_com
         with pytest.raises(CheckFailed, match=words):
             pallas.check_grid_program(program, m, k, n, bm, bn, bk, "the program")
     # The same program built with the course's pallas_call passes: the refusal is the structure's.
-    pallas.check_grid_program(programs.program_from(probe.export_kernel(pallas.reference_kernel, [m, k, n], [bm, bn, bk]),
-                                                    [(s, "float32") for s in shapes]), m, k, n, bm, bn, bk, "the course's")
+    exported = probe.export_kernel(pallas.reference_kernel, [m, k, n], [bm, bn, bk])
+    pallas.check_grid_program(programs.program_from(exported, [(s, "float32") for s in shapes]),
+                              m, k, n, bm, bn, bk, "the course's")
 
 
 def test_drawn_sizes_are_tpu_legal_and_span_two_blocks_on_every_axis():

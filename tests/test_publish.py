@@ -94,7 +94,8 @@ def test_publishing_again_replaces_only_its_own_files_and_commits_with_git(tmp_p
     import shutil
 
     # Two lessons: publish regenerates each in a scratch course to check release/ is current.
-    course = copy_course(ROOT, tmp_path / "course", CONFIG_FILES + ("release", "source", "docs", "requirements-cpu.txt"))
+    course = copy_course(ROOT, tmp_path / "course",
+                         CONFIG_FILES + ("release", "source", "docs", "requirements-cpu.txt"))
     for folder in ("source", "release"):
         for path in (course / folder).iterdir():
             if path.name not in LESSONS[:2]:

@@ -155,7 +155,8 @@ def test_publish_refuses_a_stale_or_incomplete_release_and_never_drops_a_lesson_
     shutil.rmtree(root / "source" / "performance-02")  # the lesson leaves the course
     code, said = _run(capsys, "publish", str(target), "--git")
     assert code == 2 and "--remove performance-02" in said and _git_log(target) == commits, said
-    code, said = _run(capsys, "publish", str(target), "--git", "--remove", "performance-02", "--remove", "performance-01")
+    code, said = _run(capsys, "publish", str(target), "--git", "--remove", "performance-02",
+                      "--remove", "performance-01")
     assert code == 2 and "--remove performance-01: not a lesson" in said
     assert _run(capsys, "publish", str(target), "--git", "--remove", "performance-02")[0] == 0
     assert not (target / "release" / "performance-02").exists() and len(_git_log(target)) == 2

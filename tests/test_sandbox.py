@@ -762,7 +762,8 @@ def test_only_the_grader_reaches_the_fork_server(fork_server):
          "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(sys.argv[1])", fork_server],
         capture_output=True, text=True, timeout=30)
     assert as_nobody.returncode != 0 and "PermissionError" in as_nobody.stderr
-    assert Path(fork_server).stat().st_mode & 0o777 == 0o600 and Path(fork_server).parent.stat().st_mode & 0o777 == 0o700
+    assert Path(fork_server).stat().st_mode & 0o777 == 0o600
+    assert Path(fork_server).parent.stat().st_mode & 0o777 == 0o700
 
 
 def test_a_worker_keeps_one_fork_server_per_role_and_stops_them(monkeypatch):

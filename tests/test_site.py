@@ -275,7 +275,7 @@ def test_key_numbers_read_one_line_values():
 
 
 @pytest.mark.e2e  # the built site in Chromium (skipped without it, as the browser tests are)
-def test_searching_the_site_in_a_browser_finds_the_lesson(browser, built):
+def test_searching_the_site_in_a_browser_finds_the_lesson(browser, built):  # noqa: F811 (the pytest fixture)
     """The search box of a page leads to search.html, opened from disk: the lesson that teaches
     block_until_ready is among the results, each a link to its page, and nothing is fetched."""
     html, _, sources = _pages(built[0])

@@ -61,7 +61,8 @@ def test_every_submission_scores_as_deserved_on_a_busy_machine(tmp_path):
     everyone = samples.discover(ROOT) + samples.discover(ROOT, folder="adversarial", prefix="hostile")
     root, proc, seconds = graded_beside(STEADY, tmp_path, everyone)
     wrong = wrong_scores(root, everyone)
-    assert not wrong, f"graded in {seconds:.0f} s beside a busy machine:\n" + "\n".join(wrong) + "\n" + proc.stdout[-3000:]
+    assert not wrong, (f"graded in {seconds:.0f} s beside a busy machine:\n" + "\n".join(wrong) + "\n"
+                       + proc.stdout[-3000:])
 
 
 def test_timed_lessons_score_as_deserved_beside_bursts_of_load(tmp_path):
@@ -71,4 +72,5 @@ def test_timed_lessons_score_as_deserved_beside_bursts_of_load(tmp_path):
                 + samples.discover(ROOT, TIMED_LESSONS, folder="adversarial", prefix="hostile"))
     root, proc, seconds = graded_beside(BURSTS, tmp_path, everyone)
     wrong = wrong_scores(root, everyone)
-    assert not wrong, f"graded in {seconds:.0f} s beside bursts of load:\n" + "\n".join(wrong) + "\n" + proc.stdout[-3000:]
+    assert not wrong, (f"graded in {seconds:.0f} s beside bursts of load:\n" + "\n".join(wrong) + "\n"
+                       + proc.stdout[-3000:])

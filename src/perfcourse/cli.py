@@ -267,7 +267,9 @@ def parser() -> argparse.ArgumentParser:
                              ("demo", "grade the sample class in samples/ and check its scores", cmd_demo)):
         p = verbs.add_parser(verb, help=about)
         p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-        p.add_argument("--workers", type=positive, help="parallel workers (default: two per core to start, as memory allows, more while the cores idle)")
+        p.add_argument("--workers", type=positive,
+                       help="parallel workers (default: two per core to start, as memory allows, "
+                            "more while the cores idle)")
         p.add_argument("--cell-timeout", type=positive, help="seconds per cell (default: grader_config.py)")
         p.add_argument("--unsandboxed", action="store_true",
                        help="grade without bubblewrap (student code runs with your rights)")
@@ -320,7 +322,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = verbs.add_parser("artifacts", help="execute lessons and record their artifacts")
     p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-    p.add_argument("--kernel", default=kernels.DEFAULT, help=f"Jupyter kernel to execute on (default {kernels.DEFAULT})")
+    p.add_argument("--kernel", default=kernels.DEFAULT,
+                   help=f"Jupyter kernel to execute on (default {kernels.DEFAULT})")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 naming each missing or stale artifact")
     mode.add_argument("--render", action="store_true", help="redraw images from the recorded JSON only")
@@ -332,7 +335,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = verbs.add_parser("solved", help="run every release notebook, solved, as a student would")
     p.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
-    p.add_argument("--kernel", default=kernels.DEFAULT, help=f"Jupyter kernel to execute on (default {kernels.DEFAULT})")
+    p.add_argument("--kernel", default=kernels.DEFAULT,
+                   help=f"Jupyter kernel to execute on (default {kernels.DEFAULT})")
     p.add_argument("--keep", metavar="DIR", type=Path, help="write each executed notebook to DIR/<lesson>.ipynb")
     p.set_defaults(run=cmd_solved)
 

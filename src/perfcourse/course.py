@@ -7,14 +7,19 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .errors import CourseError  # noqa: F401 (every step imports it from here, beside the layout)
+from .errors import CourseError  # every step imports it from here, beside the layout
+
+if TYPE_CHECKING:  # for the annotations only: read_notebook imports nbformat when it runs
+    import nbformat
 
 GRADER_CONFIG = "grader_config.py"
 COURSE_SETTINGS = "course.toml"
 # The course's configuration files, and everything committed that a scratch copy of the course needs.
 CONFIG_FILES = (GRADER_CONFIG, "nbgrader_config.py", COURSE_SETTINGS)
-COURSE_PARTS = CONFIG_FILES + ("source", "release", "samples", "adversarial", "artifacts", "docs", "requirements-cpu.txt")
+COURSE_PARTS = CONFIG_FILES + ("source", "release", "samples", "adversarial", "artifacts", "docs",
+                               "requirements-cpu.txt")
 ASSIGNMENT_PREFIXES = ("performance-",)
 # Cells that only draw the lesson's figure (and its drawing code): the artifact tool and students
 # run them; grading does not, since figures earn no points and compute nothing a check needs.

@@ -73,7 +73,8 @@ def generate(root: Path, lesson_ids: list[str] | None = None, course_settings: S
         read_notebook(source_notebook(root, lesson))  # a corrupt source fails here, by name
     refused = _trial(root, chosen)
     if refused:
-        raise CourseError("nbgrader generate_assignment refused " + ", ".join(l.partition(":")[0] for l in refused)
+        raise CourseError("nbgrader generate_assignment refused "
+                          + ", ".join(line.partition(":")[0] for line in refused)
                           + "; nothing was released (release/ and the gradebook are as they were):\n"
                           + "\n".join(refused))
     return _release(root, chosen, course_settings)

@@ -168,8 +168,8 @@ def write_submissions(root: Path, samples: list[Sample], submitted: Path | None 
         target = folder / (files.get("rename") or f"{sample.lesson}.ipynb")
         text = "{ this is not a notebook" if "corrupt" in files else nbformat.writes(build(root, sample))
         if "pad" in files:  # N empty objects in the notebook's metadata, written as text, never built
-            text = text.replace('\n "metadata": {', '\n "metadata": {"padding": [' + ",".join(["{}"] * int(files["pad"]))
-                                + "],", 1)
+            padding = ",".join(["{}"] * int(files["pad"]))
+            text = text.replace('\n "metadata": {', '\n "metadata": {"padding": [' + padding + "],", 1)
         write_atomic(target, text)
         paths.append(target)
         for verb, spec, body in sample.steps:

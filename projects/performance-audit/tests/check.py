@@ -1,7 +1,7 @@
 """Check one implementation of the performance-audit project, stage by stage.
 
     python3 projects/performance-audit/tests/check.py --implementation starter --stage 1
-    python3 projects/performance-audit/tests/check.py --implementation starter --stage 3 --evidence-dir runs/performance-audit
+    python3 projects/performance-audit/tests/check.py --implementation starter --stage 3 --evidence-dir DIR
 
 --implementation NAME  checks projects/performance-audit/NAME/model.py (starter, solution, or a
                        folder of your own beside them)

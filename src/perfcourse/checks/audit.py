@@ -332,7 +332,7 @@ def first_call_cases(rng: random.Random) -> list[tuple[str, float, list[float]]]
             steady = [centre * math.exp(rng.uniform(0.02, 0.3) * rng.gauss(0, 1)) for _ in range(count)]
             if rng.random() < 0.4:
                 steady[rng.randrange(len(steady))] *= rng.uniform(3, 10)
-            median, (low, high) = statistics.median(steady), halves.middle_half(steady)
+            median, (_, high) = statistics.median(steady), halves.middle_half(steady)
             slowest, spread = max(steady), max(steady) - min(steady)
             first = {"compiled": slowest + centre * 10 ** rng.uniform(0, 3),
                      "above the middle half, below the slowest": high + (slowest - high) * rng.uniform(0.1, 0.9),
@@ -596,7 +596,7 @@ def count_traces(workload, trace_count) -> dict:
 
 
 def stage2(impl: Implementation) -> str:
-    counted = check_trace_count(impl.workload, impl.trace_count)
+    check_trace_count(impl.workload, impl.trace_count)
     return ("the counter moved by one for every call JAX had no trace for (new shapes picked at random, a "
             "known shape under another matmul precision, and a known shape after jax.clear_caches()) and not at "
             "all for repeated calls")

@@ -70,7 +70,8 @@ Grade cells run in the trusted kernel. Per cell:
 - test_diagnose (`check_diagnose`), *values only*: first evidence written here on the rule's edges
   (`written_cases`: a program built in every step with every sign of dispatch, fewer programs than
   DISPATCH_LIMIT with a waiting device, many programs on a busy device, waiting in a minority of
-  steps and in exactly half of them, as many programs built as steps but none in one step, no steps at all: "none"); then loops the lesson describes, one per cause and a clean one, in an order and in
+  steps and in exactly half of them, as many programs built as steps but none in one step, no steps
+  at all: "none"); then loops the lesson describes, one per cause and a clean one, in an order and in
   variants drawn here (always with recompiling loops whose steps also copy or run many programs,
   jnp.asarray of the batch, a step with its metrics update, and a dispatch-bound loop whose steps
   also copy), on data drawn here, are traced in this kernel by the course's own driver and read with

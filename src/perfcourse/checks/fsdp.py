@@ -63,7 +63,8 @@ from . import CheckFailed, numerics, programs, remote, sharding, verdict
 AXIS = "fsdp"
 KINDS = sharding.KINDS
 COMPUTE_OPS = ("fusion", "dot", "convolution")  # the lesson's COMPUTE_OPS: operations that do arithmetic
-GATHERED_LAYERS = 3  # temp bytes beyond the activations, in whole layers, that a scanned, rematerialized step stays under
+# Temp bytes beyond the activations, in whole layers, that a scanned, rematerialized step stays under
+GATHERED_LAYERS = 3
 
 
 # --- what the step computes, in float64 ---------------------------------------------------------
@@ -106,7 +107,8 @@ def meshes(rng: np.random.Generator, count: int) -> list[dict]:
             drawn[0]["order"] = [int(i) for i in rng.permutation(count)]
         smaller = [d for d in range(2, count) if count % d == 0] or [1]
         k = int(rng.choice(smaller))
-        drawn.append({"order": [int(i) for i in rng.choice(count, size=k, replace=False)], "shape": [k], "axes": [AXIS]})
+        drawn.append({"order": [int(i) for i in rng.choice(count, size=k, replace=False)], "shape": [k],
+                      "axes": [AXIS]})
     return drawn
 
 
@@ -413,7 +415,8 @@ class _Schedule:
         self.computations.append(
             f"%region_cond.{tag} (p.{tag}: (s32[], f32[8,8])) -> pred[] {{\n  %p.{tag} = (s32[], f32[8,8]{{1,0}}) "
             f"parameter(0)\n  %g.{tag} = s32[] get-tuple-element(%p.{tag}), index=0\n" + check
-            + f"  %c.{tag} = s32[] constant(4)\n  ROOT %lt.{tag} = pred[] compare(%g.{tag}, %c.{tag}), direction=LT\n}}\n")
+            + f"  %c.{tag} = s32[] constant(4)\n"
+              f"  ROOT %lt.{tag} = pred[] compare(%g.{tag}, %c.{tag}), direction=LT\n}}\n")
         self.computations.append(f"%region_body.{tag} (p.{tag}: (s32[], f32[8,8])) -> (s32[], f32[8,8]) {{\n"
                                  f"  %p.{tag} = (s32[], f32[8,8]{{1,0}}) parameter(0)\n" + "\n".join(body)
                                  + f"\n  ROOT %t.{tag} = (s32[], f32[8,8]{{1,0}}) tuple(%p.{tag})\n}}\n")

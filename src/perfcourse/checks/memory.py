@@ -126,7 +126,8 @@ from . import CheckFailed, InstrumentMissing, numerics, on_the_grading_backend, 
 
 # --- shared -------------------------------------------------------------------------------------
 def _number(value) -> float | None:
-    if value is None or isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+    if (value is None or isinstance(value, (bool, np.bool_))
+            or not isinstance(value, (numbers.Real, np.integer, np.floating))):
         return None
     value = float(value)
     return value if math.isfinite(value) else None
@@ -1000,7 +1001,8 @@ def invalidation_cases(rng: np.random.Generator) -> list[tuple[str, dict, dict]]
     first = base()
     cases.append(("the same XLA flags in another order", first, changed(first, xla_flags=first["xla_flags"][::-1])))
     first = base()
-    cases.append(("a dump folder added to XLA_FLAGS", first, changed(first, xla_flags=first["xla_flags"] + [DUMP_FLAG])))
+    cases.append(("a dump folder added to XLA_FLAGS", first,
+                  changed(first, xla_flags=first["xla_flags"] + [DUMP_FLAG])))
     first = base()
     listed = [f for f in LEFT_OUT if f.split("=")[0] in excluded_flags()]
     cases.append(("a flag JAX leaves out of the key added", first,
@@ -1011,7 +1013,8 @@ def invalidation_cases(rng: np.random.Generator) -> list[tuple[str, dict, dict]]
     first = base()
     cases.append(("another shape", first, changed(first, shape=[first["shape"][0] + 1, first["shape"][1]])))
     first = base()
-    cases.append(("another dtype", first, changed(first, dtype="bfloat16" if first["dtype"] == "float32" else "float32")))
+    cases.append(("another dtype", first,
+                  changed(first, dtype="bfloat16" if first["dtype"] == "float32" else "float32")))
     first = base()
     extra = [f for f in FLAGS if f not in first["xla_flags"]][0]
     cases.append(("another XLA flag", first, changed(first, xla_flags=first["xla_flags"] + [extra])))
@@ -1098,7 +1101,8 @@ def policy_problems(stats: dict) -> list[str]:
     none, dots, nothing = (stats[name] for name in POLICIES)
     if none["transcendentals"] <= 0 or none["flops"] <= 0:
         return [POLICY_HINTS["none"]]
-    if dots["transcendentals"] != 2 * none["transcendentals"] or nothing["transcendentals"] != 2 * none["transcendentals"]:
+    if (dots["transcendentals"] != 2 * none["transcendentals"]
+            or nothing["transcendentals"] != 2 * none["transcendentals"]):
         broken = "none" if dots["transcendentals"] == none["transcendentals"] else (
             "dots_saveable" if dots["transcendentals"] != 2 * none["transcendentals"] else "nothing_saveable")
         return [POLICY_HINTS[broken] + " (the tanh is computed again exactly when a policy is given)"]

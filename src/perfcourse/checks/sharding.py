@@ -77,8 +77,9 @@ layout cells it would have to send a program that, compiled and run here, splits
 the layout asks and computes the step: the solution, wherever it is written; for the psum cell, a
 program that sums across devices before XLA's passes and computes the whole batch's gradient.
 Limit (docs/authors/checks.md, "Known limits"): compile counts are evidence; a submission that
-replaced the setup probe and also bound `compiles_per_call` (or replaced the channel's agent to answer its call) to return counts derived
-from what that probe was told (the placements and the warm ones) would pass. The device count is
+replaced the setup probe and also bound `compiles_per_call` (or replaced the channel's agent to
+answer its call) to return counts derived from what that probe was told (the placements and the
+warm ones) would pass. The device count is
 the student's process's own report (evidence); a program honestly exported for a mesh of all
 GRADED_DEVICES devices needs that many. When grading
 (the trusted kernel, on the CPU kernel grader_config.py names) the count must be GRADED_DEVICES, the
@@ -279,7 +280,8 @@ def _on_devices(hlo, here):
     try:
         from jax._src.sharding_impls import GSPMDSharding
     except ImportError as exc:
-        raise InstrumentMissing(f"this JAX has no GSPMDSharding to read an exported program's layouts ({exc})") from None
+        raise InstrumentMissing(
+            f"this JAX has no GSPMDSharding to read an exported program's layouts ({exc})") from None
     try:
         return None if hlo is None else GSPMDSharding(tuple(here.devices.flat), hlo)
     except Exception:

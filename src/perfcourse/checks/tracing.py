@@ -478,8 +478,10 @@ def _judge_counted_jit(report, data, scale, mixed, power) -> list[str]:
                         f"the function {traced} time(s); count traces, not calls")
     expected = data * np.float32(scale) + 1
     outputs = ran["outputs"]
-    if len(outputs) != 3 or not all(issubclass(type(out), (np.ndarray, jax.Array)) and np.shape(out) == expected.shape
-                                    and np.allclose(np.asarray(out), expected, rtol=1e-6, atol=1e-6) for out in outputs):
+    if len(outputs) != 3 or not all(issubclass(type(out), (np.ndarray, jax.Array))
+                                    and np.shape(out) == expected.shape
+                                    and np.allclose(np.asarray(out), expected, rtol=1e-6, atol=1e-6)
+                                    for out in outputs):
         problems.append("the counted function must return what fn returns")
 
     made, ran = _made(report[2]), _ran(report[3])

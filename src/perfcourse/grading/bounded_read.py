@@ -57,7 +57,8 @@ def check_notebook(path: Path) -> None:
         raise SubmissionRefused("the notebook is not a regular file")
     if info.st_size > MAX_FILE_BYTES:
         raise SubmissionRefused(f"the notebook file holds {info.st_size:,} bytes; the grader reads notebooks of "
-                                f"at most {MAX_FILE_BYTES:,} bytes, outputs included (clear its outputs and submit again)")
+                                f"at most {MAX_FILE_BYTES:,} bytes, outputs included "
+                                "(clear its outputs and submit again)")
     reply = _ask(str(path))
     if "refused" in reply:
         raise SubmissionRefused(str(reply["refused"])[:500])

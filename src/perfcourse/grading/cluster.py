@@ -412,7 +412,8 @@ def record(root: Path, result: dict, progress: Progress) -> list[Outcome]:
                     write_atomic(folder / name, text)
                 started = time.perf_counter()
                 try:
-                    outcome.error = nbgrader.autograde(root, lesson, student, loaded) or _replayed(root, student, lesson)
+                    outcome.error = (nbgrader.autograde(root, lesson, student, loaded)
+                                     or _replayed(root, student, lesson))
                 except Exception as exc:  # one lesson's failure costs no other lesson
                     outcome.error = f"{type(exc).__name__}: {exc}"
                 outcome.seconds += time.perf_counter() - started
@@ -485,7 +486,7 @@ def grade(root: Path, gradable: dict[str, list[str]], scheduler: Scheduler, sand
     """Grade `gradable` ({student: [lessons]}) on the cluster; record each student once."""
     loaded = nbgrader.config(root)
     course_id = nbgrader.coursedir(root, loaded).course_id
-    course = course_files(root, sorted({l for ls in gradable.values() for l in ls}))
+    course = course_files(root, sorted({lesson for names in gradable.values() for lesson in names}))
     with _quiet_dask():
         return _grade(root, gradable, scheduler, sandbox, cell_timeout, progress, retries, course, course_id,
                       loaded.Execute.kernel_name)

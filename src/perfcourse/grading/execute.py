@@ -80,7 +80,8 @@ CAPPED_MESSAGES = frozenset({"stream", "display_data", "execute_result", "update
 # A message past a budget is dropped, except what decides a grade: an error, or a grade cell's
 # stderr (nbgrader scores either as a failure). It is kept cut to KEPT_CHARS characters a field.
 KEPT_CHARS = 2000
-TIMING_KEY = "perfcourse_grading"  # notebook metadata: the trusted side's share of the grading time, the submission's digest
+# notebook metadata: the trusted side's share of the grading time, the submission's digest
+TIMING_KEY = "perfcourse_grading"
 FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no points; run the notebook to see it)\n"
 REPORT_NOT_RUN = ("(not run while grading: this cell of the lesson comes after every test and earns no points; "
                   "run the notebook to see its output)\n")
@@ -199,13 +200,13 @@ class MessageWatch:
     def __init__(self, kc, channels=("iopub", "shell")):
         self._watched = []
         for name in channels:
-            socket = getattr(kc, f"{name}_channel").socket
-            monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)  # closed with the client's context
-            self._watched.append((name, socket, zmq.Socket.shadow(monitor.underlying)))
+            sock = getattr(kc, f"{name}_channel").socket
+            monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)  # closed with the client's context
+            self._watched.append((name, sock, zmq.Socket.shadow(monitor.underlying)))
 
     def dropped(self) -> set[str]:
         found = set()
-        for name, socket, events in self._watched:
+        for name, sock, events in self._watched:
             try:
                 while events.poll(0):
                     endpoint = recv_monitor_message(events, zmq.NOBLOCK).get("endpoint") or b""
@@ -213,10 +214,10 @@ class MessageWatch:
                     found.add(name)
                     if endpoint:
                         try:
-                            socket.disconnect(endpoint)
+                            sock.disconnect(endpoint)
                         except zmq.ZMQError:
                             pass
-                        socket.connect(endpoint)  # a SUB socket subscribes again by itself
+                        sock.connect(endpoint)  # a SUB socket subscribes again by itself
             except zmq.ZMQError:  # the client's sockets are closed: nothing more to watch
                 pass
         return found
@@ -226,14 +227,17 @@ class GuardedExecute(Execute):
     sandbox = Unicode("bwrap", help="'bwrap' to sandbox kernels, 'none' to run them unsandboxed").tag(config=True)
     # The limits have no defaults here: grader_config.py is their one home, and a configuration
     # that leaves one out is refused before any kernel starts (LIMITS, `_require_limits`).
-    notebook_timeout = Integer(None, allow_none=True, help="Wall-clock seconds for the whole notebook").tag(config=True)
-    interrupt_grace = Integer(None, allow_none=True, help="Seconds a kernel has to stop after an interrupt").tag(config=True)
+    notebook_timeout = Integer(None, allow_none=True,
+                               help="Wall-clock seconds for the whole notebook").tag(config=True)
+    interrupt_grace = Integer(None, allow_none=True,
+                              help="Seconds a kernel has to stop after an interrupt").tag(config=True)
     max_output_bytes = Integer(None, allow_none=True, help="Output bytes kept per cell").tag(config=True)
     max_output_messages = Integer(None, allow_none=True,
                                   help="Output messages (prints, displays) kept per cell").tag(config=True)
     memory_bytes = Integer(None, allow_none=True,
                            help="Resident memory of the student's kernel and its processes").tag(config=True)
-    pids = Integer(None, allow_none=True, help="Processes and threads of the student's kernel, all together").tag(config=True)
+    pids = Integer(None, allow_none=True,
+                   help="Processes and threads of the student's kernel, all together").tag(config=True)
     disk_bytes = Integer(None, allow_none=True, help="Size of the student's scratch folder").tag(config=True)
     cpu_seconds = Integer(None, allow_none=True, help="CPU seconds of each kernel process").tag(config=True)
     file_bytes = Integer(None, allow_none=True, help="Largest file a kernel may write").tag(config=True)
@@ -578,7 +582,8 @@ class GuardedExecute(Execute):
         sandbox.seal(self._trusted.runtime)
         # The trusted kernel forgets any last notebook, connects to this student's kernel and loads
         # the lesson's imports while the student's first cells run; the first grade cell waits (_pinned).
-        setup = f"__import__('perfcourse.checks.remote').checks.remote.start_notebook({self._socket!r}, {self._imports!r})"
+        setup = (f"__import__('perfcourse.checks.remote').checks.remote.start_notebook("
+                 f"{self._socket!r}, {self._imports!r})")
         self._pin = self.trusted_kc.execute(setup, silent=True, store_history=False,
                                             user_expressions={"cpu": "__import__('time').process_time()"})
         await self._start_next()

@@ -157,7 +157,7 @@ def grade_class(root: Path, lessons: list[str], workers: int | None = None, sand
                           f"for {', '.join(lessons)}")
     if not gradable and not refused:
         raise CourseError(f"{submitted}: no submissions to grade")
-    _require_assignments(root, sorted({l for ls in gradable.values() for l in ls}))
+    _require_assignments(root, sorted({lesson for names in gradable.values() for lesson in names}))
     options = ["--sandbox", sandbox] + (["--cell-timeout", str(cell_timeout)] if cell_timeout else [])
     options += ["--die-with-parent", str(os.getpid())]  # a grader killed outright leaves no worker grading
     limit = notebook_limit(root)

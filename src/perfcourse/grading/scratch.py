@@ -89,8 +89,8 @@ def check_cells(nb) -> None:
             raise SubmissionRefused(f"cell {number} holds {size:,} characters of source and attachments; the "
                                     f"grader reads cells of at most {MAX_CELL_CHARS:,}")
     if total > MAX_NOTEBOOK_CHARS:
-        raise SubmissionRefused(f"its cells hold {total:,} characters of source and attachments together; the grader reads "
-                                f"notebooks of at most {MAX_NOTEBOOK_CHARS:,}")
+        raise SubmissionRefused(f"its cells hold {total:,} characters of source and attachments together; "
+                                f"the grader reads notebooks of at most {MAX_NOTEBOOK_CHARS:,}")
 
 
 def digest(folder: Path, checks: Path) -> str:

@@ -4,8 +4,8 @@
 export plugin, by way of nbgrader_bridge: SQLite or PostgreSQL alike, no SQL of ours), the
 autograded notebooks (each grade cell's error output, the grader's notes, evidence flags and
 timing record, written by whichever machine graded them, a Dask worker's included) and, when
-present, grades.csv (each notebook's seconds in the `perfcourse grade` run that last graded it). The page and its figures
-are drawn from this by report/page.py.
+present, grades.csv (each notebook's seconds in the `perfcourse grade` run that last graded it).
+The page and its figures are drawn from this by report/page.py.
 
 A grade cell is passed with full points. A failure is grouped by what feedback shows the
 student (grading/cell_error.py): a check's verdict, the student's own exception or a failed

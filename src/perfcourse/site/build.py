@@ -41,8 +41,8 @@ DOCS = "docs"
 SECTIONS = (
     ("For students", "students", ("start", "colab")),
     ("For instructors", "instructors", ("commands", "grading", "configuration", "report", "cluster", "hub", "trust")),
-    ("For course authors", "authors", ("lesson", "checks", "samples", "artifacts", "tolerances", "tests", "site", "code",
-                                       "audit-project")),
+    ("For course authors", "authors", ("lesson", "checks", "samples", "artifacts", "tolerances", "tests", "site",
+                                       "code", "audit-project")),
 )
 # Where the engine's update check goes (nothing listens on port 9 of the loopback).
 CLOSED_REGISTRY = "http://127.0.0.1:9/"
@@ -253,7 +253,7 @@ def write_sources(root: Path, book: Path, settings: Settings | None = None, stud
                 text = (root / page).read_text(encoding="utf-8")
                 write_atomic(book / page, unlinked_docs(text, kept, page.rsplit("/", 1)[0] + "/"))
     toc = ["    - file: README.md", "    - title: Lessons", "      children:"]
-    toc += [f"        - file: release/{l}/{l}.ipynb" for l in lesson_ids]
+    toc += [f"        - file: release/{lesson}/{lesson}.ipynb" for lesson in lesson_ids]
     for title, pages in sections:
         toc += [f"    - title: {_yaml_str(title)}", "      children:"] + [f"        - file: {p}" for p in pages]
     write_atomic(book / "myst.yml", "\n".join([
@@ -357,7 +357,7 @@ def build(root: Path, output: Path, verbose: bool = False, settings: Settings | 
             shutil.copy2(released(root, lesson), download)
     manifest = json.loads((html / "pages.json").read_text(encoding="utf-8"))
     built = {page["source"] for page in manifest["pages"]}
-    wanted = {"README.md", *expected["docs"], *(f"release/{l}/{l}.ipynb" for l in expected["lessons"])}
+    wanted = {"README.md", *expected["docs"], *(f"release/{lesson}/{lesson}.ipynb" for lesson in expected["lessons"])}
     if wanted - built:
         raise CourseError(f"the site lacks pages for: {', '.join(sorted(wanted - built))}")
     broken = broken_links(html)

@@ -7,7 +7,8 @@ command with CONTENT_CDN (the content server's address) and BUILD_DIRECTORY (whe
 This module reads config.json and each page's content (its MyST AST) from there and writes one HTML
 file per page beside a stylesheet: flat files with relative links, so the folder can be served
 from any path or opened from disk: search.html finds words in every page's text
-(build/search.js, written here; a search box in every page's contents bar leads there). Figures and the notebooks' downloads are copied into build/.
+(build/search.js, written here; a search box in every page's contents bar leads there). Figures
+and the notebooks' downloads are copied into build/.
 pages.json lists every page written with its source, and any node type this renderer does not know
 (rendered as its children, never dropped silently); the site's test requires none.
 """
@@ -38,7 +39,8 @@ nav.toc { width: 17rem; flex: none; border-right: 1px solid var(--line); padding
 nav.toc .home { display: block; font-weight: 700; font-size: 1.05rem; margin-bottom: 1rem; text-decoration: none; }
 nav.toc .section { margin: 1rem 0 0.3rem; font-weight: 600; color: var(--muted); text-transform: uppercase;
   font-size: 0.75rem; letter-spacing: 0.05em; }
-nav.toc a.page { display: block; padding: 0.15rem 0.4rem; text-decoration: none; color: var(--ink); border-radius: 4px; }
+nav.toc a.page { display: block; padding: 0.15rem 0.4rem; text-decoration: none; color: var(--ink);
+  border-radius: 4px; }
 nav.toc a.page[aria-current] { background: #dde8f3; font-weight: 600; }
 main { flex: 1; min-width: 0; padding: 1.5rem 2.5rem 4rem; max-width: 60rem; }
 h1 { font-size: 1.9rem; line-height: 1.25; }
@@ -51,18 +53,22 @@ th, td { border: 1px solid var(--line); padding: 0.35rem 0.6rem; text-align: lef
 th { background: var(--tint); }
 figure { margin: 1.2rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: 0.9rem; }
-aside.admonition { border-left: 4px solid var(--accent); background: var(--tint); padding: 0.4rem 1rem; margin: 1rem 0; }
+aside.admonition { border-left: 4px solid var(--accent); background: var(--tint); padding: 0.4rem 1rem;
+  margin: 1rem 0; }
 aside.admonition.important, aside.admonition.warning { border-left-color: #b5651d; background: #fdf6ee; }
 aside.admonition > .title { font-weight: 700; margin: 0.4rem 0; }
 details { border: 1px solid var(--line); border-radius: 6px; padding: 0.3rem 0.8rem; margin: 1rem 0; }
 summary { cursor: pointer; font-weight: 600; }
 .cell { margin: 0.8rem 0; } .cell-label { font-size: 0.75rem; color: var(--muted); }
-.pager { display: flex; justify-content: space-between; border-top: 1px solid var(--line); margin-top: 3rem; padding-top: 1rem; }
+.pager { display: flex; justify-content: space-between; border-top: 1px solid var(--line); margin-top: 3rem;
+  padding-top: 1rem; }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
 .downloads { font-size: 0.9rem; }
 form.search input { width: 100%; margin: 0.2rem 0 0.6rem; padding: 0.25rem 0.4rem; font: inherit; }
 #results li { margin: 0.6rem 0; } #results .snippet { color: var(--muted); font-size: 0.9rem; display: block; }
-@media (max-width: 50rem) { .layout { display: block; } nav.toc { width: auto; height: auto; position: static; } main { padding: 1rem; } }
+@media (max-width: 50rem) {
+  .layout { display: block; } nav.toc { width: auto; height: auto; position: static; } main { padding: 1rem; }
+}
 """
 
 
@@ -239,7 +245,8 @@ class Renderer:
 
     def n_footnoteDefinition(self, n):
         ident = html.escape(n.get("identifier", ""))
-        return f'<div class="footnote" id="fn-{ident}">{html.escape(str(n.get("enumerator", ident)))}. {self.children(n)}</div>'
+        return (f'<div class="footnote" id="fn-{ident}">{html.escape(str(n.get("enumerator", ident)))}. '
+                f'{self.children(n)}</div>')
 
 
 SEARCH_PAGE = "search.html"
@@ -270,7 +277,8 @@ SEARCH_SCRIPT = """
   var said = document.getElementById("said");
   said.textContent = found.length + " page(s) with " + words.join(" and ");
   found.forEach(function (hit) {
-    var item = document.createElement("li"), link = document.createElement("a"), snippet = document.createElement("span");
+    var item = document.createElement("li"), link = document.createElement("a"),
+      snippet = document.createElement("span");
     link.href = hit.page.file;
     link.textContent = hit.page.title;
     var at = hit.page.text.toLowerCase().indexOf(words[0]);
@@ -348,7 +356,8 @@ def _document(config: dict, slug: str, title: str, article: str, pager: str) -> 
 {article}
 </article>
 {pager}
-<footer>Built with Jupyter Book (MyST {html.escape(version)}) and the course's own offline theme (perfcourse.site.theme).</footer>
+<footer>Built with Jupyter Book (MyST {html.escape(version)}) and the course's own offline theme
+(perfcourse.site.theme).</footer>
 </main>
 </div>
 </body>

@@ -1,12 +1,13 @@
 """Probes of the performance-audit project: what only the student's process can do.
 
 The trusted side (`perfcourse.checks.audit`) calls the student's workload, counter, evidence
-reading and report builder, and the course's timer, itself; these probes do only what must happen inside the student's process around
-those calls: clear JAX's caches, call workload under another default matmul precision (a new
-trace context), capture a JAXPR's text, write files and read them back. Each returns plain data;
-a failure of the student's code comes back as data too ({"error": {"during", "type", "message"}}),
-so the trusted side can say which step failed. Nothing here decides anything: see `checks.audit`
-for what is judged, and what a forger would have to produce.
+reading and report builder, and the course's timer, itself; these probes do only what must happen
+inside the student's process around those calls: clear JAX's caches, call workload under another
+default matmul precision (a new trace context), capture a JAXPR's text, write files and read them
+back. Each returns plain data; a failure of the student's code comes back as data too
+({"error": {"during", "type", "message"}}), so the trusted side can say which step failed. Nothing
+here decides anything: see `checks.audit` for what is judged, and what a forger would have to
+produce.
 """
 from __future__ import annotations
 

@@ -50,7 +50,6 @@ def devices() -> dict:
 
 def mesh(order, shape, axes):
     """A Mesh over lesson_devices()[i] for i in `order`, laid out as `shape`, with axis names `axes`."""
-    import jax
     import numpy as np
     from jax.sharding import Mesh
 
