@@ -217,7 +217,8 @@ def test_the_three_numbers_judged_against_what_this_side_saw():
         assert decided
         return problems[0]
     # each number returned for another
-    assert "throughput is longer" in problem(three_report(run, starts, work * 1e6, **{**honest, "throughput": hold + work}))
+    slow_throughput = {**honest, "throughput": hold + work}
+    assert "throughput is longer" in problem(three_report(run, starts, work * 1e6, **slow_throughput))
     assert "device time is not" in problem(three_report(run, starts, work * 1e6, **{**honest, "device": hold + 0.011}))
     assert "latency is shorter" in problem(three_report(run, starts, work * 1e6, **{**honest, "latency": hold + 0.002}))
     assert "throughput is shorter" in problem(three_report(run, starts, work * 1e6, **{**honest, "throughput": work}))

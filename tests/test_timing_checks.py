@@ -71,7 +71,7 @@ def unsynchronized(fn, *args, warm_calls=7):
 
 
 def synchronized_after_the_clock(fn, *args, warm_calls=7):
-    warm, first = [], None
+    warm = []
     for i in range(warm_calls + 1):
         start = time.perf_counter()
         out = fn(*args)
@@ -126,7 +126,6 @@ def reads_the_instruments_internals(fn, *args, warm_calls=7):
     ask = next(c.cell_contents for c in fn.__closure__ if getattr(c.cell_contents, "__name__", "") == "next_call")
     trips = []
     for _ in range(warm_calls + 1):
-        start = time.perf_counter()
         trips.append(ask())
     longest = max(trips[1:])
     seconds = [0.2] + [0.040 if n == longest or n > longest / 2 else 0.010 for n in trips[1:]]
@@ -205,7 +204,8 @@ def test_no_trip_count_passes_anything_student_code_can_replace(monkeypatch):
     timing.run_timer(predicts_the_work, 3)
     assert seen == []
     assert library.changed() == ["jax.numpy.int32"]
-    assert set(handed[0].__globals__) == {"__builtins__", "make", "make_chained"} and handed[0].__globals__["__builtins__"] == {}
+    assert set(handed[0].__globals__) == {"__builtins__", "make", "make_chained"}
+    assert handed[0].__globals__["__builtins__"] == {}
     # The probe dispatcher, too, binds the import it finds probes with: a module of the student's
     # making never receives the schedule.
     import importlib

@@ -741,8 +741,9 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
     costs little there); a dispatch-bound loop that copies in every step; a copying loop of fewer
     than DISPATCH_LIMIT programs per step whose device waits most of the step (not dispatch); many
     programs per step on a device busy most of every step (not dispatch); the device waiting in one
-    step of three only, and in exactly half the steps (not most: more than half); a program built in one step only; as many programs built as steps, or more,
-    but none in one step (not "every step"); no steps at all ("none"). Each with its cause."""
+    step of three only, and in exactly half the steps (not most: more than half); a program built in
+    one step only; as many programs built as steps, or more, but none in one step (not "every
+    step"); no steps at all ("none"). Each with its cause."""
     steps = int(rng.integers(3, 7))
     low = lambda: [round(float(rng.uniform(0.0, DISPATCH_SHARE * 0.9)), 4) for _ in range(steps)]  # noqa: E731
     high = lambda: [round(float(rng.uniform(DISPATCH_SHARE, 0.99)), 4) for _ in range(steps)]  # noqa: E731

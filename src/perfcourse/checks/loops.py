@@ -51,9 +51,10 @@ Anything in the student's kernel can be replaced, the course's probes included:
   whole path is the nearest (and the span is not shorter than it, less a few milliseconds of
   clock reads). The first run after each compilation is held twice as long as a warm run, in
   every run of the check, so a warm sample that holds it (a timer without its first call apart)
-  is longer than the middle of the two holds, and an honest one shorter. A busy machine lengthens a path and the span that holds it alike. A forger (a
-  replaced probe) would have to report, for a span, the length of a path it really went through:
-  tracing, lowering and compiling the instrument, each held here.
+  is longer than the middle of the two holds, and an honest one shorter. A busy machine lengthens a
+  path and the span that holds it alike. A forger (a replaced probe) would have to report, for a
+  span, the length of a path it really went through: tracing, lowering and compiling the
+  instrument, each held here.
 - `check_loop_growth`: *observed*. The student's `loop_growth` is called from here on sweeps
   drawn here at a fresh scale (`growth_cases`: one of each verdict, lengths by doublings or even
   steps, ascending, longest first and shuffled, one with a slow compile inside the sweep); both

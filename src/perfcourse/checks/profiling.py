@@ -103,10 +103,11 @@ Per cell:
   one's hold and half the last one's work beyond that (its work is three calls' worth, long beside
   the channel's delays: a clock read before the wait falls short of it, even where freeing the
   unwaited results makes the function itself wait). Comparing calls within a run keeps the
-  channel's own delays, milliseconds on a busy machine, out of the verdicts. A run whose work came out outside a quarter to four fifths of the hold, or in
-  which this side saw the executions or one run's calls vary by more than half the work (another
-  process stalled them), or whose long and short queued calls it could not tell apart, decides nothing and is run again (up to THREE_RUNS; a function that fails
-  every run fails). *Evidence only*: the file is data the student's process writes, as for
+  channel's own delays, milliseconds on a busy machine, out of the verdicts. A run whose work came
+  out outside a quarter to four fifths of the hold, or in which this side saw the executions or one
+  run's calls vary by more than half the work (another process stalled them), or whose long and
+  short queued calls it could not tell apart, decides nothing and is run again (up to THREE_RUNS; a
+  function that fails every run fails). *Evidence only*: the file is data the student's process writes, as for
   test_capture; an emulation of the profiler that times its own calls is not told apart.
 
 `trace_instrument()` runs the course's own loop under the course's own probe in this kernel (with
@@ -260,14 +261,16 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
     tpu = layout == "tpu"
     ops = [str(o) for o in rng.choice(TPU_OPS if tpu else OPS, int(rng.integers(3, len(OPS) + 1)), replace=False)]
     events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
-              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name", "args": {"name": "python3" if tpu else "python"}},
+              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name",
+               "args": {"name": "python3" if tpu else "python"}},
               {"ph": "M", "pid": pid, "tid": loader, "name": "thread_name", "args": {"name": "data_loader"}}]
     if tpu:
         chip = int(rng.integers(1, 99))
         while chip == pid:
             chip = int(rng.integers(1, 99))
         runtime = device  # the host's runtime thread that launches each execution
-        events += [{"ph": "M", "pid": pid, "tid": runtime, "name": "thread_name", "args": {"name": f"main/{runtime % 9999}"}},
+        events += [{"ph": "M", "pid": pid, "tid": runtime, "name": "thread_name",
+                    "args": {"name": f"main/{runtime % 9999}"}},
                    {"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}},
                    {"ph": "M", "pid": chip, "name": "process_sort_index", "args": {"sort_index": chip}}]
         for tid, line in TPU_LINES.items():
@@ -275,12 +278,13 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
                        {"ph": "M", "pid": chip, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}]
         program, first_run = int(rng.integers(1, 2**62)), int(rng.integers(0, 99))
     else:
-        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "tf_XLAPjRtCpuClient/1"}},
+        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name",
+                    "args": {"name": "tf_XLAPjRtCpuClient/1"}},
                    {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
 
     def x(tid, ts, dur, name, on=None, **args):
-        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3), "dur": round(dur, 3),
-                       "name": name, **({"args": args} if args else {})})
+        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3),
+                       "dur": round(dur, 3), "name": name, **({"args": args} if args else {})})
 
     def sync(ts, until, kind):
         names = SYNC_KINDS[kind]
@@ -825,7 +829,8 @@ def built_program_trace(rng: np.random.Generator, layout: str = "cpu") -> dict:
             events.append({"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": line}})
         programs = {name: int(rng.integers(1, 2**62)) for name in [module, *others]}
     else:
-        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "tf_XLAPjRtCpuClient/1"}},
+        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name",
+                    "args": {"name": "tf_XLAPjRtCpuClient/1"}},
                    {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
 
     def x(tid, ts, dur, name, on=None, **args):
