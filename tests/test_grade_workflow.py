@@ -41,7 +41,15 @@ def rows(path):
 
 
 def table_line(stdout: str, student: str) -> str:
-    return next(line for line in stdout.splitlines() if line.startswith(student + " "))
+    """The student's row of the grade table, with its wrapped notes (the indented lines after it) joined on."""
+    lines = stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(student + " "))
+    row = [lines[at].rstrip()]
+    for line in lines[at + 1:]:
+        if not line.startswith(" ") or not line.strip():
+            break
+        row.append(line.strip())
+    return " ".join(row)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 # Queues the calls but reads the clock as soon as the last call returns, without waiting for the
 # results: it measures dispatch, not the work. Loses the throughput cell only.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=0
+# tier: nightly
 # %% solutions
 # %% replace queued
 def time_queued(fn, *args, calls=50):

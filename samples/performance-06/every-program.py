@@ -4,6 +4,7 @@
 # holds a second program, and so do the hidden traces, as a loop's holds jit_stack. Loses the device-time
 # points only.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3 test_device_time=0 test_three_numbers=3
+# tier: nightly
 # %% solutions
 # %% replace device_time
 def device_seconds_per_call(trace, module):

@@ -3,6 +3,7 @@
 # hidden instrument holds each call on the host for longer than its device work, so queued calls
 # overlap the two parts and the throughput is well under the latency. Loses the three numbers' points.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=0
+# tier: nightly
 # %% solutions
 # %% replace three_numbers
 def three_numbers(fn, *args, module, trace_dir, calls=CALLS):

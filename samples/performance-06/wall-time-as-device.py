@@ -3,6 +3,7 @@
 # public checks pass; the hidden instrument's calls spend longer on the host than on the device, and
 # the grader reads the device time from the trace itself. Loses the three numbers' points.
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=0
+# tier: nightly
 # %% solutions
 # %% replace three_numbers
 def three_numbers(fn, *args, module, trace_dir, calls=CALLS):

@@ -2,6 +2,7 @@
 # right in interpret mode, wrong on a TPU, whose fast memory holds ordinary numbers. The grader
 # starts output blocks as such numbers too. Loses the kernel body's points only.
 # expect: test_matmul_kernel=0 test_tiling=3 test_traffic=2 test_tolerance=2
+# tier: nightly
 # %% solutions
 # %% replace matmul_kernel
 def matmul_kernel(x_ref, y_ref, o_ref):
