@@ -207,9 +207,10 @@ def python_directories(with_package: bool = True) -> list[str]:
     package (the student's server, student_lab.py, runs nothing of it)."""
     import perfcourse
 
-    package_dir = Path(perfcourse.__file__).resolve().parents[1]
-    found = dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
-                                                        sys.base_exec_prefix, *[package_dir][:with_package]))
+    folders = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
+    if with_package:
+        folders.append(Path(perfcourse.__file__).resolve().parents[1])
+    found = dict.fromkeys(os.path.realpath(p) for p in folders)
     for path in (sys.prefix, sys.base_prefix):  # also as named, where the venv's links point
         found.setdefault(os.path.abspath(path))
     return sorted(found)
