@@ -38,6 +38,11 @@ c.Execute.timeout = 60
 # asked to shut down and waited for (nothing a student's code does at exit can matter then).
 c.Execute.shutdown_kernel = "immediate"
 
+# nbgrader reads each notebook it autogrades through this exporter (a plain `nbgrader autograde`, and
+# Formgrader's Autograde button, which runs in the instructor's Jupyter server): the file is bounded
+# and parsed in a bounded child process before nbformat reads it (grading/bounded_export.py).
+c.Autograde.exporter_class = "perfcourse.grading.bounded_export.BoundedNotebookExporter"
+
 # Kernels run sandboxed (bubblewrap: no network, read-only files, no view of the course) under a
 # guard that vouches for every test cell; see src/perfcourse/grading/. `perfcourse grade
 # --unsandboxed` sets GuardedExecute.sandbox = "none" where bubblewrap is missing.
