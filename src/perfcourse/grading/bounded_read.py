@@ -1,10 +1,11 @@
 """A submitted notebook, bounded before it is parsed and parsed in a bounded process.
 
 A notebook's JSON is the student's, metadata and saved outputs included: 18 MB of `{}` parsed by
-nbformat in the grader took 3.1 GB and 13 s. So `perfcourse grade` never parses one itself:
-`check_notebook(path)` first refuses a file larger than MAX_FILE_BYTES (a stat, nothing read),
-then hands the path to a child process of its own (one per grading process, started on first
-use, limited in address space and time, replaced when it dies or runs past its time), which
+nbformat in the grader took 3.1 GB and 13 s. So neither `perfcourse grade`'s survey nor nbgrader's
+own autograde (through bounded_export.py) parses one before `check_notebook(path)`, which first
+refuses a file larger than MAX_FILE_BYTES (a stat, nothing read), then hands the path to a child
+process of its own (one per grading process, started on first use, limited in address space and
+time, replaced when it dies or runs past its time), which
 
 - reads the file without following a link and counts what it parses as it parses it: more than
   MAX_OBJECTS objects or MAX_ARRAYS arrays, or nesting deeper than the JSON parser goes, stops the
