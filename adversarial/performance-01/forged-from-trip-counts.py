@@ -4,6 +4,7 @@
 # passed between the calls: graded as the unsynchronized timer it is.
 # reason: code names the grading package
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
+# tier: nightly
 # %% solutions
 # %% replace timer
 import perfcourse.kernel.probes.timing as _T

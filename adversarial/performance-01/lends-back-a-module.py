@@ -8,6 +8,7 @@
 # after it are unaffected.
 # reason: code names the grading package
 # expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=0 test_queued=0
+# tier: nightly
 # %% solutions
 # %% replace timer
 try:

@@ -5,6 +5,7 @@
 # The grader starts kernels with -P, so the file is never run and the notebook is graded as the
 # correct one it is; the student's own modules still import, once the kernel is up.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
+# tier: nightly
 # %% solutions
 # %% file text ipykernel_launcher.py
 import sys

@@ -4,6 +4,7 @@
 # required), dropping the program's first run. The loop is a fori_loop over a tuple carry. The sweep is read with np.linalg.lstsq on
 # a design matrix [1, length], both lines in one solve, the ends found with argmin and argmax.
 # expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=2 test_loop_growth=2
+# tier: nightly
 # %% replace scanned
 def scanned(h, xs, a):
     def body(t, carry):

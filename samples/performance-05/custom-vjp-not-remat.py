@@ -2,6 +2,7 @@
 # instead of rematerializing: right gradients and a shorter residual list, but nothing is
 # recomputed and no checkpoint is in the program, so it loses the remat points.
 # expect: test_residual_inspection=2 test_remat_layer=0 test_gradients_agree=2 test_timing_verdict=4 test_reverse_recurrence=3 test_recurrence_by_hand=1
+# tier: nightly
 # %% solutions
 # %% replace remat_layer
 @jax.custom_vjp

@@ -2,6 +2,7 @@
 # which is why the lesson asks for medians. The middle halves and their verdict are right, so it
 # loses the timing comparison's points only.
 # expect: test_residual_inspection=2 test_remat_layer=3 test_gradients_agree=2 test_timing_verdict=0 test_reverse_recurrence=3 test_recurrence_by_hand=1
+# tier: nightly
 # %% solutions
 # %% replace timing_verdict
 def compare_timings(ordinary_seconds, remat_seconds):
