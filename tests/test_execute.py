@@ -6,8 +6,9 @@ from conftest import ROOT
 
 from perfcourse.nbgrader_bridge import config as course_config
 from perfcourse.course import FIGURE_TAG
-from perfcourse.grading.execute import (TIMING_KEY, _keep_only_notebooks, figure_sources, lesson_imports,
-                                        report_sources)
+from perfcourse.grading.cell_roles import figure_sources, lesson_imports, report_sources
+from perfcourse.grading.execute import TIMING_KEY
+from perfcourse.grading.nbgrader_folders import keep_only_notebooks
 from perfcourse.kernel.evidence import EVIDENCE_KEY
 
 
@@ -77,7 +78,7 @@ def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
     (folder / "link.txt").symlink_to(outside)
     (folder / "linked-dir").symlink_to(tmp_path / "outside-dir")
     (folder / "fake.ipynb").symlink_to(outside)
-    _keep_only_notebooks(folder)
+    keep_only_notebooks(folder)
     assert sorted(p.name for p in folder.iterdir()) == ["lesson.ipynb", "submission_secret.txt", "timestamp.txt"]
     assert outside.read_text() == "keep me" and (tmp_path / "outside-dir" / "file").read_text() == "keep me too"
 
