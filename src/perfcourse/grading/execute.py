@@ -194,22 +194,26 @@ class GuardedExecute(KernelPair, Execute):
         # Always: a key a student wrote into the notebook is replaced.
         nb.metadata[EVIDENCE_KEY] = flags + scanned.result()
         sanitize_html(nb)  # Formgrader and the feedback render it for the instructor: no student markup runs there
-        nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
-                                   "grade_cell_seconds": round(self._grade_seconds - self._trusted_wait, 3),
-                                   "cell_seconds": round(self._cell_seconds - self._trusted_wait, 3),
-                                   # the rest of the notebook's time in this preprocessor: starting or
-                                   # taking its kernels, the trusted kernel's imports, teardown
-                                   "start_seconds": round((self._first_cell_at or tearing_down) - began, 3),
-                                   "trusted_wait_seconds": round(self._trusted_wait, 3),
-                                   "teardown_seconds": round(ended - tearing_down, 3),
-                                   "preprocess_seconds": round(ended - began, 3),
-                                   "kernel_started_ahead": ahead,
-                                   "submission": self._digest,
-                                   "trusted_kernel_notebook": self._trusted.notebooks,
-                                   "trusted_kernel_tainted": self._tainted,
-                                   "teardown": teardown,
-                                   "output_cut": self.output_budget.cut_cells}
+        nb.metadata[TIMING_KEY] = self._timing(began, tearing_down, ended, ahead, teardown)
         return nb, resources
+
+    def _timing(self, began: float, tearing_down: float, ended: float, ahead: bool, teardown: list[str]) -> dict:
+        """Where the notebook's time went, and what happened to its kernels and output (TIMING_KEY)."""
+        return {"grade_cells": self._grade_cells,
+                "grade_cell_seconds": round(self._grade_seconds - self._trusted_wait, 3),
+                "cell_seconds": round(self._cell_seconds - self._trusted_wait, 3),
+                # the rest of the notebook's time in this preprocessor: starting or
+                # taking its kernels, the trusted kernel's imports, teardown
+                "start_seconds": round((self._first_cell_at or tearing_down) - began, 3),
+                "trusted_wait_seconds": round(self._trusted_wait, 3),
+                "teardown_seconds": round(ended - tearing_down, 3),
+                "preprocess_seconds": round(ended - began, 3),
+                "kernel_started_ahead": ahead,
+                "submission": self._digest,
+                "trusted_kernel_notebook": self._trusted.notebooks,
+                "trusted_kernel_tainted": self._tainted,
+                "teardown": teardown,
+                "output_cut": self.output_budget.cut_cells}
 
     def _admit(self, nb, resources, submission: Path | None) -> concurrent.futures.Future:
         """Refuse what the grader will not read, before the scan or any kernel sees it; start the
