@@ -6,7 +6,8 @@ from conftest import ROOT
 
 from perfcourse.nbgrader_bridge import config as course_config
 from perfcourse.course import FIGURE_TAG
-from perfcourse.grading.cell_roles import figure_sources, lesson_imports, report_sources
+from perfcourse.grading.cell_roles import (FIGURE_NOT_DRAWN, REPORT_NOT_RUN, CellRoles, figure_sources, lesson_imports,
+                                           report_sources)
 from perfcourse.grading.execute import TIMING_KEY
 from perfcourse.grading.nbgrader_folders import keep_only_notebooks
 from perfcourse.kernel.evidence import EVIDENCE_KEY
@@ -55,6 +56,23 @@ def test_grading_skips_the_instructors_report_cells_after_the_last_test_only():
     ])
     assert report_sources(nb) == {"rows = [measure(n) for n in range(5)]"}
     assert report_sources(new_notebook(cells=[_cell("x = 1")])) == set()
+
+
+def test_cell_roles_skip_by_the_instructors_text_and_the_graded_notebooks_last_test():
+    figure = _cell("draw(panels, diagram)")
+    figure.metadata["tags"] = [FIGURE_TAG]
+    report = "rows = [measure(n) for n in range(5)]"
+    instructor = new_notebook(cells=[_cell("import numpy as np"), figure,
+                                     _cell("assert True", grade_id="test", grade=True, points=1), _cell(report)])
+    graded = new_notebook(cells=[_cell(report), _cell("draw(panels, diagram)"),
+                                 _cell("assert True", grade_id="test", grade=True, points=1), _cell(report),
+                                 _cell("print('mine')")])
+    roles = CellRoles.of(instructor, graded)
+    assert roles.imports == "import numpy as np" and roles.last_grade == 2
+    # The report's text runs where it comes before the graded notebook's last test; a figure's text never runs.
+    assert [roles.skipped(cell, i) for i, cell in enumerate(graded.cells)] == [
+        None, FIGURE_NOT_DRAWN, None, REPORT_NOT_RUN, None]
+    assert CellRoles.of(None, graded).skipped(graded.cells[1], 1) is None  # no source notebook: every cell runs
 
 
 def test_every_lessons_imports_are_found_in_its_source():
