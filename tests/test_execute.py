@@ -230,3 +230,17 @@ def test_the_largest_flood_costs_the_grader_little_memory_and_time(tmp_path):
     measured = json.loads(proc.stdout.splitlines()[-1])
     assert "JSON objects" in measured["said"], measured
     assert measured["grader_mb"] < 300 and measured["child_mb"] < 300 and measured["seconds"] < 10, measured
+
+
+def test_the_kernel_pairs_overrides_are_the_ones_nbclient_reaches():
+    # KernelPair must come before nbgrader's Execute among GuardedExecute's bases: listed after it,
+    # nbclient's own kernel start would run, unsandboxed and without the trusted kernel, with no error.
+    from nbclient import NotebookClient
+
+    from perfcourse.grading.execute import GuardedExecute
+    from perfcourse.grading.kernel_pair import KernelPair
+
+    for name in ("create_kernel_manager", "async_start_new_kernel", "async_start_new_kernel_client",
+                 "start_new_kernel", "start_new_kernel_client"):
+        assert hasattr(NotebookClient, name), f"nbclient no longer has {name}: KernelPair's override never runs"
+        assert getattr(GuardedExecute, name) is KernelPair.__dict__[name], name
