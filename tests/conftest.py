@@ -37,7 +37,7 @@ def _start_jax_as_the_grading_kernels_do() -> None:
     when JAX starts its backend, so it starts here; then the environment is as it was, and every
     process a test starts (kernels, the Colab and TPU-like runs, perfcourse) gets XLA's defaults
     or its own flags."""
-    from perfcourse.grading.execute import xla_flags_after
+    from perfcourse.grading.kernel_pair import xla_flags_after
     from perfcourse.nbgrader_bridge import config as course_config
 
     before = os.environ.get("XLA_FLAGS")

@@ -6,8 +6,10 @@ from conftest import ROOT
 
 from perfcourse.nbgrader_bridge import config as course_config
 from perfcourse.course import FIGURE_TAG
-from perfcourse.grading.execute import (TIMING_KEY, _keep_only_notebooks, figure_sources, lesson_imports,
-                                        report_sources)
+from perfcourse.grading.cell_roles import (FIGURE_NOT_DRAWN, REPORT_NOT_RUN, CellRoles, figure_sources, lesson_imports,
+                                           report_sources)
+from perfcourse.grading.execute import TIMING_KEY
+from perfcourse.grading.nbgrader_folders import keep_only_notebooks
 from perfcourse.kernel.evidence import EVIDENCE_KEY
 
 
@@ -56,6 +58,23 @@ def test_grading_skips_the_instructors_report_cells_after_the_last_test_only():
     assert report_sources(new_notebook(cells=[_cell("x = 1")])) == set()
 
 
+def test_cell_roles_skip_by_the_instructors_text_and_the_graded_notebooks_last_test():
+    figure = _cell("draw(panels, diagram)")
+    figure.metadata["tags"] = [FIGURE_TAG]
+    report = "rows = [measure(n) for n in range(5)]"
+    instructor = new_notebook(cells=[_cell("import numpy as np"), figure,
+                                     _cell("assert True", grade_id="test", grade=True, points=1), _cell(report)])
+    graded = new_notebook(cells=[_cell(report), _cell("draw(panels, diagram)"),
+                                 _cell("assert True", grade_id="test", grade=True, points=1), _cell(report),
+                                 _cell("print('mine')")])
+    roles = CellRoles.of(instructor, graded)
+    assert roles.imports == "import numpy as np" and roles.last_grade == 2
+    # The report's text runs where it comes before the graded notebook's last test; a figure's text never runs.
+    assert [roles.skipped(cell, i) for i, cell in enumerate(graded.cells)] == [
+        None, FIGURE_NOT_DRAWN, None, REPORT_NOT_RUN, None]
+    assert CellRoles.of(None, graded).skipped(graded.cells[1], 1) is None  # no source notebook: every cell runs
+
+
 def test_every_lessons_imports_are_found_in_its_source():
     for path in sorted((ROOT / "source").glob("*/*.ipynb")):
         assert "import numpy as np" in lesson_imports(nbformat.read(path, as_version=4)).splitlines(), path
@@ -77,7 +96,7 @@ def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
     (folder / "link.txt").symlink_to(outside)
     (folder / "linked-dir").symlink_to(tmp_path / "outside-dir")
     (folder / "fake.ipynb").symlink_to(outside)
-    _keep_only_notebooks(folder)
+    keep_only_notebooks(folder)
     assert sorted(p.name for p in folder.iterdir()) == ["lesson.ipynb", "submission_secret.txt", "timestamp.txt"]
     assert outside.read_text() == "keep me" and (tmp_path / "outside-dir" / "file").read_text() == "keep me too"
 
@@ -211,3 +230,17 @@ def test_the_largest_flood_costs_the_grader_little_memory_and_time(tmp_path):
     measured = json.loads(proc.stdout.splitlines()[-1])
     assert "JSON objects" in measured["said"], measured
     assert measured["grader_mb"] < 300 and measured["child_mb"] < 300 and measured["seconds"] < 10, measured
+
+
+def test_the_kernel_pairs_overrides_are_the_ones_nbclient_reaches():
+    # KernelPair must come before nbgrader's Execute among GuardedExecute's bases: listed after it,
+    # nbclient's own kernel start would run, unsandboxed and without the trusted kernel, with no error.
+    from nbclient import NotebookClient
+
+    from perfcourse.grading.execute import GuardedExecute
+    from perfcourse.grading.kernel_pair import KernelPair
+
+    for name in ("create_kernel_manager", "async_start_new_kernel", "async_start_new_kernel_client",
+                 "start_new_kernel", "start_new_kernel_client"):
+        assert hasattr(NotebookClient, name), f"nbclient no longer has {name}: KernelPair's override never runs"
+        assert getattr(GuardedExecute, name) is KernelPair.__dict__[name], name

@@ -1,10 +1,10 @@
 """When the grader takes a kernel to be ready: once it has answered and its IOPub status for that
-answer has arrived (execute.wait_until_answering), without jupyter_client's 0.2 s of quiet."""
+answer has arrived (bounded_kernel.wait_until_answering), without jupyter_client's 0.2 s of quiet."""
 import pytest
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.utils import run_sync
 
-from perfcourse.grading.execute import wait_until_answering
+from perfcourse.grading.bounded_kernel import wait_until_answering
 
 pytestmark = pytest.mark.e2e  # starts a kernel
 

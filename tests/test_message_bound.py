@@ -10,8 +10,9 @@ import zmq
 
 from conftest import ROOT
 
-from perfcourse.grading.execute import (MESSAGE_FACTOR, BoundedKernelClient, BoundedKernelManager, GuardedExecute,
-                                        MessageWatch)
+from perfcourse.grading.bounded_kernel import BoundedKernelClient, BoundedKernelManager, MessageWatch
+from perfcourse.grading.execute import GuardedExecute
+from perfcourse.grading.output_limits import MESSAGE_FACTOR
 from perfcourse.nbgrader_bridge import config as course_config
 
 BOUND = 1 << 20
@@ -146,14 +147,12 @@ def budgeted(max_bytes=1000, messages=50):
     execute.nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x") for _ in range(80)])
     execute.reset_execution_trackers()
     execute.clear_before_next_output = False
-    execute._cut_cells, execute._notebook_bytes, execute._notebook_cut = [], 0, False
-    execute._in_grade_cell, execute._tainted, execute._trusted_clean = False, False, True
+    execute.reset_notebook_state()
     return execute
 
 
 def start_cell(execute):
-    execute._output_bytes = execute._output_messages = 0
-    execute._output_cut = False
+    execute.output_budget.start_cell()
 
 
 def message(kind, content, buffers=()):
@@ -175,8 +174,8 @@ def test_cells_each_under_the_cell_cap_share_one_notebook_budget():
         start_cell(execute)
         execute.process_message(message("stream", {"name": "stdout", "text": "x" * 900}), cell, index)
     assert kept_bytes(execute.nb) < budget + 60 * 200  # the rest: one line per cut cell saying so
-    assert execute._cut_cells == [f"the notebook's output was cut at the notebook's budget of {budget} bytes, "
-                                  "from cell 5 on"]
+    assert execute.output_budget.cut_cells == [
+        f"the notebook's output was cut at the notebook's budget of {budget} bytes, from cell 5 on"]
     assert "output limit" in execute.nb.cells[59].outputs[-1].text
 
 
@@ -191,7 +190,7 @@ def test_display_updates_count_every_output_they_rewrite():
                                              "transient": {"display_id": "d"}})
     execute.process_message(update, execute.nb.cells[8], 8)  # 300 bytes alone, rewriting 8 outputs
     assert all(cell.outputs[0].data["text/plain"] == "." for cell in execute.nb.cells[:8])
-    assert execute._cut_cells == ["the output of cell 9 was cut at 1000 bytes"]
+    assert execute.output_budget.cut_cells == ["the output of cell 9 was cut at 1000 bytes"]
 
 
 def test_comm_messages_spend_the_budget_and_are_not_kept_past_it():
@@ -203,7 +202,7 @@ def test_comm_messages_spend_the_budget_and_are_not_kept_past_it():
                                                       "data": {"state": {"_model_module": "m", "_model_name": "n"}}},
                                                      [b"x" * 700]), cell, 0)
         start_cell(execute)
-    assert 0 < len(execute.widget_state) < 6 and execute._notebook_cut
+    assert 0 < len(execute.widget_state) < 6 and execute.output_budget.notebook_cut
 
 
 def test_an_error_past_every_budget_is_kept_cut_short():

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 
-from perfcourse.grading import sandbox
+from perfcourse.grading import cgroups, evidence_pipe, sandbox
 from perfcourse.grading.fork_server import ForkServer
 from perfcourse.kernel import evidence
 from perfcourse.kernel.evidence import read_evidence
@@ -94,8 +94,8 @@ def kernel(tmp_path, request):
 
     yield make
     for k in made:
-        sandbox.cleanup(k.runtime)
-        assert sandbox.cgroups(k.runtime) == []
+        cgroups.cleanup(k.runtime)
+        assert cgroups.of(k.runtime) == []
         log = (k.runtime / "kernel.log").read_text() if (k.runtime / "kernel.log").exists() else ""
         assert "kernel started by exec" not in log  # a fork that fell back would test the exec path twice
 
@@ -342,12 +342,12 @@ def test_cleanup_kills_what_is_left_and_removes_the_cgroups(kernel):
     """)
     launcher = k.start()
     wait_for(lambda: "started" in (k.runtime / "kernel.log").read_text())
-    groups = sandbox.cgroups(k.runtime)
+    groups = cgroups.of(k.runtime)
     assert {g.parent.name for g in groups} and all(g.name.startswith("perfcourse-") for g in groups)
     assert any((g / "cgroup.procs").read_text().split() for g in groups)
-    sandbox.cleanup(k.runtime)
+    cgroups.cleanup(k.runtime)
     assert launcher.wait(timeout=10) == -signal.SIGKILL  # bubblewrap itself was in the cgroup
-    assert sandbox.cgroups(k.runtime) == [] and not any(g.exists() for g in groups)
+    assert cgroups.of(k.runtime) == [] and not any(g.exists() for g in groups)
 
 
 @ROOTED
@@ -399,11 +399,11 @@ def test_an_evidence_channel_closed_while_the_kernel_runs_is_flagged(kernel, how
         {textwrap.indent(textwrap.dedent(SILENCE[how]), " " * 8).strip()}
         exec(cell, {{}})  # recorded nowhere
         print("silenced", flush=True)
-        time.sleep({sandbox.CLOSE_GRACE + 1})
+        time.sleep({evidence_pipe.CLOSE_GRACE + 1})
     """, evidence=True, mode=mode)
     started = time.monotonic()
     assert k.run().returncode == 0, k.log
-    assert "silenced" in k.log and time.monotonic() - started < sandbox.CLOSE_GRACE + 30
+    assert "silenced" in k.log and time.monotonic() - started < evidence_pipe.CLOSE_GRACE + 30
     assert read_evidence(k.evidence) == ["walked every object (gc.get_objects) (once)", evidence.CLOSED_FLAG]
 
 
@@ -452,7 +452,7 @@ def test_a_kernel_that_ends_closes_its_channel_without_a_flag(kernel, end):
     """, evidence=True)
     started = time.monotonic()
     k.run()
-    assert time.monotonic() - started < sandbox.CLOSE_GRACE  # no wait when the kernel is gone
+    assert time.monotonic() - started < evidence_pipe.CLOSE_GRACE  # no wait when the kernel is gone
     assert read_evidence(k.evidence) == ["took an interpreter frame (sys._getframe) (once)"]
 
 
@@ -476,9 +476,9 @@ def test_what_a_kernel_leaves_running_ends_with_it(kernel):
     """, evidence=True)
     started = time.monotonic()
     assert k.run(timeout=30).returncode == 4, k.log
-    assert "leaving" in k.log and time.monotonic() - started < sandbox.CLOSE_GRACE + 10
+    assert "leaving" in k.log and time.monotonic() - started < evidence_pipe.CLOSE_GRACE + 10
     assert evidence.CLOSED_FLAG not in read_evidence(k.evidence)
-    groups = sandbox.cgroups(k.runtime)
+    groups = cgroups.of(k.runtime)
     wait_for(lambda: not any((g / "cgroup.procs").read_text().split() for g in groups))
 
 
@@ -514,7 +514,7 @@ def test_killing_the_launcher_ends_the_sandbox(kernel, evidence):
     """, evidence=evidence)
     launcher = k.start()
     wait_for(lambda: "started" in (k.runtime / "kernel.log").read_text())
-    groups = sandbox.cgroups(k.runtime)
+    groups = cgroups.of(k.runtime)
     launcher.kill()
     launcher.wait(timeout=10)
     wait_for(lambda: not any((g / "cgroup.procs").read_text().split() for g in groups))
@@ -560,7 +560,7 @@ def test_bad_settings_are_refused_in_one_line_before_anything_is_made(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == (f"perfcourse sandbox: bad settings: evidence: {runtime / 'evidence.txt'} is inside "
                            f"{runtime}, which the kernel can reach\n")
-    assert list(runtime.iterdir()) == [] and sandbox.cgroups(runtime) == []
+    assert list(runtime.iterdir()) == [] and cgroups.of(runtime) == []
 
 
 def test_a_scratch_source_holding_a_link_is_refused(kernel):
@@ -568,7 +568,7 @@ def test_a_scratch_source_holding_a_link_is_refused(kernel):
     (k.source / "link").symlink_to("/etc/passwd")
     proc = k.run()
     assert proc.returncode == 2 and "ran" not in k.log and list(k.runtime.iterdir()) == []
-    assert sandbox.cgroups(k.runtime) == []
+    assert cgroups.of(k.runtime) == []
     assert proc.stderr.endswith("perfcourse sandbox: refused: link is a symbolic link: a submission may hold "
                                 "only regular files and folders\n")
 
@@ -715,7 +715,7 @@ def test_a_forked_kernel_starts_as_an_exec_d_one_would(fork_server, tmp_path):
         assert forked.run().returncode == 0, forked.log
     finally:
         for k in (exec_d, forked):
-            sandbox.cleanup(k.runtime)
+            cgroups.cleanup(k.runtime)
     seen, theirs = forked.report(), exec_d.report()
     assert (seen.pop("name"), theirs.pop("name")) == ("student-kernel", "python")
     assert (seen.pop("pid"), theirs.pop("pid")) == (3, 2)  # after bubblewrap's init and the placeholder
@@ -747,7 +747,7 @@ def test_a_kernel_is_exec_d_when_the_fork_server_refuses_or_is_not_there(fork_se
             assert time.monotonic() - started < 20
     finally:
         for k in (other, missing):
-            sandbox.cleanup(k.runtime)
+            cgroups.cleanup(k.runtime)
     assert other.log.splitlines() == [
         "perfcourse sandbox: kernel started by exec: the fork server refused (another environment (JAX_ENABLE_X64))",
         "python 1"]

@@ -3,7 +3,8 @@
 (the untouched release with that tag on every grade cell scored 8/8 on performance-01)."""
 from nbformat.v4 import new_code_cell
 
-from perfcourse.grading.execute import GuardedExecute, run_anyway
+from perfcourse.grading.cell_roles import run_anyway
+from perfcourse.grading.execute import GuardedExecute
 
 
 def test_the_skip_tag_is_removed_before_a_cell_runs():

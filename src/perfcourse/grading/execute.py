@@ -29,69 +29,48 @@ the grader's memory; the cell's output then says it was cut. The notebook nbgrad
 one built here from the kernel protocol's messages: nothing the student's kernel writes to disk
 reaches autograded/. The evidence channel's heartbeats (kernel/evidence.py) are counted against
 the cells run in the student's kernel, the last of them a cell the grader adds after the notebook.
+
+This module dispatches each cell to its kernel and says what happened to it; the parts it runs on
+have a module each: the kernel pair (kernel_pair.py: started, kept and stopped; the student's
+messages bounded in bounded_kernel.py), the output limits (output_limits.py), the cells' roles
+(cell_roles.py) and the notebook's place in nbgrader's folders (nbgrader_folders.py). The state of
+one notebook is declared in `GuardedExecute.reset_notebook_state`.
 """
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
-import contextlib
-import json
 import os
 import shutil
-import socket
-import struct
-import sys
 import tempfile
 import time
 from pathlib import Path
-from queue import Empty
 
-import zmq
-from jupyter_client.asynchronous import AsyncKernelClient
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
-from traitlets import DottedObjectName, Integer, Type, Unicode, default, observe
-from zmq.utils.monitor import recv_monitor_message
+from traitlets import Integer, Unicode
 
 from ..checks import TAINT_MIME
-from ..course import FIGURE_TAG
+from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from ..kernel.output_cap import OUTPUT_CUT_MIME
 from ..nbgrader_bridge import NOT_GRADED
-from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
-from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
-from . import bounded_scan
-from .code_scan import code_cells, python_of
+from . import bounded_scan, cell_error, cgroups, interruption, nbgrader_folders, sandbox, trusted_kernel
+from .bounded_kernel import BoundedKernelManager
+from .cell_roles import CellRoles, run_anyway
+from .code_scan import code_cells
+from .kernel_pair import KernelPair
+from .output_limits import CAPPED_MESSAGES, MESSAGE_FACTOR, NOTEBOOK_FACTOR, OutputBudget, copies, message_size, trimmed
 from .sanitize import sanitize_html
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
 # grade on this JAX (checks.InstrumentMissing): the grade report names them.
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused", "InstrumentMissing",
                  "OutputTimeout")
-# Every message nbclient keeps something of: outputs, display updates (each rewrites every output
-# that shares its display id, in any cell), widget comms (their state is kept for the notebook's
-# metadata). The per-cell caps and the notebook's one budget count them all, and drop those past them.
-CAPPED_MESSAGES = frozenset({"stream", "display_data", "execute_result", "update_display_data", "error",
-                             "clear_output", "comm_open", "comm_msg", "comm_close"})
-# A message past a budget is dropped, except what decides a grade: an error, or a grade cell's
-# stderr (nbgrader scores either as a failure). It is kept cut to KEPT_CHARS characters a field.
-KEPT_CHARS = 2000
 # notebook metadata: the trusted side's share of the grading time, the submission's digest
 TIMING_KEY = "perfcourse_grading"
-FIGURE_NOT_DRAWN = "(the figure is not drawn while grading: figures earn no points; run the notebook to see it)\n"
-REPORT_NOT_RUN = ("(not run while grading: this cell of the lesson comes after every test and earns no points; "
-                  "run the notebook to see its output)\n")
 SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
-# The grader's sockets to a student's kernel refuse a message part larger than this many times
-# GuardedExecute.max_output_bytes, unread: no more than that of a cell's output is ever kept.
-MESSAGE_FACTOR = 4
-# One output budget for the whole notebook: NOTEBOOK_FACTOR x max_output_bytes, every cell and every
-# message kind together (so 60 cells each just under the per-cell cap keep no more than this).
-NOTEBOOK_FACTOR = 4
 REFUSED_SECONDS = 1.5  # a kernel still running this long after its connection closed did not die: it was refused
 # The scan of a notebook's code (code_scan.py) reads only its cells' sources and tags, which running
 # the cells does not change: it is handed to its process (bounded_scan.py) from this thread while
@@ -103,127 +82,7 @@ def _error(name: str, message: str):
     return new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
 
 
-def xla_flags_after(current: str | None, flags: str) -> str:
-    """XLA_FLAGS holding `current`'s flags, then `flags`: XLA reads the last of a flag given twice."""
-    return f"{current or ''} {flags}".strip()
-
-
-def _exec_lines(*lines: str) -> str:
-    return "--IPKernelApp.exec_lines=" + json.dumps(list(lines))
-
-
-def kernel_argv(argv: list[str]) -> list[str]:
-    """The kernel spec's command as grading runs it: with -P, so the kernel's working folder (the
-    submission's files) is not first on sys.path while the kernel and the course's start-up lines
-    are imported: a file handed in as ipykernel_launcher.py, or a folder perfcourse/, would be run
-    instead. The student's kernel puts the folder on sys.path afterwards, as IPython would
-    (`perfcourse.kernel.working_folder_on_path`)."""
-    return argv if "-P" in argv[1:argv.index("-m")] else [argv[0], "-P", *argv[1:]]
-
-
-async def wait_until_answering(kc, timeout: float) -> None:
-    """jupyter_client's `wait_for_ready` without its last 0.2 s: a kernel is ready for cells once it
-    has answered a kernel_info request on the shell channel *and* its IOPub status "idle" for that
-    same request has reached this client, which proves the client's IOPub subscription live and
-    drained up to it. jupyter_client instead reads IOPub until it has been quiet for 0.2 s: a fifth
-    of a second of every notebook, twice, for kernels long up. A status published before the
-    subscription took hold is lost (ZeroMQ's slow joiner): then it asks again, as jupyter_client does."""
-    deadline = time.monotonic() + timeout
-    while True:
-        asked = kc.kernel_info()
-        reply = None
-        with contextlib.suppress(Empty):
-            while reply is None:  # a late reply to an earlier request of this loop is passed over
-                msg = await ensure_async(kc.shell_channel.get_msg(timeout=1))
-                if msg["msg_type"] == "kernel_info_reply" and msg["parent_header"].get("msg_id") == asked:
-                    reply = msg
-        if reply is not None:
-            with contextlib.suppress(Empty):
-                while True:
-                    msg = await ensure_async(kc.iopub_channel.get_msg(timeout=0.5))
-                    if (msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle"
-                            and msg["parent_header"].get("msg_id") == asked):
-                        kc._handle_kernel_info_reply(reply)
-                        return
-        if not await ensure_async(kc.is_alive()):
-            raise RuntimeError("Kernel died before replying to kernel_info")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
-
-
-class BoundedKernelClient(AsyncKernelClient):
-    """A client whose sockets refuse, unread, any message part over `max_message_bytes` (0: no bound).
-
-    libzmq's MAXMSGSIZE, set on the client's own zmq context before any socket exists, so every
-    channel has it: the refused message is never allocated here. libzmq treats it as a protocol
-    error and closes that connection for good; `MessageWatch` notices and connects again."""
-
-    max_message_bytes = Integer(0, help="Largest message part the grader reads from the kernel (0: any)")
-
-    @default("context")
-    def _context_default(self) -> zmq.asyncio.Context:
-        context = super()._context_default()
-        if self.max_message_bytes:
-            context.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes)
-        return context
-
-    async def wait_for_ready(self, timeout: float | None = None) -> None:
-        await wait_until_answering(self, float("inf") if timeout is None else timeout)
-
-
-class BoundedKernelManager(AsyncKernelManager):
-    """The student's kernel manager: its clients are BoundedKernelClients with its bound, and its own
-    control socket (interrupts) has the bound too."""
-
-    max_message_bytes = Integer(0, help="Largest message part the grader reads from the kernel (0: any)")
-    client_class = DottedObjectName("perfcourse.grading.execute.BoundedKernelClient")
-    client_factory = Type(BoundedKernelClient, klass=AsyncKernelClient)
-
-    @observe("max_message_bytes")
-    def _bound_changed(self, change) -> None:
-        if change["new"]:
-            self.context.setsockopt(zmq.MAXMSGSIZE, change["new"])
-
-    def client(self, **kwargs) -> BoundedKernelClient:
-        kwargs.setdefault("max_message_bytes", self.max_message_bytes)
-        return super().client(**kwargs)
-
-
-class MessageWatch:
-    """Which of a kernel client's connections libzmq closed since the last look; each is connected again.
-
-    A message part over a socket's MAXMSGSIZE closes its connection (a protocol error: libzmq does
-    not connect again by itself, so every later message on that channel would be lost), and a
-    socket monitor reports it as a disconnection. A kernel that dies is reported the same way:
-    callers check that the kernel still runs before they blame a message."""
-
-    def __init__(self, kc, channels=("iopub", "shell")):
-        self._watched = []
-        for name in channels:
-            sock = getattr(kc, f"{name}_channel").socket
-            monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)  # closed with the client's context
-            self._watched.append((name, sock, zmq.Socket.shadow(monitor.underlying)))
-
-    def dropped(self) -> set[str]:
-        found = set()
-        for name, sock, events in self._watched:
-            try:
-                while events.poll(0):
-                    endpoint = recv_monitor_message(events, zmq.NOBLOCK).get("endpoint") or b""
-                    endpoint = endpoint.decode() if isinstance(endpoint, bytes) else str(endpoint)
-                    found.add(name)
-                    if endpoint:
-                        try:
-                            sock.disconnect(endpoint)
-                        except zmq.ZMQError:
-                            pass
-                        sock.connect(endpoint)  # a SUB socket subscribes again by itself
-            except zmq.ZMQError:  # the client's sockets are closed: nothing more to watch
-                pass
-        return found
-
-
-class GuardedExecute(Execute):
+class GuardedExecute(KernelPair, Execute):
     sandbox = Unicode("bwrap", help="'bwrap' to sandbox kernels, 'none' to run them unsandboxed").tag(config=True)
     # The limits have no defaults here: grader_config.py is their one home, and a configuration
     # that leaves one out is refused before any kernel starts (LIMITS, `_require_limits`).
@@ -252,6 +111,29 @@ class GuardedExecute(Execute):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", BoundedKernelManager)  # nbgrader's Execute sets its own default
         super().__init__(*args, **kwargs)
+        self.reset_notebook_state()
+
+    def reset_notebook_state(self) -> None:
+        """The state of one notebook's grading, every field declared here (nbclient's own is in its
+        `reset_execution_trackers`): set before each notebook, and once at construction."""
+        self.reset_kernel_pair()     # the two kernels and their folders (kernel_pair.py)
+        self.output_budget = OutputBudget(self.max_output_bytes, self.max_output_messages)  # output_limits.py
+        self._roles = CellRoles()    # which cells run where, which are skipped (cell_roles.py)
+        self._lost = None            # why the student's kernel is gone: each later cell says so (NotRun)
+        self._trusted_lost = None    # likewise the trusted kernel's, for each later grade cell
+        self._deadline = float("inf")  # the notebook's limit, on time.monotonic()
+        self._digest = None          # the submission's digest (scratch.digest): grading skips it next time
+        self._cells_run = 0          # cells run in the student's kernel: each left a heartbeat on the evidence channel
+        self._refused_cells: list[int] = []  # cells during which an oversized message was refused
+        self._refused_here = False   # ... the cell running now among them, not yet said in its output
+        self._cell_number = 0        # the cell running now, counted from 1
+        self._tainted = False        # the trusted kernel parsed a program of the student's kernel (checks/programs.py)
+        self._in_grade_cell = False  # a grade cell runs: self.kc and self.km are the trusted kernel's
+        self._serving = None         # ... the request that runs serve() in the student's kernel meanwhile
+        self._served = None          # ... its reply, once serve() ended before the grade cell did
+        self._grade_timed_out = False  # ... the grade cell passed the cell limit (its interrupt ends serve())
+        self._grade_cells, self._grade_seconds, self._cell_seconds = 0, 0.0, 0.0  # where the time goes (TIMING_KEY)
+        self._first_cell_at: float | None = None  # when the first cell began: the kernels were up
 
     @property
     def max_notebook_output_bytes(self) -> int:
@@ -286,65 +168,15 @@ class GuardedExecute(Execute):
         self.check_socket_room()
         if self.sandbox == "bwrap" and not sandbox.bubblewrap():
             raise RuntimeError("bubblewrap (bwrap) is not installed: refusing to grade unsandboxed")
-        self._lost = None
-        self._trusted_lost = None
+        self.reset_notebook_state()
         self._deadline = time.monotonic() + self.notebook_timeout
-        self._submission = self._submission_folder(resources)
-        self._digest = None
-        instructor = self._source_notebook(resources)
-        self._imports = lesson_imports(instructor) if instructor else ""
-        self._figures = figure_sources(instructor) if instructor else set()
-        self._report = report_sources(instructor) if instructor else set()
-        self._last_grade = max((i for i, cell in enumerate(nb.cells) if is_grade(cell)), default=len(nb.cells))
-        # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: cells larger
-        # than the grader reads are refused before the scan or any kernel sees them.
-        from .scratch import check_cells
-
-        check_cells(nb)
-        scanned = _SCANNER.submit(bounded_scan.scan, code_cells(nb))
-        if self._submission is not None:
-            # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: refuse
-            # links and special files before any kernel sees the submission (nbgrader then
-            # removes what it had copied for this submission).
-            from .scratch import check_submission, digest
-
-            check_submission(self._submission)
-            source = self._folder(resources, "source") / f"{resources['nbgrader'].get('notebook')}.ipynb"
-            if source.is_file():  # grading skips this notebook next time while neither changes
-                self._digest = digest(self._submission, source)
-            _keep_only_notebooks(self._autograded_folder(resources))
-        self.trusted_km = self.trusted_kc = None
-        self._end = self._pin = None
-        self._grade_cells, self._grade_seconds, self._cell_seconds = 0, 0.0, 0.0
-        self._first_cell_at: float | None = None  # when the first cell began: the kernels were up
-        self._trusted_wait = 0.0    # seconds the first grade cell waited for the trusted kernel's imports
+        submission = nbgrader_folders.submission_folder(self.config, resources)
+        self._roles = CellRoles.of(nbgrader_folders.source_notebook(self.config, resources), nb)
+        scanned = self._admit(nb, resources, submission)
         # The trusted kernel may be the one that graded this worker's last notebook, or one started
         # for this notebook while the last was graded (trusted_kernel.py); likewise the student's
         # kernel, started for this submission while the last notebook ran (ready_kernel.py).
-        self._trusted = trusted_kernel.take(self._trusted_settings())
-        self._ready_km = None
-        ready = (ready_kernel.take(self._launch_key(self._submission), self._digest)
-                 if self._submission is not None else None)
-        if ready is not None and not ready.alive():
-            ready.stop()
-            ready = None
-        if ready is not None:
-            self._base, self._channel_dir, self._ready_km = ready.base, ready.channel, ready.km
-        else:
-            self._base, self._channel_dir = notebook_folders(self._trusted.channels)
-        self._student_runtime, self._evidence = student_runtime(self._base), self._base / EVIDENCE_FILE
-        self._trusted.begin()
-        self._trusted_clean = True  # nothing has happened to it in this notebook (kept only then)
-        self.student_kc = self._watch = None
-        self._cells_run = 0         # cells run in the student's kernel: each left a heartbeat on the evidence channel
-        self._refused_cells: list[int] = []  # cells during which an oversized message was refused
-        self._refused_here, self._cell_number = False, 0
-        self._tainted = False       # it parsed a program the student's kernel made (checks/programs.py)
-        self._cut_cells: list[str] = []  # cells whose output was cut, for the grade report
-        self._notebook_bytes, self._notebook_cut = 0, False  # the notebook's one output budget
-        self._in_grade_cell = False
-        self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
-        self.extra_arguments = self._student_arguments(self._socket)
+        ahead = self.take_kernels(submission, self._digest, self._roles.imports)
         try:
             # A worker's SIGTERM kills this notebook's kernels: its cell fails as a dead kernel's,
             # or the next cell stops (interruption.py), and the teardown below runs as after any failure.
@@ -356,325 +188,72 @@ class GuardedExecute(Execute):
             self.log.error(NOT_GRADED + _in_words(exc) + (self._kernel_said() if died else ""))
             raise
         finally:
-            # Teardown never fails a notebook: each step is bounded, and what went wrong is a note.
             tearing_down = time.perf_counter()
-            teardown = run_teardown((("closing the channel", self._close_end),
-                                     ("stopping the grading kernel", self._stop_trusted),
-                                     ("cleaning up the student's kernel",
-                                      lambda: sandbox.cleanup(self._student_runtime)),
-                                     ("removing the channel folder",
-                                      lambda: shutil.rmtree(self._channel_dir, ignore_errors=True))))
-            try:
-                flags = read_evidence(self._evidence, cells=self._cells_run)  # a missing file is flagged
-            except Exception as exc:  # noqa: BLE001
-                flags = [f"the evidence could not be read ({type(exc).__name__})"]
-            shutil.rmtree(self._base, ignore_errors=True)
+            teardown, flags = self._tear_down()
             ended = time.perf_counter()
         # Always: a key a student wrote into the notebook is replaced.
+        nb.metadata[EVIDENCE_KEY] = flags + scanned.result()
+        sanitize_html(nb)  # Formgrader and the feedback render it for the instructor: no student markup runs there
+        nb.metadata[TIMING_KEY] = self._timing(began, tearing_down, ended, ahead, teardown)
+        return nb, resources
+
+    def _timing(self, began: float, tearing_down: float, ended: float, ahead: bool, teardown: list[str]) -> dict:
+        """Where the notebook's time went, and what happened to its kernels and output (TIMING_KEY)."""
+        return {"grade_cells": self._grade_cells,
+                "grade_cell_seconds": round(self._grade_seconds - self._trusted_wait, 3),
+                "cell_seconds": round(self._cell_seconds - self._trusted_wait, 3),
+                # the rest of the notebook's time in this preprocessor: starting or
+                # taking its kernels, the trusted kernel's imports, teardown
+                "start_seconds": round((self._first_cell_at or tearing_down) - began, 3),
+                "trusted_wait_seconds": round(self._trusted_wait, 3),
+                "teardown_seconds": round(ended - tearing_down, 3),
+                "preprocess_seconds": round(ended - began, 3),
+                "kernel_started_ahead": ahead,
+                "submission": self._digest,
+                "trusted_kernel_notebook": self._trusted.notebooks,
+                "trusted_kernel_tainted": self._tainted,
+                "teardown": teardown,
+                "output_cut": self.output_budget.cut_cells}
+
+    def _admit(self, nb, resources, submission: Path | None) -> concurrent.futures.Future:
+        """Refuse what the grader will not read, before the scan or any kernel sees it; start the
+        scan of the notebook's code (its future: the scan's flags)."""
+        # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: cells larger
+        # than the grader reads are refused first.
+        from .scratch import check_cells
+
+        check_cells(nb)
+        scanned = _SCANNER.submit(bounded_scan.scan, code_cells(nb))
+        if submission is not None:
+            # Likewise links and special files in the submission (nbgrader then removes what it
+            # had copied for this submission).
+            from .scratch import check_submission, digest
+
+            check_submission(submission)
+            source = nbgrader_folders.source_notebook_path(self.config, resources)
+            if source is not None and source.is_file():  # grading skips this notebook next time while neither changes
+                self._digest = digest(submission, source)
+            nbgrader_folders.keep_only_notebooks(nbgrader_folders.autograded_folder(self.config, resources))
+        return scanned
+
+    def _tear_down(self) -> tuple[list[str], list[str]]:
+        """After the notebook, whatever happened: the kernels stopped or kept, their folders removed.
+        What went wrong (in words: teardown never fails a notebook, each step is bounded), and the
+        evidence flags."""
+        teardown = run_teardown((("closing the channel", self._close_end),
+                                 ("stopping the grading kernel", lambda: self._stop_trusted(self._lost is not None)),
+                                 ("cleaning up the student's kernel", lambda: cgroups.cleanup(self._student_runtime)),
+                                 ("removing the channel folder",
+                                  lambda: shutil.rmtree(self._channel_dir, ignore_errors=True))))
+        try:
+            flags = read_evidence(self._evidence, cells=self._cells_run)  # a missing file is flagged
+        except Exception as exc:  # noqa: BLE001
+            flags = [f"the evidence could not be read ({type(exc).__name__})"]
+        shutil.rmtree(self._base, ignore_errors=True)
         if self._refused_cells:
             flags.append(f"the student's kernel sent messages of more than {self.max_message_bytes} bytes: refused "
                          f"unread (cell {', '.join(map(str, self._refused_cells))})")
-        nb.metadata[EVIDENCE_KEY] = flags + scanned.result()
-        sanitize_html(nb)  # Formgrader and the feedback render it for the instructor: no student markup runs there
-        nb.metadata[TIMING_KEY] = {"grade_cells": self._grade_cells,
-                                   "grade_cell_seconds": round(self._grade_seconds - self._trusted_wait, 3),
-                                   "cell_seconds": round(self._cell_seconds - self._trusted_wait, 3),
-                                   # the rest of the notebook's time in this preprocessor: starting or
-                                   # taking its kernels, the trusted kernel's imports, teardown
-                                   "start_seconds": round((self._first_cell_at or tearing_down) - began, 3),
-                                   "trusted_wait_seconds": round(self._trusted_wait, 3),
-                                   "teardown_seconds": round(ended - tearing_down, 3),
-                                   "preprocess_seconds": round(ended - began, 3),
-                                   "kernel_started_ahead": ready is not None,
-                                   "submission": self._digest,
-                                   "trusted_kernel_notebook": self._trusted.notebooks,
-                                   "trusted_kernel_tainted": self._tainted,
-                                   "teardown": teardown,
-                                   "output_cut": self._cut_cells}
-        return nb, resources
-
-    def _kernel_said(self) -> str:
-        """The last line a kernel that died wrote to its own log (the launcher's refusal, Python's
-        last error), for the reason the report gives."""
-        for who, km, runtime in (("student", getattr(self, "km", None), self._student_runtime),
-                                 ("grading", self._trusted.km, self._trusted.runtime)):
-            try:
-                if km is None or run_sync(km.is_alive)():
-                    continue
-                text = (runtime / "kernel.log").read_text(errors="replace")[-4000:]
-            except Exception:  # noqa: BLE001 (no more to say)
-                continue
-            lines = [line.strip() for line in text.splitlines() if line.strip()]
-            if lines:
-                return f" (the {who} kernel's last words: {lines[-1][:160]})"
-        return ""
-
-    def _close_end(self) -> None:
-        if self._end is not None:
-            self._end.close()
-
-    def _student_arguments(self, socket_path: str) -> list[str]:
-        """The student's kernel's start-up: the evidence hook, the channel, the output budgets."""
-        return [
-            "--HistoryManager.hist_file=:memory:",
-            _exec_lines("__import__('perfcourse.kernel.evidence').kernel.evidence.install()",
-                        f"__import__('perfcourse.kernel.agent').kernel.agent.install({socket_path!r})",
-                        "__import__('perfcourse.kernel.evidence').kernel.evidence.beat_each_cell()",
-                        "__import__('perfcourse.kernel.output_cap').kernel.output_cap"
-                        f".install({self.max_output_messages}, {self.max_output_bytes}, "
-                        f"{self.max_notebook_output_bytes})",
-                        "__import__('perfcourse.kernel').kernel.working_folder_on_path()"),
-        ]
-
-    def _sandbox_settings(self, role: str, runtime: Path, submission: Path | None = None,
-                          channel: Path | None = None, evidence: Path | None = None) -> dict:
-        student = role == "student"
-        return {
-            "mode": self.sandbox,
-            "role": role,
-            "runtime": str(runtime),
-            "scratch_source": str(submission) if student and submission else None,
-            # The student's kernel sees its own notebook's channel folder; the trusted kernel, kept
-            # between notebooks, the folder that holds each notebook's in turn.
-            "binds": [str(channel if student else self._trusted.channels)],
-            "channel": str(channel / trusted_kernel.SOCKET) if student else None,
-            "evidence": str(evidence) if student else None,
-            "limits": self._sandbox_limits(),
-        }
-
-    def _launch_key(self, submission: Path) -> str:
-        """What a student's kernel for `submission` is started with: one started ahead is taken
-        only when this matches (ready_kernel.py)."""
-        return json.dumps([str(submission), self.kernel_name, self.sandbox, self._sandbox_limits(), sys.executable,
-                           self.xla_flags, self.max_output_messages, self.max_output_bytes, self.max_message_bytes])
-
-    def _sandbox_limits(self) -> dict:
-        return {"memory_bytes": self.memory_bytes, "pids": self.pids, "disk_bytes": self.disk_bytes,
-                "cpu_seconds": self.cpu_seconds, "file_bytes": self.file_bytes, "open_files": 1024}
-
-    def _trusted_settings(self) -> str:
-        """What a trusted kernel is started with; a kept one grades a notebook only if they match."""
-        return json.dumps([self.kernel_name, self.sandbox, self._sandbox_limits(), self.startup_timeout, sys.executable,
-                           self.xla_flags])
-
-    def _prepare(self, km, runtime: Path) -> None:
-        km.transport = "ipc"
-        km.ip = str(runtime / "ipc")
-        km.connection_file = str(runtime / "connection.json")
-        spec = km.kernel_spec
-        spec.argv = [sys.executable, "-m", "perfcourse.grading.sandbox", *kernel_argv(spec.argv)]
-        # Signals do not cross into the sandbox's PID namespace: interrupt over the control channel.
-        spec.interrupt_mode = "message"
-
-    def create_kernel_manager(self):
-        if self._ready_km is not None:  # started for this submission while the last notebook ran
-            self.km = self._ready_km
-            return self.km
-        km = super().create_kernel_manager()
-        self._prepare_student(km, self._student_runtime)
-        return km
-
-    def _prepare_student(self, km, runtime: Path) -> None:
-        self._prepare(km, runtime)
-        if not isinstance(km, BoundedKernelManager):
-            raise RuntimeError(f"GuardedExecute.kernel_manager_class must be a BoundedKernelManager, not "
-                               f"{type(km).__name__}: the grader's memory is bounded through it")
-        km.max_message_bytes = self.max_message_bytes
-
-    def _kernel_env(self, role: str, runtime: Path, **student) -> dict:
-        env = dict(os.environ)
-        # Both kernels alike: the checks calibrate their timings in the trusted kernel for work
-        # that runs in the student's.
-        if self.xla_flags:
-            env["XLA_FLAGS"] = xla_flags_after(env.get("XLA_FLAGS"), self.xla_flags)
-        settings = self._sandbox_settings(role, runtime, **student)
-        if self.sandbox == "bwrap":
-            settings["fork"] = self._fork_server(role, env)
-        env[sandbox.ENV_SETTINGS] = json.dumps(settings)
-        return env
-
-    def _fork_server(self, role: str, env: dict) -> str | None:
-        """Inside a worker: the socket of the warm process this kernel is forked from (grading/fork_server.py)."""
-        spec = KernelSpecManager().get_kernel_spec(self.kernel_name)
-        kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, role, sandbox.kernel_user())
-        return fork_server.for_kernel(role, kernel_argv(spec.argv), kernel_env)
-
-    async def async_start_new_kernel(self, **kwargs):
-        kwargs["env"] = self._kernel_env("student", self._student_runtime, submission=self._submission,
-                                         channel=self._channel_dir, evidence=self._evidence)
-        # Both kernels start at once: the trusted one costs no wall-clock time of its own.
-        await asyncio.gather(super().async_start_new_kernel(**kwargs), self._start_trusted())
-
-    async def _start_trusted(self):
-        if self._trusted.km is None:  # else kept from this worker's last notebook, or started for this one
-            await self._launch_trusted(self._trusted)
-        self.trusted_km = self._trusted.km
-
-    async def _launch_trusted(self, trusted: trusted_kernel.TrustedKernel) -> None:
-        km = AsyncKernelManager(kernel_name=self.kernel_name)
-        self._prepare(km, trusted.runtime)
-        env = self._kernel_env("trusted", trusted.runtime)
-        await km.start_kernel(
-            extra_arguments=["--HistoryManager.hist_file=:memory:", "--IPKernelApp.capture_fd_output=False"],
-            env=env, cwd=str(trusted.runtime))
-        trusted.km = km
-
-    async def _start_next(self) -> None:
-        """Inside a worker: start the student's kernel of the worker's next notebook now, while
-        this one runs (ready_kernel.py). Anything that goes wrong leaves that notebook to start
-        its own, as it would have."""
-        wanted = ready_kernel.next_up() if ready_kernel.next_up is not None else None
-        if wanted is None or trusted_kernel.worker_channels() is None or interruption.requested():
-            return
-        submission, source = wanted
-        key = self._launch_key(submission)
-        if ready_kernel.holding(key):
-            return
-        from .scratch import check_submission, digest
-
-        base = channel = None
-        try:
-            check_submission(submission)
-            stamp = digest(submission, source) if source.is_file() else None
-            base, channel = notebook_folders(trusted_kernel.worker_channels())
-            runtime = student_runtime(base)
-            km = self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config)
-            self._prepare_student(km, runtime)
-            env = self._kernel_env("student", runtime, submission=submission, channel=channel,
-                                   evidence=base / EVIDENCE_FILE)
-            await km.start_kernel(extra_arguments=self._student_arguments(str(channel / trusted_kernel.SOCKET)),
-                                  env=env, cwd=str(runtime))
-        except Exception as exc:  # noqa: BLE001 (that notebook starts its own kernel)
-            self.log.warning("could not start the next notebook's kernel ahead (%s: %s)", type(exc).__name__, exc)
-            for folder in (base, channel):
-                if folder is not None:
-                    shutil.rmtree(folder, ignore_errors=True)
-            return
-        ready_kernel.hold(ready_kernel.ReadyKernel(key, stamp, base, channel, km))
-
-    async def async_start_new_kernel_client(self):
-        await self._start_trusted()  # a student's kernel started ahead skipped async_start_new_kernel
-        # Both clients wait for their kernel's first answer at once: the trusted kernel's is needed
-        # only below.
-        self.trusted_kc = self.trusted_km.client()
-        self.trusted_kc.start_channels()
-        trusted_ready = asyncio.ensure_future(wait_until_answering(self.trusted_kc, self.startup_timeout))
-        try:
-            result = await super().async_start_new_kernel_client()
-        except BaseException:
-            trusted_ready.cancel()
-            with contextlib.suppress(BaseException):
-                await trusted_ready
-            raise
-        self.student_kc, self.student_km = self.kc, self.km
-        self._watch = MessageWatch(self.student_kc)
-        # The student's kernel has made its sockets: from now on it can add nothing to its runtime
-        # folder, and the grader's own connection to the channel is made before any student
-        # code runs, so it never follows a path the student could have changed.
-        sandbox.seal(self._student_runtime)
-        self._end = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._end.settimeout(self.interrupt_grace)
-        self._end.connect(self._socket)
-        await trusted_ready
-        # Likewise the trusted kernel, once it answers: one started moments ago (the successor of
-        # the last notebook's) may still be making its sockets when the student's, started
-        # ahead, is long ready; sealed earlier, it could not, and died.
-        sandbox.seal(self._trusted.runtime)
-        # The trusted kernel forgets any last notebook, connects to this student's kernel and loads
-        # the lesson's imports while the student's first cells run; the first grade cell waits (_pinned).
-        setup = (f"__import__('perfcourse.checks.remote').checks.remote.start_notebook("
-                 f"{self._socket!r}, {self._imports!r})")
-        self._pin = self.trusted_kc.execute(setup, silent=True, store_history=False,
-                                            user_expressions={"cpu": "__import__('time').process_time()"})
-        await self._start_next()
-        return result
-
-    def _pinned(self) -> None:
-        """Wait once for the trusted kernel to be ready for this notebook; fail grading if it is not."""
-        if self._pin is None:
-            return
-        msg_id, self._pin = self._pin, None
-        waited = time.perf_counter()
-        reply = run_sync(self._wait_reply)(self.trusted_kc, msg_id, self.startup_timeout)
-        self._trusted_wait += time.perf_counter() - waited
-        if reply is None or reply["content"].get("status") != "ok":
-            self._trusted_clean = False
-            raise RuntimeError("the grading kernel could not get ready for this notebook (the lesson's imports)")
-        cpu = reply["content"].get("user_expressions", {}).get("cpu", {}).get("data", {}).get("text/plain")
-        try:
-            self._trusted.cpu_seconds = float(cpu)
-        except (TypeError, ValueError):
-            self._trusted_clean = False  # cannot tell how close it is to its CPU limit: not kept
-
-    def _measure_trusted_cpu(self) -> bool:
-        """Record the trusted kernel's CPU seconds so far; False when it does not say in time."""
-        msg_id = self.trusted_kc.execute("", silent=True, store_history=False,
-                                         user_expressions={"cpu": "__import__('time').process_time()"})
-        reply = run_sync(self._wait_reply)(self.trusted_kc, msg_id, self.interrupt_grace)
-        cpu = ((reply or {}).get("content", {}).get("user_expressions", {}).get("cpu", {})
-               .get("data", {}).get("text/plain"))
-        try:
-            self._trusted.cpu_seconds = float(cpu)
-        except (TypeError, ValueError):
-            return False
-        return True
-
-    start_new_kernel = run_sync(async_start_new_kernel)
-    start_new_kernel_client = run_sync(async_start_new_kernel_client)
-
-    def _stop_trusted(self):
-        """This notebook is done with the trusted kernel: kept for the next one, or stopped."""
-        clean = self._trusted_clean and self._lost is None and self._pin is None
-        if clean and self.trusted_kc is not None:
-            # Judged by the CPU time it has used now, at the end of this notebook: one notebook can
-            # drive it far (a student's kernel that makes its checks work hard), and the next
-            # notebook must not begin on a kernel already near its CPU limit.
-            clean = self._measure_trusted_cpu()
-        if self.trusted_kc is not None:
-            self.trusted_kc.stop_channels()
-        kept = trusted_kernel.give_back(self._trusted, clean, self.trusted_kernel_notebooks, self.cpu_seconds)
-        if not kept and not interruption.requested() and trusted_kernel.replace_ahead(
-                ready_kernel.next_up is not None and ready_kernel.next_up() is not None):
-            # Its successor starts now, while nbgrader records this notebook and the next begins
-            # (if it cannot, the next notebook starts one itself: nothing to note for this one).
-            successor = trusted_kernel.take(self._trusted_settings())
-            try:
-                run_sync(self._launch_trusted)(successor)
-            except Exception as exc:  # noqa: BLE001
-                self.log.warning("could not start the next grading kernel ahead (%s: %s)", type(exc).__name__, exc)
-                successor.stop()
-                return
-            trusted_kernel.keep(successor)
-
-    def _folder(self, resources, kind: str, student: str = ".") -> Path | None:
-        """A folder of the notebook being graded in nbgrader's layout (CourseDirectory.format_path)."""
-        info = (resources or {}).get("nbgrader", {})
-        if not info.get("assignment"):
-            return None
-        from nbgrader.coursedir import CourseDirectory
-
-        directory = CourseDirectory(config=self.config)
-        return Path(directory.format_path(getattr(directory, f"{kind}_directory"), student, info["assignment"]))
-
-    def _submission_folder(self, resources) -> Path | None:
-        """submitted/<student>/<assignment>/ of the notebook being graded."""
-        student = (resources or {}).get("nbgrader", {}).get("student")
-        return self._folder(resources, "submitted", student) if student else None
-
-    def _source_notebook(self, resources):
-        """The instructor's source notebook of the one being graded (never the student's copy)."""
-        import nbformat
-
-        notebook = (resources or {}).get("nbgrader", {}).get("notebook")
-        source = self._folder(resources, "source")
-        path = source / f"{notebook}.ipynb" if source and notebook else None
-        return nbformat.read(path, as_version=4) if path and path.is_file() else None
-
-    def _autograded_folder(self, resources) -> Path | None:
-        student = (resources or {}).get("nbgrader", {}).get("student")
-        folder = self._folder(resources, "autograded", student) if student else None
-        path = (resources or {}).get("metadata", {}).get("path")
-        return folder if folder and path and Path(path).resolve() == folder.resolve() else None
+        return teardown, flags
 
     # --- each cell ---------------------------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
@@ -699,16 +278,14 @@ class GuardedExecute(Execute):
             self._lost = f"the notebook ran past its {self.notebook_timeout} s limit"
             self._kill(self.student_km)
         grade = is_grade(cell)
-        skipped = None if grade else FIGURE_NOT_DRAWN if cell.source in self._figures \
-            else REPORT_NOT_RUN if index > self._last_grade and cell.source in self._report else None
+        skipped = self._roles.skipped(cell, index)
         if skipped:
             cell.outputs = [new_output("stream", name="stdout", text=skipped)]
             return cell, resources
         if self._lost is not None or (grade and self._trusted_lost is not None):
             cell.outputs = [_error("NotRun", f"not run: {self._lost or self._trusted_lost}")]
             return cell, resources
-        self._output_bytes = self._output_messages = 0
-        self._output_cut = False
+        self.output_budget.start_cell()
         if grade:
             return self._grade_cell(cell, resources, index)
         try:
@@ -721,7 +298,7 @@ class GuardedExecute(Execute):
             if not output_lost and _output_late(exc) and self._lost is None:
                 # The cell ran and replied; its last outputs were still arriving when nbclient's
                 # wait for them ran out (a busy machine, a flood): the rest are dropped.
-                self._cut(cell.outputs, index, f"what arrived within {self.iopub_timeout} s of its end")
+                self.output_budget.cut(cell.outputs, index, f"what arrived within {self.iopub_timeout} s of its end")
                 output_lost = True
             if not output_lost or self._lost is not None:
                 if self._lost is None and not isinstance(exc, DeadKernelError):
@@ -766,15 +343,6 @@ class GuardedExecute(Execute):
         """Was a message of the student's kernel refused in this cell (looking once more)?"""
         await self._look_for_refusals()
         return self._refused_here
-
-    @staticmethod
-    async def _still_running(km, seconds: float) -> bool:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if not await ensure_async(km.is_alive()):
-                return False
-            await asyncio.sleep(0.05)
-        return bool(await ensure_async(km.is_alive()))
 
     def _last_heartbeat(self) -> None:
         """After the notebook's last cell: one more cell in the student's kernel, whose heartbeat
@@ -847,26 +415,6 @@ class GuardedExecute(Execute):
         self._cells_run += 1  # serve() ran there as a cell
         return self._drain_stream(serving)
 
-    def _send_end(self) -> None:
-        message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
-        try:
-            self._end.sendall(struct.pack(">I", len(message)) + message)
-            self._end.recv(1 << 16)  # the acknowledgement (its content does not matter)
-        except OSError:  # the student's kernel is not listening: the interrupt below ends `serve()`
-            pass
-
-    @staticmethod
-    async def _wait_reply(kc, msg_id: str, grace: float):
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            try:
-                msg = await ensure_async(kc.get_shell_msg(timeout=max(0.05, deadline - time.monotonic())))
-            except Exception:  # queue.Empty, or the kernel is gone
-                continue
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                return msg
-        return None
-
     def _drain_stream(self, msg_id: str) -> str:
         """Stream text of `msg_id` from the student's kernel, up to its idle status (capped)."""
         text, size = [], 0
@@ -882,11 +430,10 @@ class GuardedExecute(Execute):
             if kind == "status" and content.get("execution_state") == "idle":
                 break
             if kind == "stream":
-                room = min(self.max_output_bytes - size, self.max_notebook_output_bytes - self._notebook_bytes)
-                piece = str(content.get("text", ""))[: max(0, room)]
+                piece = str(content.get("text", ""))[: self.output_budget.stream_room(size)]
                 text.append(piece)
                 size += len(piece)
-                self._notebook_bytes += len(piece)
+                self.output_budget.spend(len(piece))
         return "".join(text)
 
     async def _async_check_alive(self):
@@ -895,7 +442,7 @@ class GuardedExecute(Execute):
         them: interrupt the check now rather than at the cell limit."""
         await super()._async_check_alive()
         await self._look_for_refusals()
-        if getattr(self, "_in_grade_cell", False) and self._served is None and not self._grade_timed_out:
+        if self._in_grade_cell and self._served is None and not self._grade_timed_out:
             reply = await self._wait_reply(self.student_kc, self._serving, 0.05)
             if reply is not None:
                 self._served = reply
@@ -903,11 +450,11 @@ class GuardedExecute(Execute):
                 await ensure_async(self.trusted_km.interrupt_kernel())
 
     async def _async_handle_timeout(self, timeout, cell=None):
-        if getattr(self, "_in_grade_cell", False):
+        if self._in_grade_cell:
             self._grade_timed_out = True  # the interrupt below ends serve(): that is not a refusal
             self._trusted_clean = False
         reply = await super()._async_handle_timeout(timeout, cell)  # interrupts self.km
-        if getattr(self, "_in_grade_cell", False):
+        if self._in_grade_cell:
             # The student's code the check called is most likely what is stuck.
             await ensure_async(self.student_km.interrupt_kernel())
             return reply
@@ -920,18 +467,6 @@ class GuardedExecute(Execute):
         """Does the kernel answer a trivial request within `grace` seconds of an interrupt?"""
         probe = self.kc.execute("", silent=True, store_history=False)
         return await self._wait_reply(self.kc, probe, grace) is not None
-
-    def _kill_kernels(self) -> None:
-        """Both kernels of this notebook, killed now (a worker's SIGTERM: interruption.py)."""
-        for km in (getattr(self, "km", None), self.trusted_km):
-            self._kill(km)
-
-    @staticmethod
-    def _kill(km):
-        """Kill a kernel's sandbox process; bubblewrap takes the kernel with it (--die-with-parent)."""
-        process = getattr(getattr(km, "provisioner", None), "process", None)
-        if process is not None and process.poll() is None:
-            process.kill()
 
     def process_message(self, msg, cell, cell_index):
         content = msg.get("content", {})
@@ -946,89 +481,26 @@ class GuardedExecute(Execute):
             said = content["data"][OUTPUT_CUT_MIME]
             limit = said.get("limit") if isinstance(said, dict) else None
             said = str(limit)[:60] if limit else "its budget"
-            return self._cut(cell.outputs, cell_index, said, notebook=said.startswith("the notebook"))
+            self.output_budget.cut(cell.outputs, cell_index, said, notebook=said.startswith("the notebook"))
+            return None
         kind = msg.get("msg_type")
         if kind in CAPPED_MESSAGES:
             # Counted here, before nbclient keeps anything of it; past a cap it is dropped here: a
             # flood of small messages costs seconds, not the cell's time limit, and no kind of
             # message (a display update that rewrites outputs across cells, a widget's comm state)
             # is kept past the notebook's budget.
-            size = message_size(msg) * self._copies(msg)
-            self._output_bytes += size  # a cell's caps count what it sent, the notebook's budget what is kept
-            self._output_messages += 1
-            limit = (f"{self.max_output_messages} messages" if self._output_messages > self.max_output_messages
-                     else f"{self.max_output_bytes} bytes" if self._output_bytes > self.max_output_bytes
-                     else f"the notebook's budget of {self.max_notebook_output_bytes} bytes"
-                     if self._notebook_bytes + size > self.max_notebook_output_bytes else None)
-            if limit is None:
-                self._notebook_bytes += size
+            limit = self.output_budget.take(message_size(msg) * copies(msg, self._display_id_map))
             if limit is not None:
-                self._cut(cell.outputs, cell_index, limit, notebook=limit.startswith("the notebook"))
+                self.output_budget.cut(cell.outputs, cell_index, limit, notebook=limit.startswith("the notebook"))
                 if not self._decides_grade(msg):
                     return None
-                msg = _trimmed(msg)
+                msg = trimmed(msg)
         return super().process_message(msg, cell, cell_index)
-
-    def _copies(self, msg) -> int:
-        """How many outputs a message becomes: a display id's message rewrites every output that shares it."""
-        transient = (msg.get("content") or {}).get("transient")
-        display_id = transient.get("display_id") if isinstance(transient, dict) else None
-        if not display_id or msg.get("msg_type") not in ("display_data", "execute_result", "update_display_data"):
-            return 1
-        shared = sum(len(found) for found in self._display_id_map.get(display_id, {}).values())
-        return max(1, shared + (msg.get("msg_type") != "update_display_data"))
 
     def _decides_grade(self, msg) -> bool:
         kind, content = msg.get("msg_type"), msg.get("content") or {}
         return kind == "error" or (kind == "stream" and content.get("name") == "stderr" and self._in_grade_cell)
 
-    def _cut(self, outs, cell_index: int, limit: str, notebook: bool = False) -> None:
-        """Drop this output; the first time in a cell, say so in the cell and in the grade report
-        (the notebook's budget: once, from the cell where it ran out)."""
-        if not self._output_cut:
-            self._output_cut = True
-            if not notebook:
-                self._cut_cells.append(f"the output of cell {cell_index + 1} was cut at {limit}")
-            elif not self._notebook_cut:
-                self._notebook_cut = True
-                self._cut_cells.append(f"the notebook's output was cut at {limit}, from cell {cell_index + 1} on")
-            # stdout: nbgrader scores any stderr output of a grade cell as a failure
-            outs.append(new_output("stream", name="stdout", text=f"\n[output limit of {limit} reached: "
-                                                                  "the rest of this cell's output was dropped]\n"))
-        return None
-
-
-EVIDENCE_FILE = "evidence.log"  # in a notebook's folder, beside its student kernel's runtime
-
-
-def notebook_folders(channels: Path) -> tuple[Path, Path]:
-    """A notebook's folder (its student kernel's runtime, student/, inside) and its channel folder."""
-    base = Path(tempfile.mkdtemp(prefix="perfcourse-grading-"))
-    student_runtime(base).mkdir()
-    return base, trusted_kernel.channel_folder(channels)
-
-
-def student_runtime(base: Path) -> Path:
-    return base / "student"
-
-
-def message_size(msg) -> int:
-    """What a kernel message costs to keep: its content as JSON, and its binary buffers."""
-    size = len(json.dumps(msg.get("content", {}), default=str))
-    for buffer in msg.get("buffers") or ():
-        size += memoryview(buffer).nbytes
-    return size
-
-
-def _trimmed(msg) -> dict:
-    """An error or stderr message past a budget, kept (it decides a grade) with each field cut short."""
-    content = dict(msg.get("content") or {})
-    for key in ("text", "ename", "evalue"):
-        if isinstance(content.get(key), str):
-            content[key] = content[key][:KEPT_CHARS]
-    if isinstance(content.get("traceback"), list):
-        content["traceback"] = [str(line)[:KEPT_CHARS] for line in content["traceback"][-20:]]
-    return {**msg, "content": content, "buffers": []}
 
 
 def _output_late(exc: BaseException) -> bool:
@@ -1057,78 +529,3 @@ def run_teardown(steps) -> list[str]:
         except Exception as exc:  # noqa: BLE001 (recorded as a note, never raised)
             problems.append(f"{what} failed ({type(exc).__name__}: {str(exc)[:200]})")
     return problems
-
-
-def run_anyway(cell, tag: str) -> None:
-    """Remove `tag` from the cell's tags: nbclient does not run a cell that has it ("skip-execution"),
-    and a grade cell that never runs shows no error, which nbgrader scores as passed. The grader runs
-    every cell handed in; which cells it skips is decided from source/ (figures, the report), never
-    from a student's tags."""
-    tags = cell.get("metadata", {}).get("tags")
-    if isinstance(tags, list) and tag in tags:
-        cell.metadata["tags"] = [t for t in tags if t != tag]
-
-
-def figure_sources(nb) -> set[str]:
-    """The source text of the instructor's figure cells: grading skips a cell only when its text is
-    one of these, so a tag a student adds to their own copy skips nothing."""
-    return {cell.source for cell in nb.cells
-            if cell.cell_type == "code" and FIGURE_TAG in cell.metadata.get("tags", [])}
-
-
-def report_sources(nb) -> set[str]:
-    """The source text of the instructor's lesson code cells after the last grade cell (the lesson's
-    report: measurements for its figure). No test reads them and they earn no points, so grading
-    skips them where they come after every grade cell of the notebook being graded; a cell the
-    student wrote there still runs."""
-    from nbgrader.utils import is_solution
-
-    grades = [i for i, cell in enumerate(nb.cells) if is_grade(cell)]
-    if not grades:
-        return set()
-    return {cell.source for cell in nb.cells[grades[-1] + 1:]
-            if cell.cell_type == "code" and not is_solution(cell) and cell.source.strip()}
-
-
-def lesson_imports(nb) -> str:
-    """The import statements of the instructor's lesson cells that grade cells may rely on.
-
-    Lesson cells (neither solution nor grade cells) before the last grade cell, in order: the
-    report cells after it (plotting) are not needed by any check.
-    """
-    import ast
-
-    from nbgrader.utils import is_grade, is_solution
-
-    grades = [i for i, cell in enumerate(nb.cells) if is_grade(cell)]
-    found = []
-    for cell in nb.cells[: (grades[-1] if grades else 0)]:
-        if cell.cell_type != "code" or is_grade(cell) or is_solution(cell):
-            continue
-        tree = python_of(cell)
-        if tree is not None:
-            found += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    return "\n".join(dict.fromkeys(found))
-
-
-# What nbgrader's exchange puts beside a submission and reads back when it releases feedback.
-NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
-
-
-def _keep_only_notebooks(folder: Path | None) -> None:
-    """Remove from autograded/<student>/<lesson>/ what nbgrader copied beside the notebook.
-
-    The kernel gets the submission's files in its own scratch folder; autograded/ (and so the
-    feedback nbgrader copies from it) keeps the graded notebook, and the two files of nbgrader's
-    exchange that `nbgrader release_feedback` (Formgrader's Release Feedback) reads from the
-    feedback folder. Nothing here follows a link.
-    """
-    if folder is None or folder.is_symlink() or not folder.is_dir():
-        return
-    for entry in os.scandir(folder):
-        if (entry.name.endswith(".ipynb") or entry.name in NBGRADER_FILES) and entry.is_file(follow_symlinks=False):
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            os.unlink(entry.path)

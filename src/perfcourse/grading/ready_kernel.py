@@ -22,7 +22,7 @@ from typing import Callable
 
 from jupyter_client.utils import run_sync
 
-from . import sandbox
+from . import cgroups
 
 
 @dataclass
@@ -42,7 +42,7 @@ class ReadyKernel:
     def stop(self) -> None:
         with contextlib.suppress(Exception):  # already gone
             run_sync(self.km.shutdown_kernel)(now=True)
-        sandbox.cleanup(self.base / "student")  # execute.student_runtime(base)
+        cgroups.cleanup(self.base / "student")  # kernel_pair.student_runtime(base)
         shutil.rmtree(self.base, ignore_errors=True)
         shutil.rmtree(self.channel, ignore_errors=True)
 

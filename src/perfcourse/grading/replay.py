@@ -23,7 +23,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
 from ..kernel.evidence import EVIDENCE_KEY
-from .execute import TIMING_KEY, _keep_only_notebooks
+from .execute import TIMING_KEY
+from .nbgrader_folders import keep_only_notebooks
 
 MAX_NOTEBOOK_BYTES = 32 << 20  # one executed notebook as it comes back from a worker
 
@@ -58,7 +59,7 @@ class ReplayExecution(NbGraderPreprocessor):  # enabled, as nbgrader's own steps
         path = (resources.get("metadata") or {}).get("path")
         autograded = Path(directory.format_path(directory.autograded_directory, student, lesson))
         if path and Path(path).resolve() == autograded.resolve():
-            _keep_only_notebooks(autograded)  # as GuardedExecute leaves it
+            keep_only_notebooks(autograded)  # as GuardedExecute leaves it
         return nb, resources
 
 

@@ -61,19 +61,17 @@ and drops to uid/gid 65534 (nobody) for good: setgroups, setgid, setuid, no capa
 no_new_privs. When the grader is not root the kernel runs as the grader's user in bubblewrap's
 user namespace, with nested user namespaces disabled. In "none" mode nothing is dropped.
 
-Bounds: a cgroup per kernel (cgroup v2 when /sys/fs/cgroup is cgroup2, else the v1 `memory` and
-`pids` hierarchies), made under the launcher's own cgroup and named from `runtime`, bounds the
-resident memory (memory.limit_in_bytes and memsw, or memory.max and memory.swap.max) and the
-process count of everything the kernel starts; a kernel over its memory is killed by the
-kernel's OOM killer. There is no address-space limit: it would kill correct JAX work, which maps
-many threads. When a bound cannot be set the launcher prints one loud line to stderr and goes on;
+Bounds: a cgroup per kernel bounds the resident memory and the process count of everything the
+kernel starts (grading/cgroups.py); rlimits bound each process's CPU seconds, file size and open
+files. There is no address-space limit: it would kill correct JAX work, which maps many threads.
+When a bound cannot be set the launcher prints one loud line to stderr and goes on;
 `bounds_available()` says the same to the grader beforehand. The grader calls
-`cleanup(runtime)` after the kernel has gone: it kills what is left in the cgroups and removes them.
+`cgroups.cleanup(runtime)` after the kernel has gone. The evidence pipe is copied by
+grading/evidence_pipe.py.
 """
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import resource
@@ -86,21 +84,16 @@ from pathlib import Path
 
 from ..course import CourseError
 from ..kernel.evidence import ENV_FD as ENV_EVIDENCE_FD
-from ..kernel.evidence import CLOSED, SECOND, TRUNCATED
 from ..kernel import CHANNEL_FD_ENV as ENV_CHANNEL_FD
-from . import scratch
+from . import cgroups, evidence_pipe, scratch
 
 ENV_SETTINGS = "PERFCOURSE_SANDBOX"
 KERNEL_UID = KERNEL_GID = 65534       # nobody
 HOME = "/home/student"                # the kernel's home inside the sandbox: a tmpfs
 WORKDIR = "/home/student/work"        # its working directory: another tmpfs, with the submission
-EVIDENCE_CAP = 1 << 20
-CLOSE_GRACE = 2.0                     # seconds a sandbox has to exit once its kernel's evidence pipe closed
-HOLDERS_EVERY = 0.2                   # seconds between looks at which descriptors hold the evidence pipe
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
 LIMIT_KEYS = ("memory_bytes", "pids", "disk_bytes", "cpu_seconds", "file_bytes", "open_files")
 SETTING_KEYS = ("mode", "role", "runtime", "scratch_source", "binds", "channel", "evidence", "limits", "fork")
-CGROUP_MOUNT = "/sys/fs/cgroup"
 # What the student's kernel sees of this package: the code it runs (its evidence hook, the
 # channel's agent and the probes). The checks, whose reference answers a submission could import
 # instead of doing the task, and the grader are not there to import or read.
@@ -352,202 +345,12 @@ def apply_limits(limits: dict) -> None:
         resource.setrlimit(getattr(resource, name), (value, value))
 
 
-# --- cgroups -----------------------------------------------------------------------------------
-def _hierarchies() -> tuple[str, dict[str, Path]]:
-    """("v2" or "v1", {controller: the launcher's own cgroup directory}); {} where none is mounted."""
-    mounts_v1, unified = {}, None
-    with open("/proc/self/mountinfo") as handle:
-        for line in handle:
-            left, _, right = line.partition(" - ")
-            fields, tail = left.split(), right.split()
-            if len(fields) < 5 or len(tail) < 3:
-                continue
-            root, point = _unescape(fields[3]), _unescape(fields[4])
-            if tail[0] == "cgroup2" and point == CGROUP_MOUNT:
-                unified = (root, point)
-            elif tail[0] == "cgroup":
-                for option in tail[2].split(","):
-                    if option in ("memory", "pids"):
-                        mounts_v1[option] = (root, point)
-    own = {}
-    with open("/proc/self/cgroup") as handle:
-        for line in handle:
-            _, controllers, path = line.rstrip("\n").split(":", 2)
-            for controller in controllers.split(",") if controllers else [""]:
-                own[controller] = path
-    if unified is not None:
-        return "v2", {c: _under(unified, own.get("", "/")) for c in ("memory", "pids")}
-    return "v1", {c: _under(mounts_v1[c], own.get(c, "/")) for c in ("memory", "pids") if c in mounts_v1}
-
-
-def _unescape(text: str) -> str:
-    return text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
-
-
-def _under(mount: tuple[str, str], path: str) -> Path:
-    root, point = mount
-    if root != "/" and (path == root or path.startswith(root + "/")):
-        path = path[len(root):]
-    return Path(point + "/" + path.strip("/")) if path.strip("/") else Path(point)
-
-
-def _cgroup_name(runtime) -> str:
-    """The cgroup's name comes from the runtime's path, never from a file the kernel could write."""
-    return "perfcourse-" + hashlib.sha256(os.fsencode(os.path.abspath(runtime))).hexdigest()[:16]
-
-
-def cgroups(runtime) -> list[Path]:
-    """The cgroup directories of the kernel with this runtime that exist now."""
-    try:
-        _, parents = _hierarchies()
-    except OSError:
-        return []
-    name = _cgroup_name(runtime)
-    return [p / name for p in dict.fromkeys(parents.values()) if (p / name).is_dir()]
-
-
-_BOUND_NAMES = {"memory": "memory bound", "pids": "process bound"}
-
-
-def _enter_cgroups(runtime: str, limits: dict) -> tuple[list[str], list[Path]]:
-    """Make this kernel's cgroups, set their bounds and move this process in: what failed, and
-    the cgroups entered."""
-    wanted = {c: limits.get(k) for c, k in (("memory", "memory_bytes"), ("pids", "pids")) if limits.get(k)}
-    if not wanted:
-        return [], []
-    try:
-        version, parents = _hierarchies()
-    except OSError as exc:
-        return [f"no {_BOUND_NAMES[c]}: cannot read the cgroups ({exc.strerror})" for c in wanted], []
-    problems, entered, name = [], [], _cgroup_name(runtime)
-    for controller, value in wanted.items():
-        parent = parents.get(controller)
-        if parent is None:
-            problems.append(f"no {_BOUND_NAMES[controller]}: no cgroup {controller} controller is mounted")
-            continue
-        directory = parent / name
-        try:
-            if version == "v2":
-                _enable_v2(parent, controller)
-            directory.mkdir(exist_ok=True)
-            for file, text in _bound_files(version, controller, value):
-                target = directory / file
-                if file.endswith(("memsw.limit_in_bytes", "swap.max")) and not target.exists():
-                    continue  # no swap accounting here: the memory bound alone holds
-                target.write_text(text)
-            (directory / "cgroup.procs").write_text(str(os.getpid()))
-            entered.append(directory)
-        except OSError as exc:
-            problems.append(f"no {_BOUND_NAMES[controller]}: {directory}: {exc.strerror or exc}")
-    return problems, list(dict.fromkeys(entered))
-
-
-def _bound_files(version: str, controller: str, value: int) -> list[tuple[str, str]]:
-    if controller == "memory":
-        if version == "v2":
-            return [("memory.max", str(value)), ("memory.swap.max", "0")]
-        return [("memory.limit_in_bytes", str(value)), ("memory.memsw.limit_in_bytes", str(value))]
-    return [("pids.max", str(value))]
-
-
-def _enable_v2(parent: Path, controller: str) -> None:
-    control = parent / "cgroup.subtree_control"
-    if controller not in control.read_text().split():
-        control.write_text(f"+{controller}")
-
-
 def bounds_available() -> list[str]:
-    """What this machine cannot bound or enforce, one line each; empty when everything holds.
-
-    It makes and removes a probe cgroup for each controller, as the launcher would.
-    """
+    """What this machine cannot bound or enforce, one line each; empty when everything holds."""
     problems = []
     if os.geteuid() != 0:
         problems.append("kernels run as the grader's own user (the grader is not root: no switch to nobody)")
-    try:
-        version, parents = _hierarchies()
-    except OSError as exc:
-        return problems + [f"no memory bound and no process bound: cannot read the cgroups ({exc.strerror})"]
-    for controller in ("memory", "pids"):
-        parent = parents.get(controller)
-        if parent is None:
-            problems.append(f"no {_BOUND_NAMES[controller]}: no cgroup {controller} controller is mounted")
-            continue
-        probe = parent / f"perfcourse-probe-{os.getpid()}"
-        try:
-            if version == "v2":
-                _enable_v2(parent, controller)
-            probe.mkdir()
-            try:
-                first = _bound_files(version, controller, 1 << 40)[0][0]
-                if not (probe / first).exists():
-                    raise OSError(0, f"{first} is missing")
-            finally:
-                probe.rmdir()
-        except OSError as exc:
-            problems.append(f"no {_BOUND_NAMES[controller]}: {parent}: {exc.strerror or exc}")
-    return problems
-
-
-CLEANUP_SECONDS = 30  # how long teardown waits for a kernel's killed processes to exit
-
-
-def cleanup(runtime, wait: float = CLEANUP_SECONDS) -> list[str]:
-    """Kill whatever is left in the cgroups of the kernel with this runtime, wait for it to exit,
-    then remove the cgroups. Never raises: what could not be done is returned in words.
-
-    A cgroup whose processes are still exiting cannot be removed (EBUSY); a few thousand forks
-    take a moment to exit even after SIGKILL. Teardown waits up to `wait` seconds, then leaves the
-    cgroup behind and says so: cleaning up after a student never costs that student's grade.
-    """
-    problems = []
-    name = _cgroup_name(runtime)
-    for directory in cgroups(runtime):
-        kill = directory / "cgroup.kill"
-        if kill.exists():  # cgroup v2: the kernel kills them all at once, forks included
-            try:
-                kill.write_text("1")
-            except OSError:
-                pass
-        deadline = time.monotonic() + wait
-        while True:
-            left = _kill_members(directory, name)
-            try:
-                directory.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError as exc:
-                if time.monotonic() > deadline:
-                    problems.append(f"the kernel's processes did not exit within {wait:g} s of being killed "
-                                    f"({left} left; {exc.strerror or exc}): its cgroup was left behind")
-                    break
-                time.sleep(0.02 if left else 0.005)
-    return problems
-
-
-def _kill_members(directory: Path, name: str) -> int:
-    """SIGKILL every process in the cgroup; a pid is checked to be a member through its pidfd."""
-    try:
-        pids = [int(p) for p in (directory / "cgroup.procs").read_text().split()]
-    except (OSError, ValueError):
-        return 0
-    for pid in pids:
-        try:
-            handle = os.pidfd_open(pid)
-        except OSError:
-            continue  # gone already
-        try:
-            # Through the pidfd the pid cannot be reused under us: check it is still a member.
-            with open(f"/proc/{pid}/cgroup") as file:
-                member = any(line.rstrip("\n").split(":", 2)[-1].endswith("/" + name) for line in file)
-            if member:
-                signal.pidfd_send_signal(handle, signal.SIGKILL)
-        except OSError:
-            pass
-        finally:
-            os.close(handle)
-    return len(pids)
+    return problems + cgroups.missing_bounds()
 
 
 # --- the launcher ------------------------------------------------------------------------------
@@ -580,103 +383,6 @@ def _listen(path: str) -> int:
     os.set_inheritable(fd, True)
     return fd
 
-
-def _copy_evidence(source: int, target: int, kernel: "ExecKernel | ForkedKernel", number: int,
-                   cgroups=()) -> int:
-    """Copy the kernel's evidence lines into the file until every writer is gone; the child's status.
-
-    Only the kernel holds the pipe's write end (this launcher closes its own, and bubblewrap's
-    processes close what they pass on), so the end of file comes when the kernel ends, or when
-    its code closes or replaces that descriptor (os.close, os.dup2 of /dev/null over it). A
-    kernel that ends takes its sandbox with it at once; one whose sandbox still runs CLOSE_GRACE
-    seconds later closed the channel while it ran, and the file says so (CLOSED).
-
-    Meanwhile, every HOLDERS_EVERY seconds, the launcher reads from outside which descriptors of
-    the sandbox's processes hold the pipe (`second_holders`): the write end under any number but
-    `number`, the one handed over (before the kernel's first line, in two looks in a row), means the
-    kernel duplicated it (os.dup), to put a pipe of its own in its place and write what it likes to
-    the real one; the file says so once (SECOND). A duplicate kept for less than HOLDERS_EVERY can
-    pass unseen."""
-    import select
-
-    written, cut, second, looked, before, arrived = 0, False, False, 0.0, set(), False
-    pipe = f"pipe:[{os.fstat(source).st_ino}]"
-    while True:
-        # Every HOLDERS_EVERY seconds, and as each line arrives (a heartbeat: a cell starts), so a
-        # duplicate kept from one cell into the next is seen whatever the cells' lengths.
-        since = time.monotonic() - looked
-        if not second and (since >= HOLDERS_EVERY or (arrived and since >= HOLDERS_EVERY / 10)):
-            # Before the kernel's first line, seen twice in a row: a kernel being started holds the
-            # pipe under another number for a moment (a forked one receives it so), until it puts it
-            # in its place; once its hook writes, it is in place, and one look is enough.
-            looked, now = time.monotonic(), set(second_holders(pipe, number, kernel.roots(), cgroups))
-            if now & before or (now and written):
-                os.write(target, b"\n" + SECOND.encode() + b"\n")
-                second = True
-            before = now
-        try:
-            arrived = bool(select.select([source], [], [], HOLDERS_EVERY)[0])
-            if not arrived:
-                continue
-            chunk = os.read(source, 1 << 16)
-        except InterruptedError:
-            continue
-        if not chunk:
-            break
-        if written + len(chunk) <= EVIDENCE_CAP:
-            os.write(target, chunk)
-            written += len(chunk)
-        elif not cut:  # keep draining, so the kernel never blocks on a full pipe
-            os.write(target, b"\n" + TRUNCATED.encode() + b"\n")
-            cut = True
-    status = kernel.wait(CLOSE_GRACE)
-    if status is None:
-        os.write(target, b"\n" + CLOSED.encode() + b"\n")
-    os.close(target)
-    if status is None:
-        status = kernel.wait(None)
-    return kernel.exit_code(status)
-
-
-def second_holders(pipe: str, number: int, roots, cgroups=()) -> list[tuple[int, int]]:
-    """(pid, descriptor) of each process of the sandbox (its cgroups' members and the descendants of
-    `roots`) that holds `pipe` ('pipe:[INODE]') open for writing under a number other than `number`
-    (a child forked by the kernel keeps its number; a read end is the launcher's, or its child's
-    before it execs). Read from outside (/proc/PID/fd): nothing in the sandbox can change it."""
-    me, pids, seen = os.getpid(), [], set()
-    for directory in cgroups:
-        with contextlib.suppress(OSError, ValueError):
-            pids += [int(p) for p in (Path(directory) / "cgroup.procs").read_text().split()]
-    pending = [r for r in roots if r]
-    while pending:  # descendants, through every thread's children
-        pid = pending.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        pids.append(pid)
-        with contextlib.suppress(OSError, ValueError):
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as file:
-                    pending += [int(c) for c in file.read().split()]
-    found = []
-    for pid in dict.fromkeys(pids):
-        if pid == me:
-            continue
-        with contextlib.suppress(OSError):
-            for name in os.listdir(f"/proc/{pid}/fd"):
-                with contextlib.suppress(OSError, ValueError):
-                    if name != str(number) and os.readlink(f"/proc/{pid}/fd/{name}") == pipe and _writes(pid, name):
-                        found.append((pid, int(name)))
-    return found
-
-
-def _writes(pid: int, name: str) -> bool:
-    """Whether descriptor `name` of `pid` is open for writing (a pipe's write end, not its read end)."""
-    with open(f"/proc/{pid}/fdinfo/{name}") as file:
-        for line in file:
-            if line.startswith("flags:"):
-                return int(line.split()[1], 8) & os.O_ACCMODE != os.O_RDONLY
-    return False
 
 
 def _wait(child: int, seconds: float) -> int | None:
@@ -723,7 +429,7 @@ def main(argv: list[str]) -> int:
     except (SettingsError, CourseError) as exc:
         print(f"perfcourse sandbox: refused: {exc}", file=sys.stderr, flush=True)
         return 2
-    problems, entered = _enter_cgroups(runtime, limits)
+    problems, entered = cgroups.enter(runtime, limits)
     for problem in problems:
         print(f"perfcourse sandbox: WARNING: {problem}", file=sys.stderr, flush=True)
     apply_limits(limits)
@@ -782,7 +488,7 @@ def main(argv: list[str]) -> int:
             os.close(fd)
     if evidence is None:
         return kernel.exit_code(kernel.wait(None))
-    return _copy_evidence(reader, evidence, kernel, writer, entered)
+    return evidence_pipe.copy(reader, evidence, kernel, writer, entered)
 
 
 def _alive(pid_file: Path) -> bool:

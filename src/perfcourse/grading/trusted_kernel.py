@@ -33,7 +33,7 @@ from pathlib import Path
 
 from jupyter_client.utils import run_sync
 
-from . import sandbox
+from . import cgroups
 
 PREFIX = "perfcourse-trusted-"     # a trusted kernel's folder in TMPDIR: this and 8 characters (tempfile.mkdtemp)
 CHANNELS = "perfcourse-channels-"  # the folder of the notebooks' channel folders: likewise
@@ -102,7 +102,7 @@ class TrustedKernel:
         if self.km is not None:
             with contextlib.suppress(Exception):  # already gone
                 run_sync(self.km.shutdown_kernel)(now=True)
-        sandbox.cleanup(self.runtime)
+        cgroups.cleanup(self.runtime)
         shutil.rmtree(self.base, ignore_errors=True)
         if self.owns_channels:
             shutil.rmtree(self.channels, ignore_errors=True)

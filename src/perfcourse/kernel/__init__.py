@@ -11,7 +11,7 @@ CHANNEL_FD_ENV = "PERFCOURSE_CHANNEL_FD"
 def working_folder_on_path() -> None:
     """Put the working folder ('') on sys.path as IPython does where Python is not run with -P:
     before the first site-packages, after the standard library. The grader starts kernels with -P
-    (perfcourse.grading.execute.kernel_argv) and calls this once the course's start-up lines are
+    (perfcourse.grading.kernel_pair.kernel_argv) and calls this once the course's start-up lines are
     imported, so a student's own modules import while nothing handed in replaces the course's."""
     import os
     import sys

@@ -53,7 +53,7 @@ import sys
 # read only after the fork, by the kernel's own start-up.
 PER_KERNEL = frozenset({"PERFCOURSE_ROLE", "PERFCOURSE_CHANNEL_FD", "PERFCOURSE_EVIDENCE_FD"})
 MAX_MESSAGE = 1 << 20
-CGROUPS = "/sys/fs/cgroup/"  # where the kernel's cgroups are (grading/sandbox.py's CGROUP_MOUNT)
+CGROUPS = "/sys/fs/cgroup/"  # where the kernel's cgroups are (grading/cgroups.py's CGROUP_MOUNT)
 NAMES = {"student": b"student-kernel", "trusted": b"trusted-kernel"}  # the kernel's /proc/PID/comm
 
 _CLONE = {"user": 0x10000000, "mnt": 0x00020000, "net": 0x40000000, "ipc": 0x08000000, "uts": 0x04000000,
