@@ -25,8 +25,15 @@ Every step leaves a screenshot in test-results/ (roundtrip-1-released.png ...); 
 roundtrip-failure.png, names the step that failed and what the page showed, and prints the
 browser's console errors and the tail of JupyterLab's log.
 
+A second walk is a student's (issue 52): on a course whose schedule has released performance-01
+alone, from the students' site (`perfcourse site --students`) to the guide's route into `make
+student-lab`, Fetch, Run All and Validate there, then a terminal and a kernel of that server looking
+everywhere they can for any solution or hidden-test line and the gradebook (tests/reach_probe.py).
+Its screenshots are walk-1-site.png ... walk-5-terminal.png.
+
 Needs Debian's Chromium, the playwright package (tests/jupyter_browser.py, whose helpers this test
-shares with tests/test_hub.py) and make.
+shares with tests/test_hub.py) and make; the student's walk starts on the site where Node.js and
+Jupyter Book are installed (as `make test` installs them), else in JupyterLab, with a warning.
 """
 from __future__ import annotations
 
@@ -41,6 +48,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -53,8 +61,11 @@ from jupyter_browser import (RESULTS, api, browser, contents_url, exact, fetch, 
                              group_alive, keep_screenshot, log_tail, menu, new_page, open_app,
                              run_save_validate, solved, step, submit, wait_for_state, wait_kernel_idle,
                              write_settings)
+import reach_probe
 
-from perfcourse import kernels, nbgrader_bridge, samples
+from perfcourse import kernels, launch, nbgrader_bridge, samples
+from perfcourse.course import lessons, read_notebook, source_notebook
+from perfcourse.grading import sandbox
 from perfcourse.release import released
 
 # Both walks run on the worker that grades the demo class, after it (make test's E2E: the demo's
@@ -70,6 +81,16 @@ FAILURE_SCREENSHOT = "roundtrip-failure.png"
 # Bounds on the waits of the set-up, in seconds (the page's are in jupyter_browser.py).
 SETUP_S = 120          # `perfcourse release --lesson performance-01` in the scratch course
 SERVER_START_S = 90    # `make lab` until the server answers
+SITE_S = 180           # `perfcourse site --students` (about 20 s on a loaded 2-core machine)
+PROBE_S = 180          # a probe's walk of everything the student's server sees
+
+# The walk's course: course.toml's [schedule] releases performance-01 on this day and lists no
+# other lesson, so every other one waits.
+RELEASED_ON = "2025-09-01"
+PROBE_NOTEBOOK = "probe.ipynb"
+# The regions of a source notebook students never get (nbgrader's markers, as the lessons write them).
+REGIONS = {"### BEGIN SOLUTION": "### END SOLUTION", "### BEGIN HIDDEN TESTS": "### END HIDDEN TESTS"}
+SHORTEST_LINE = 12  # characters: a shorter line (`return y`) tells no solution and matches by chance
 
 
 class Lab:
@@ -179,10 +200,14 @@ def lab(tmp_path):
 
 @pytest.fixture
 def student_lab(tmp_path):
-    """`make student-lab` on a scratch course whose instructor released performance-01 to the
-    exchange (plain nbgrader, as Formgrader's Release does it): the server serves the student
-    publication, _student/, with a student's nbgrader settings."""
+    """`make student-lab` on a scratch course whose course.toml releases performance-01 only (every
+    other lesson waits) and whose instructor released that lesson to the exchange (plain nbgrader,
+    as Formgrader's Release does it): the server serves the student publication, _student/, with a
+    student's nbgrader settings."""
     course = scratch_course(tmp_path)
+    with open(course / "course.toml", "a", encoding="utf-8") as toml:  # [schedule] is its last table
+        toml.write(f"{LESSON} = {RELEASED_ON}\n")
+    shutil.copy2(ROOT / "README.md", course / "README.md")  # the site's home page
     released_now = subprocess.run([sys.executable, "-m", "nbgrader", "release_assignment", LESSON],
                                   cwd=course, env=nbgrader_bridge.nbgrader_env(), text=True,
                                   capture_output=True, timeout=SETUP_S)
@@ -323,120 +348,230 @@ def test_lesson_round_trip_through_the_exchange(browser, lab, tmp_path):  # noqa
         context.close()
 
 
-def test_a_student_fetches_solves_and_validates_without_seeing_the_course(browser, student_lab, tmp_path):  # noqa: F811 (the pytest fixture)
-    """A student's path, as `make student-lab` gives it (docs/students/start.md, "JupyterLab with
-    the course's exchange"): JupyterLab shows the publication only (README.md, GUIDE.md, release/,
-    requirements.txt; never source/, samples/ or the checks), the Assignments panel lists the
-    released lesson, Fetch writes it into the student's folder, Run All and Validate pass, and the
-    course's tracked release notebook is untouched."""
-    lab = student_lab
-    course_id = nbgrader_bridge.coursedir(lab.course).course_id
-    tracked = released(lab.course, LESSON).read_bytes()
-    top = {item["name"] for item in api(lab.contents(""), lab.token)["content"]}
-    assert top == {"README.md", "GUIDE.md", "release", "requirements.txt"}, sorted(top)
-    for outside in ("source", "samples", "../source", "../grader_config.py"):
-        with pytest.raises(urllib.error.HTTPError):  # 404: nothing of the course is in the server's reach
-            api(lab.contents(outside), lab.token)
-    sample = samples.parse(ROOT / "samples" / LESSON / "solution.py", LESSON)
+def students_site(course: Path, output: Path) -> Path:
+    """`perfcourse site --students`, built offline in `course` into `output`; its html/ folder."""
+    done = subprocess.run([sys.executable, "-m", "perfcourse.cli", "site", "--students", "--output", str(output)],
+                          cwd=course, text=True, capture_output=True, timeout=SITE_S)
+    assert done.returncode == 0, f"`perfcourse site --students` exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return output / "html"
 
+
+def unpublished_lines(course: Path, published: list[bytes]) -> dict[str, list[str]]:
+    """Each lesson's lines a student never gets: those of its solution and hidden-test regions in
+    source/ (a solution cell without markers: all of it), the markers included, stripped; less
+    the short ones and any that `published` (what students do get, and the student's own answer)
+    holds as it is or as a notebook's JSON writes it."""
+    def given(line: str) -> bool:
+        forms = (line.encode(), json.dumps(line)[1:-1].encode())
+        return any(form in text for form in forms for text in published)
+
+    found = {}
+    for lesson in lessons(course):
+        lines = []
+        for cell in read_notebook(source_notebook(course, lesson)).cells:
+            if cell.metadata.get("nbgrader", {}).get("solution") and not any(m in cell.source for m in REGIONS):
+                lines += cell.source.splitlines()
+                continue
+            end = None
+            for line in cell.source.splitlines():
+                if end is None and line.strip() in REGIONS:
+                    end = REGIONS[line.strip()]
+                    lines.append(line)
+                elif end is not None and line.strip() == end:
+                    end = None
+                elif end is not None:
+                    lines.append(line)
+        kept = dict.fromkeys(s for s in (line.strip() for line in lines) if len(s) >= SHORTEST_LINE and not given(s))
+        found[lesson] = list(kept)
+    return found
+
+
+def site_tools() -> bool:
+    """Whether `perfcourse site` can build here: Node.js and Jupyter Book (requirements-site.txt)."""
+    return shutil.which("node") is not None and Path(sys.executable).with_name("jupyter-book").is_file()
+
+
+def walk_the_students_site(page, current: list[str], course: Path, tmp_path: Path, lines: list[str],
+                           waiting: list[str]) -> None:
+    """The students' site of `course`, built offline: it lists performance-01 alone (the waiting
+    lessons named, never linked) and holds none of `lines`; from its home page the student opens
+    the lesson's page, then the guide, whose route into JupyterLab the walk goes on with."""
+    with step("the students' site lists performance-01 alone", page, current):
+        html = students_site(course, tmp_path / "site")
+        pages = {p["source"]: p for p in json.loads((html / "pages.json").read_text())["pages"]}
+        lesson_page, guide_page = pages[launch.notebook_path(LESSON)], pages["docs/students/start.md"]
+        assert [s for s in pages if s.startswith("release/")] == [launch.notebook_path(LESSON)], sorted(pages)
+        on_site = reach_probe.scan([str(html)], lines)
+        assert not on_site["lines"] and not on_site["gradebooks"], on_site
+        page.goto((html / "index.html").as_uri())
+        links = page.eval_on_selector_all("a", "as => as.map(a => a.getAttribute('href'))")
+        assert lesson_page["file"] in links, links
+        assert not [link for link in links if any(lesson in (link or "") for lesson in waiting)], links
+        assert all(lesson in page.locator("body").inner_text() for lesson in waiting), "a waiting lesson unnamed"
+        keep_screenshot(page, tmp_path, "walk-1-site.png")
+
+    with step("the lesson's page, then the guide's route to JupyterLab", page, current):
+        page.locator(f"a[href='{lesson_page['file']}']").first.click()
+        page.wait_for_url(f"**/{lesson_page['file']}")
+        assert page.locator("h1").first.inner_text().strip() == lesson_page["title"]
+        page.locator(f"a[href='{guide_page['file']}']").first.click()
+        page.wait_for_url(f"**/{guide_page['file']}")
+        assert page.locator("h1").first.inner_text().strip() == guide_page["title"]
+        guide = page.locator("body").inner_text().replace("\u2019", "'")  # the theme's typographic quotes
+        assert "In JupyterLab, with the course's exchange" in guide and "make student-lab" in guide, guide[:2000]
+        keep_screenshot(page, tmp_path, "walk-2-guide.png")
+
+
+def probe_notebook(probe: Path, orders: Path, result: Path) -> nbformat.NotebookNode:
+    """A notebook whose one cell runs tests/reach_probe.py in its kernel."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import runpy\n"
+        f"runpy.run_path({str(probe)!r})['main']({str(orders)!r}, {str(result)!r})\n")]
+    nb.metadata["kernelspec"] = {"name": "jax-cpu", "display_name": "Python (JAX, CPU)", "language": "python"}
+    return nb
+
+
+def test_a_student_walks_from_the_published_site_to_a_validated_notebook_reaching_nothing_else(
+        browser, student_lab, tmp_path):  # noqa: F811 (the pytest fixture)
+    """Issue 52's walk, on a course whose schedule has released performance-01 only: the students'
+    site (`perfcourse site --students`) lists that lesson alone; the student opens its page, then
+    the guide's route into the course's JupyterLab ("In JupyterLab, with the course's exchange":
+    the server `make student-lab` starts on `perfcourse publish`'s folder), which shows the
+    publication only (README.md, GUIDE.md, release/performance-01, requirements.txt). There the
+    Assignments panel's Fetch, Run All and the toolbar's Validate pass, and the course's tracked
+    release notebook is untouched. Then a terminal and a notebook's kernel each walk everything they
+    see (/, .., $HOME, /work, the course's and the checkout's paths), reading every file but the
+    host's system and Python environment, for any solution or hidden-test line of any lesson's
+    source/ notebook and for a gradebook, and try the course's files by name: nothing may be
+    found, and, when the server was started as root, both run as nobody. The probe is proven on
+    the scratch course itself first: it finds every lesson's source notebook and the gradebook."""
+    lab = student_lab
+    course = lab.course
+    publication = lab.served
+    course_id = nbgrader_bridge.coursedir(course).course_id
+    tracked = released(course, LESSON).read_bytes()
+    sample = samples.parse(ROOT / "samples" / LESSON / "solution.py", LESSON)
+    solution = samples.build(course, sample)
+    shared = tmp_path / "jupyter" / "probe"  # mounted in the sandbox at the same path (STUDENT_LAB_SHARE)
+    shared.mkdir()
+    shared.chmod(0o777)
+    probe = Path(shutil.copy2(Path(reach_probe.__file__), shared / "reach_probe.py"))
+    orders = shared / "orders.json"
+    results = {"terminal": shared / "terminal.json", "notebook": shared / "notebook.json"}
+    probe_nb = probe_notebook(probe, orders, results["notebook"])
+
+    # What the probes look for, and the proof that they find it where it is.
+    given = [path.read_bytes() for folder in (course / "release", publication) for path in folder.rglob("*")
+             if path.is_file()]
+    given += [nbformat.writes(solution).encode(), nbformat.writes(probe_nb).encode(), probe.read_bytes()]
+    hidden = unpublished_lines(course, given)
+    lines = [line for lesson_lines in hidden.values() for line in lesson_lines]
+    control = reach_probe.scan([str(course)], lines)
+    unfound = [lesson for lesson in hidden if str(source_notebook(course, lesson)) not in control["lines"]]
+    assert not unfound, f"the probe finds no line of these lessons in their source notebooks: {unfound}"
+    assert control["gradebooks"] == [str(course / "gradebook.db")], control["gradebooks"]
+    names = [f"source/{lesson}/{lesson}.ipynb" for lesson in hidden] + ["gradebook.db"]
+    as_software = reach_probe.scan([str(course)], lines, software=[str(course)], names=names, marks=list(hidden))
+    course_files = [source_notebook(course, lesson) for lesson in hidden] + [course / "gradebook.db"]
+    assert sorted(as_software["named"]) == sorted(map(str, course_files)), as_software["named"]
+    # The course's files by name: the terminal's shell reads a few itself, the probes try them all.
+    by_name = [course / "gradebook.db", course / "grader_config.py", ROOT / "source" / LESSON / f"{LESSON}.ipynb"]
+    targets = [source_notebook(course, lesson) for lesson in hidden] + by_name
+    orders.write_text(json.dumps({
+        "roots": ["/", "..", "~", "/work", str(course), str(ROOT)],
+        "lines": reach_probe.encode(lines),
+        "software": [*sandbox.SYSTEM_DIRECTORIES, *sandbox.python_directories(with_package=False)],
+        "names": names,
+        "marks": list(hidden),
+        "paths": [str(t) for t in targets] + ["../gradebook.db", f"../source/{LESSON}/{LESSON}.ipynb"],
+        "listed": [str(course)]}))
+
+    waiting = [lesson for lesson in hidden if lesson != LESSON]
     context, page = new_page(browser)
-    current = ["opening JupyterLab"]
+    current = ["opening the students' site"]
     try:
-        with step("open the student's JupyterLab", page, current):
+        if site_tools():
+            walk_the_students_site(page, current, course, tmp_path, lines, waiting)
+        else:  # the rest of the walk still runs: the student's server is what must keep the course out of reach
+            warnings.warn("the student's walk starts in JupyterLab: the students' site needs Node.js and Jupyter "
+                          "Book (make .venv/.site-installed)", stacklevel=1)
+
+        with step("the student's JupyterLab holds the publication of performance-01 only", page, current):
             open_app(page, lab.page_url())
-            keep_screenshot(page, tmp_path, "student-1-opened.png")
+            top = {item["name"] for item in api(lab.contents(""), lab.token)["content"]}
+            assert top == {"README.md", "GUIDE.md", "release", "requirements.txt"}, sorted(top)
+            lessons_there = {item["name"] for item in api(lab.contents("release"), lab.token)["content"]}
+            assert lessons_there == {LESSON}, sorted(lessons_there)
+            readme = api(lab.contents("README.md") + "?content=1", lab.token)["content"]
+            assert launch.notebook_path(LESSON) in readme and not [w for w in waiting if w in readme], readme
+            for outside in ("source", "samples", "../source", "../grader_config.py"):
+                with pytest.raises(urllib.error.HTTPError):  # 404: nothing of the course is served
+                    api(lab.contents(outside), lab.token)
+            keep_screenshot(page, tmp_path, "walk-3-lab.png")
 
         with step("Assignment List > Fetch", page, current):
             fetched_item = fetch(page, LESSON, course_id)
-            assert (lab.served / NOTEBOOK).is_file(), f"Fetch wrote no {NOTEBOOK} in the student's folder"
+            assert (publication / NOTEBOOK).is_file(), f"Fetch wrote no {NOTEBOOK} in the student's folder"
 
         with step("solve, Run All, save, Validate", page, current):
             fetched = nbformat.from_dict(api(lab.contents(NOTEBOOK) + "?content=1", lab.token)["content"])
-            answer = solved(fetched, samples.build(lab.course, sample))
+            answer = solved(fetched, solution)
             api(lab.contents(NOTEBOOK), lab.token, method="PUT", timeout=30,
                 body={"type": "notebook", "format": "json", "content": answer})
             run_save_validate(
                 page, fetched_item, LESSON, NOTEBOOK, sum(c.cell_type == "code" for c in answer.cells),
                 kernel_idle=lambda: wait_kernel_idle(lab.url, lab.token, NOTEBOOK, timeout_s=30),
-                on_disk=lab.served / NOTEBOOK,
-                validated=lambda: keep_screenshot(page, tmp_path, "student-2-validated.png"))
-        assert released(lab.course, LESSON).read_bytes() == tracked, "the tracked release notebook changed"
-    except BaseException:
-        print(f"\nfailed in: {current[0]}\n\nJupyterLab log:\n" + log_tail(lab.log))
-        raise
-    finally:
-        context.close()
+                on_disk=publication / NOTEBOOK,
+                validated=lambda: keep_screenshot(page, tmp_path, "walk-4-validated.png"))
+        assert released(course, LESSON).read_bytes() == tracked, "the tracked release notebook changed"
 
-
-PROBE_NOTEBOOK = "probe.ipynb"
-
-
-def test_a_students_terminal_and_notebook_reach_nothing_of_the_course(browser, student_lab, tmp_path):  # noqa: F811 (the pytest fixture)
-    """`make student-lab` as a curious student uses it: a terminal opened in the page and a notebook
-    run in the page each try to read the course around the publication (a solution and hidden
-    tests in source/, the gradebook, grader_config.py) and to list it; the sandbox must leave every
-    one of them out of reach, and, when the server was started as root, both run as nobody."""
-    lab = student_lab
-    course = lab.course
-    targets = [course / "source" / LESSON / f"{LESSON}.ipynb", course / "gradebook.db", course / "grader_config.py"]
-    assert all(t.is_file() for t in targets), "the scratch course lacks what the probes try to read"
-    secret = "### BEGIN SOLUTION"
-    assert secret in targets[0].read_text()
-
-    probe = nbformat.v4.new_notebook()
-    probe.cells = [nbformat.v4.new_code_cell(
-        "import json, os\n"
-        f"targets = {[str(t) for t in targets]!r}\n"
-        "seen = {'uid': os.getuid()}\n"
-        "for t in targets + [" + repr(str(course)) + "]:\n"
-        "    try:\n"
-        "        seen[t] = sorted(os.listdir(t)) if os.path.isdir(t) else open(t, 'rb').read(4096).decode('latin-1')\n"
-        "    except OSError as exc:\n"
-        "        seen[t] = f'refused: {exc.strerror}'\n"
-        "json.dump(seen, open('probe-notebook.json', 'w'))\n")]
-    probe.metadata["kernelspec"] = {"name": "jax-cpu", "display_name": "Python (JAX, CPU)", "language": "python"}
-    api(lab.contents(PROBE_NOTEBOOK), lab.token, method="PUT", timeout=30,
-        body={"type": "notebook", "format": "json", "content": probe})
-    terminal_command = (f"(id -u; ls -a {course}; cat {' '.join(map(str, targets))}; echo end) "
-                        "> probe-terminal.txt 2>&1")
-
-    context, page = new_page(browser)
-    current = ["opening JupyterLab"]
-    try:
-        with step("a notebook tries to read the course", page, current):
+        with step("a notebook's kernel looks for the course", page, current):
+            api(lab.contents(PROBE_NOTEBOOK), lab.token, method="PUT", timeout=30,
+                body={"type": "notebook", "format": "json", "content": probe_nb})
             open_app(page, lab.page_url(PROBE_NOTEBOOK))
             wait_for_state(page, PROBE_NOTEBOOK, lambda s: s["kernel"] == "idle" and len(s["cells"]) == 1,
                            "the probe notebook open with an idle kernel", timeout_s=90)
             menu(page, "Run", "Run All Cells")
-            wait_for_state(page, PROBE_NOTEBOOK, finished, "the probe cell ran", timeout_s=60)
-            seen = json.loads((lab.served / "probe-notebook.json").read_text())
-        with step("a terminal tries to read the course", page, current):
-            page.locator(".lm-MenuBar-itemLabel").filter(has_text=exact("File")).first.click()
-            page.locator(".lm-Menu-itemLabel").filter(has_text=exact("New")).first.click()
+            state = wait_for_state(page, PROBE_NOTEBOOK, finished, "the probe cell ran", timeout_s=PROBE_S)
+            assert not state["cells"][0]["errors"], state["cells"][0]["errors"]
+
+        with step("a terminal looks for the course", page, current):
+            said_file = shared / "terminal.txt"
+            command = (f"(id -u; cat {' '.join(map(str, by_name))}; "
+                       f"python3 {probe} {orders} {results['terminal']}; echo end) > {said_file} 2>&1")
+            menu(page, "File", "New")  # opens the submenu
             page.locator(".lm-Menu-itemLabel").filter(has_text=exact("Terminal")).first.click()
             page.locator(".jp-Terminal .xterm").first.click()
-            page.keyboard.type(terminal_command + "\n")
-            written = lab.served / "probe-terminal.txt"
-            deadline = time.monotonic() + 30
-            while not (written.is_file() and written.read_text(errors="replace").rstrip().endswith("end")):
-                assert time.monotonic() < deadline, "the terminal wrote no probe-terminal.txt in 30 s"
+            page.keyboard.type(command + "\n")
+            deadline = time.monotonic() + PROBE_S
+            while not (said_file.is_file() and said_file.read_text(errors="replace").rstrip().endswith("end")):
+                assert time.monotonic() < deadline, f"the terminal wrote no {said_file.name} in {PROBE_S} s"
                 time.sleep(0.25)
-            said = written.read_text(errors="replace")
-            keep_screenshot(page, tmp_path, "student-terminal.png")
+            said = said_file.read_text(errors="replace")
+            keep_screenshot(page, tmp_path, "walk-5-terminal.png")
     except BaseException:
         print(f"\nfailed in: {current[0]}\n\nJupyterLab log:\n" + log_tail(lab.log))
         raise
     finally:
         context.close()
-    for target in map(str, targets):
-        assert str(seen[target]).startswith("refused"), \
-            f"a notebook in the student's server read {target}: {seen[target]!r:.200}"
-    # Of the course's own folder only the exchange is mounted (Fetch and Submit go through it).
-    assert seen[str(course)] == ["exchange"], f"the course's folder, seen from a notebook: {seen[str(course)]}"
-    assert secret not in said and said.count("No such file or directory") == len(targets), \
+
+    published_files = sum(path.is_file() for path in publication.rglob("*"))
+    assert said.count("No such file or directory") == len(by_name) and said.rstrip().endswith("end"), \
         f"the terminal read the course:\n{said}"
+    for who, path in results.items():
+        seen = json.loads(path.read_text())
+        assert seen["read"] >= published_files, f"the {who}'s probe read only {seen['read']} files"  # it looked
+        assert not seen["lines"], f"the {who} read solution or hidden-test lines, in: {seen['lines']}"
+        assert not seen["gradebooks"] and not seen["named"], f"the {who} reached {seen['gradebooks'] + seen['named']}"
+        opened = {path: how for path, how in seen["tried"].items() if not how.startswith("refused")}
+        assert not opened, f"the {who} opened the course's files: {opened}"
+        # Of the course's own folder only the exchange is mounted (Fetch and Submit go through it).
+        assert seen["listed"] == {str(course): ["exchange"]}, f"the course's folder, from the {who}: {seen['listed']}"
+        if os.geteuid() == 0:
+            assert seen["uid"] == 65534, f"the {who} runs as uid {seen['uid']}, not nobody"
     if os.geteuid() == 0:
-        assert seen["uid"] == 65534 and said.split()[0] == "65534", (seen["uid"], said.split()[:1])
+        assert said.split()[0] == "65534", said.split()[:1]
 
 
 def test_a_students_script_runs_in_no_page_an_instructor_opens(browser, tmp_path):  # noqa: F811 (the pytest fixture)
