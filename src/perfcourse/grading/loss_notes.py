@@ -7,26 +7,20 @@ nbgrader's GetGrades.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import nbformat
-from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..course import CourseError, read_notebook
 from .losses import lost_cells
+from .restore_metadata import lesson_notebook
 
 CELL_ID = "perfcourse-lost-cells"
 
 
 class LossNotes(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
-        info = resources.get("nbgrader", {})
-        directory = CourseDirectory(config=self.config)
-        path = Path(directory.format_path(directory.release_directory, ".", info.get("assignment", ""))) \
-            / f"{info.get('notebook', '')}.ipynb"
         try:
-            released = read_notebook(path)
+            released = read_notebook(lesson_notebook(self.config, "release", resources))
         except CourseError:
             return nb, resources  # no release to compare with: nothing can be said
         notes = lost_cells(nb, released)
