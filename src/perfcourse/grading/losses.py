@@ -110,6 +110,14 @@ def _restored_note(restored: dict[str, str], missing: list[str], solutions: list
     return f"{note}; not restored: {'; '.join(lost)}"
 
 
+def stray_note(student: str, folder: str, known: list[str]) -> str:
+    """What grading says of a folder in a student's submission folder that is no lesson."""
+    from .scratch import shown
+
+    return (f"submitted/{shown(student)}/{shown(folder)}/ is no lesson of the course, so it was not graded "
+            f"(the lessons: {', '.join(known)})")
+
+
 def stray_lessons(student_folder, known: list[str]) -> list[str]:
     """Folders in a student's submission folder that are no lesson of the course (a renamed or
     misspelled lesson): never graded, so each is named."""
