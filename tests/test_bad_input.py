@@ -208,10 +208,13 @@ def test_feedback_opens_with_what_the_notebook_lost(released_01, monkeypatch):
 
 
 def test_a_stray_lesson_folder_is_named_not_skipped(tmp_path):
+    import nbformat
     from conftest import ROOT
 
     from perfcourse.course import CONFIG_FILES, copy_course
     from perfcourse.grading import run
+    from perfcourse.grading.loss_notes import CELL_ID, LossNotes, markdown_text
+    from perfcourse.nbgrader_bridge import config
 
     root = copy_course(ROOT, tmp_path / "course", CONFIG_FILES + ("source",))
     (root / "submitted" / "S" / "performance-99").mkdir(parents=True)
@@ -219,3 +222,9 @@ def test_a_stray_lesson_folder_is_named_not_skipped(tmp_path):
     gradable, refused = run.survey(root, ["performance-01"])
     assert [(o.student, o.lesson) for o in refused] == [("S", "performance-99"), ("S", "performance-01")]
     assert "submitted/S/performance-99/ is no lesson of the course" in refused[0].error
+
+    # The student's feedback of any lesson names it too (grading/loss_notes.py, in generate_feedback).
+    resources = {"nbgrader": {"assignment": "performance-01", "notebook": "performance-01", "student": "S"}}
+    feedback, _ = LossNotes(config=config(root)).preprocess(nbformat.v4.new_notebook(), resources)
+    [cell] = feedback.cells
+    assert cell.id == CELL_ID and cell.source.endswith("\n- " + markdown_text(refused[0].error))

@@ -6,8 +6,9 @@ with N for the number), bob submitted late (nbgrader's penalty, taken off as its
 off); carol fails the second with a NameError whose text must never show (only its type); a
 student whose id is HTML fails with a verdict that is HTML and carries an HTML evidence flag;
 erin earns part of the second cell's points, with no error shown; dave's submission is in
-submitted/ with no score. A second lesson is in the gradebook with nobody graded. The same class
-on a PostgreSQL gradebook gives the same report (e2e: it starts a PostgreSQL server).
+submitted/ with no score, beside a folder that is no lesson (performance-99, never graded). A
+second lesson is in the gradebook with nobody graded. The same class on a PostgreSQL gradebook
+gives the same report (e2e: it starts a PostgreSQL server).
 """
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ CLASS = {
     "erin": ({"test_timer": 3, "test_intensity": 1}, {}, 0.0, []),
 }
 NOT_GRADED = ["dave"]
+STRAY = "performance-99"  # a folder of dave's that is no lesson
 
 
 def synthetic_course(root, db_url=None):
@@ -85,6 +87,7 @@ def synthetic_course(root, db_url=None):
             _autograded(root, student, errors, flags)
     for student in NOT_GRADED:
         nbgrader_bridge.folder(root, "submitted", student, LESSON).mkdir(parents=True)
+    nbgrader_bridge.folder(root, "submitted", "dave", STRAY).mkdir(parents=True)
     (root / "grades.csv").write_text(
         "assignment,student_id,graded,seconds\n"
         f"{LESSON},alice,now,4.25\n{LESSON},bob,before,0.0\n", encoding="utf-8")
@@ -185,6 +188,13 @@ def test_the_page_escapes_student_work_and_hides_other_errors_text(written):
     assert "hidden_reference_1234" not in page and "hidden_reference_1234" not in (written / "cells.csv").read_text()
     assert "<script" not in page.lower() and "http" not in page  # self-contained, no script
     assert "dave" in page and "-1" in page  # not graded; bob's late penalty
+
+
+def test_a_folder_that_is_no_lesson_is_named(report, written):
+    note = (f"submitted/dave/{STRAY}/ is no lesson of the course, so it was not graded "
+            f"(the lessons: {LESSON}, {EMPTY})")
+    assert report.strays == [note]
+    assert f"<li>{note}</li>" in (written / "index.html").read_text(encoding="utf-8")
 
 
 def test_the_folder_holds_the_page_its_figures_and_the_csv(written, report):

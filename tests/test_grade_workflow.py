@@ -123,7 +123,7 @@ def test_scores_are_nbgraders_own_late_penalty_included(workflow, first_run):
 def test_a_notebook_stripped_of_its_metadata_earns_every_point_with_one_note(workflow, first_run, monkeypatch):
     """Its cells got their metadata back by cell id before nbgrader put the tests back
     (grading/restore_metadata.py): the score it deserves, and one note in grades.csv and the feedback."""
-    from perfcourse.grading.loss_notes import CELL_ID, LossNotes, _markdown_text
+    from perfcourse.grading.loss_notes import CELL_ID, LossNotes, markdown_text
 
     assert f"{POINTS}/{POINTS}" in table_line(first_run.stdout, "ontime")
     note = rows(workflow / "grades.csv")[("ontime", LESSON)]["notes"]
@@ -134,7 +134,7 @@ def test_a_notebook_stripped_of_its_metadata_earns_every_point_with_one_note(wor
     feedback, _ = LossNotes(config=nbgrader_bridge.config(workflow)).preprocess(
         graded, {"nbgrader": {"assignment": LESSON, "notebook": LESSON, "student": "ontime"}})
     assert feedback.cells[0].id == CELL_ID and feedback.cells[0].source.count("\n- ") == 1
-    assert f"- {_markdown_text(note)}" in feedback.cells[0].source
+    assert f"- {markdown_text(note)}" in feedback.cells[0].source
 
 
 def test_a_student_missing_from_the_list_is_refused_not_added(workflow, first_run):

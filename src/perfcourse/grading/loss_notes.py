@@ -31,7 +31,7 @@ class LossNotes(NbGraderPreprocessor):
         if notes:
             cell = nbformat.v4.new_markdown_cell(
                 "**What grading noticed outside your code** (the grade above already counts it):\n\n"
-                + "\n".join(f"- {_markdown_text(note)}" for note in notes))
+                + "\n".join(f"- {markdown_text(note)}" for note in notes))
             cell.id = CELL_ID
             nb.cells.insert(0, cell)
         return nb, resources
@@ -50,7 +50,7 @@ class LossNotes(NbGraderPreprocessor):
             return []
 
 
-def _markdown_text(text: str) -> str:
+def markdown_text(text: str) -> str:
     """A note as Markdown that shows it as written: a folder's name is the student's, and the
     feedback's HTML renders what Markdown or HTML it would hold."""
     return "".join("\\" + ch if ch in "\\`*_[]<>&!#|~" else ch for ch in text)

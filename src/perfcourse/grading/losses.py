@@ -16,6 +16,7 @@ them from grading/loss_notes.py's preprocessor (grader_config.py lists it).
 """
 from __future__ import annotations
 
+import os
 import re
 
 from .restore_metadata import RESTORED_KEY
@@ -118,11 +119,21 @@ def stray_note(student: str, folder: str, known: list[str]) -> str:
             f"(the lessons: {', '.join(known)})")
 
 
+def stray_notes(submitted, known: list[str]) -> list[str]:
+    """stray_note for every student's folder in `submitted` that is no lesson. Nothing is followed."""
+    if not os.path.isdir(submitted):
+        return []
+    found = []
+    with os.scandir(submitted) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                found += [stray_note(entry.name, stray, known) for stray in stray_lessons(entry.path, known)]
+    return found
+
+
 def stray_lessons(student_folder, known: list[str]) -> list[str]:
     """Folders in a student's submission folder that are no lesson of the course (a renamed or
     misspelled lesson): never graded, so each is named."""
-    import os
-
     found = []
     with os.scandir(student_folder) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
