@@ -44,7 +44,7 @@ class RestoreStrippedMetadata(NbGraderPreprocessor):
         except CourseError:
             return nb, resources  # no lesson to restore from: nbgrader grades what it finds
         record = restore(nb, lesson, ClearHiddenTests(config=self.config))
-        if record:
+        if record.get("restored"):  # a notebook that only lost cells is told by losses.py as before
             self.log.warning("Restored stripped nbgrader metadata: %s", record)
             nb.metadata[RESTORED_KEY] = record
         return nb, resources
@@ -86,7 +86,8 @@ def restore(nb, lesson, hidden_tests: ClearHiddenTests | None = None) -> dict:
         unmarked.remove(cell)
         restored[grade_id_of(reference)] = how
 
-    by_id = {cell.get("id"): cell for cell in unmarked if cell.get("id")}
+    # nbgrader turns a restored cell into its type; a raw cell it cannot turn into a code cell.
+    by_id = {cell.get("id"): cell for cell in unmarked if cell.get("id") and cell.cell_type != "raw"}
     for reference in missing:
         cell = by_id.get(reference.get("id"))
         if cell is not None and reference.get("id"):
