@@ -106,9 +106,9 @@ def restore(nb, lesson, hidden_tests: ClearHiddenTests | None = None) -> dict:
 
 
 def _by_text(cell) -> bool:
-    """A test or locked cell, whose text nbgrader overwrites: never a solution cell alone."""
+    """A test or locked cell, whose text nbgrader overwrites: never a cell that holds a student's answer."""
     meta = cell.metadata["nbgrader"]
-    return bool(meta.get("grade") or meta.get("locked"))
+    return bool(meta.get("grade") or meta.get("locked")) and not meta.get("solution")
 
 
 def _visible(cell, hidden_tests: ClearHiddenTests):
