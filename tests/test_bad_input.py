@@ -185,6 +185,12 @@ def test_stripped_metadata_and_new_cell_ids_restore_the_tests_by_their_text(rele
     [note] = lost_cells(restored, released)
     assert "by their unchanged text (test_workload, " in note and "by cell id" not in note
     assert "not restored: solution cell(s) workload (task 1, cell id cell-05), timer (task 2, " in note
+    edited = _stripped(released, renumbered=True)
+    for cell in edited.cells:
+        cell.source += "\n# mine"  # nothing left to recognise a cell by: every test put back, one note says so
+    [note] = lost_cells(_graded_as_nbgrader_would(root, edited), released)
+    assert note.startswith("nbgrader metadata stripped: none of the notebook's 7 graded cells was marked any more, "
+                           "nor could be recognised by its cell id or its text")
 
 
 @pytest.mark.slow  # the fixture releases a lesson (about a second)
