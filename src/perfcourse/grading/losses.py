@@ -84,9 +84,9 @@ def _restored_note(restored: dict[str, str], missing: list[str], solutions: list
     by_text = [name for name, how in restored.items() if how == "text"]
     ways = ([f"by cell id ({', '.join(by_id)})"] if by_id else []) + \
         ([f"by their unchanged text ({', '.join(by_text)})"] if by_text else [])
-    note = (f"nbgrader metadata restored: {len(restored)} graded cell(s) of the notebook had lost theirs (an "
-            "editor or a tool strips it, copying cells into a new notebook drops it) and got it back from the "
-            f"release, {' and '.join(ways)}, so they were graded as usual")
+    note = (f"nbgrader metadata restored: {len(restored)} of the lesson's solution, test and locked cells had lost "
+            "theirs (an editor or a tool strips it, copying cells into a new notebook drops it) and got it back from "
+            f"the release, {' and '.join(ways)}, so they were graded as usual")
     if not missing:
         return note
     cell_ids = {c.metadata["nbgrader"]["grade_id"]: c.get("id") for c in released.cells
