@@ -212,6 +212,13 @@ def test_feedback_opens_with_what_the_notebook_lost(released_01, monkeypatch):
     noted, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, _stripped(released)),
                                                          dict(resources))
     assert noted.cells[0].id == CELL_ID and "- nbgrader metadata restored" in noted.cells[0].source
+    deleted = copy.deepcopy(released)
+    deleted.cells = [c for c in deleted.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in ("timer",
+                                                                                                     "test_queued")]
+    noted, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, deleted), dict(resources))
+    assert [line for line in noted.cells[0].source.splitlines() if line.startswith("- ")] == [
+        "- solution cell timer (task 2) lost: it was deleted, so the tests that use its code lose their points",
+        "- test cell test\\_queued was missing: nbgrader put it back from the release and graded it"]
 
 
 def test_a_stray_lesson_folder_is_named_not_skipped(tmp_path):
