@@ -20,6 +20,7 @@ import os
 import re
 
 from .restore_metadata import RESTORED_KEY
+from .scratch import shown
 
 # nbgrader's OverwriteCells.missing_cell_notification, which opens each cell it puts back ("# "
 # before it in a code cell).
@@ -113,8 +114,6 @@ def _restored_note(restored: dict[str, str], missing: list[str], solutions: list
 
 def stray_note(student: str, folder: str, known: list[str]) -> str:
     """What grading says of a folder in a student's submission folder that is no lesson."""
-    from .scratch import shown
-
     return (f"submitted/{shown(student)}/{shown(folder)}/ is no lesson of the course, so it was not graded "
             f"(the lessons: {', '.join(known)})")
 

@@ -191,7 +191,7 @@ def collect(root: Path, lessons: list[str] | None = None) -> ClassReport:
     timed = _grades_csv_seconds(root)
     report = ClassReport(directory.course_id, where, [
         _lesson(root, loaded, lesson, *graded[lesson], exported, timed) for lesson in chosen])
-    report.strays = _strays(root, loaded)
+    report.strays = losses.stray_notes(nbgrader.step(root, "submitted", loaded), course_lessons(root))
     if not any(lesson.submissions or lesson.not_graded for lesson in report.lessons):
         raise CourseError(f"no submissions of {', '.join(chosen)} in the gradebook ({where}) or in "
                           f"{nbgrader.step(root, 'submitted', loaded)}: nothing to report")
@@ -285,12 +285,6 @@ def _not_graded(root: Path, loaded, lesson: str, graded: set[str]) -> list[str]:
             if where.is_symlink() or where.is_dir():
                 found.append(entry.name)
     return sorted(found)
-
-
-def _strays(root: Path, loaded) -> list[str]:
-    """What grading says of each folder in a student's submission folder that is no lesson of the
-    course (grading/losses.py): never graded, so named."""
-    return losses.stray_notes(nbgrader.step(root, "submitted", loaded), course_lessons(root))
 
 
 def _grades_csv_seconds(root: Path) -> dict[tuple[str, str], float]:
