@@ -59,6 +59,9 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
+    # Cells whose nbgrader metadata an editor or a tool stripped get it back from the lesson, by
+    # cell id or a test cell's unchanged text, before nbgrader puts tests back (grading/restore_metadata.py).
+    "perfcourse.grading.restore_metadata.RestoreStrippedMetadata",
     "perfcourse.grading.sanitize.RestoreCellRoles",
     "perfcourse.grading.sanitize.RestoreDeletedCells",  # OverwriteCells, restoring deleted cells robustly
     "nbgrader.preprocessors.CheckCellMetadata",
@@ -82,11 +85,12 @@ c.LimitOutput.max_lines = 1000
 # its own merits) instead of being skipped.
 c.OverwriteCells.add_missing_cells = True  # (RestoreDeletedCells is an OverwriteCells)
 
-# The student kernel's evidence (perfcourse.kernel.evidence.EVIDENCE_KEY) and the time the
-# grade cells took (perfcourse.grading.execute.TIMING_KEY) stay in the graded notebook's metadata,
+# The student kernel's evidence (perfcourse.kernel.evidence.EVIDENCE_KEY), the time the grade
+# cells took (perfcourse.grading.execute.TIMING_KEY) and the cells whose metadata was restored
+# (perfcourse.grading.restore_metadata.RESTORED_KEY) stay in the graded notebook's metadata,
 # where the grade report and the benchmark read them; all other notebook metadata is cleared.
 c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
-    ("language_info", "name"), ("perfcourse_evidence",), ("perfcourse_grading",)}
+    ("language_info", "name"), ("perfcourse_evidence",), ("perfcourse_grading",), ("perfcourse_restored",)}
 
 # Release: nbgrader's generate_assignment, with each unfilled solution cell's stub naming its
 # task ("Task 2 (a synchronized timer) is not done yet ..."), so a fresh notebook's first failure

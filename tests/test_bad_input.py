@@ -101,14 +101,33 @@ def released_01(tmp_path_factory):
 
 def _graded_as_nbgrader_would(root, nb):
     """The grader's own cell restoring steps (grader_config.py's sanitize preprocessors), no kernel."""
+    from perfcourse.grading.restore_metadata import RestoreStrippedMetadata
     from perfcourse.grading.sanitize import RestoreCellRoles, RestoreDeletedCells
     from perfcourse.nbgrader_bridge import config, db_url
 
     resources = {"nbgrader": {"db_url": db_url(root), "assignment": "performance-01", "notebook": "performance-01"}}
     loaded = config(root)
-    for step in (RestoreCellRoles(config=loaded), RestoreDeletedCells(config=loaded)):
+    for step in (RestoreStrippedMetadata(config=loaded), RestoreCellRoles(config=loaded),
+                 RestoreDeletedCells(config=loaded)):
         nb, resources = step.preprocess(nb, resources)
     return nb
+
+
+def _stripped(nb, renumbered=False):
+    """`nb` with every cell's nbgrader metadata dropped (and, renumbered, its cell ids replaced, as a
+    tool that renumbers them or cells pasted into a new notebook would)."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    for number, cell in enumerate(nb.cells):
+        cell.metadata.pop("nbgrader", None)
+        if renumbered:
+            cell.id = f"pasted-{number}"
+    return nb
+
+
+def _grade_ids(nb):
+    return [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")]
 
 
 @pytest.mark.slow  # the fixture releases a lesson (about a second)
@@ -119,11 +138,6 @@ def test_each_silent_loss_of_points_is_one_note(released_01):
 
     root, released = released_01
     assert lost_cells(_graded_as_nbgrader_would(root, copy.deepcopy(released)), released) == []
-    stripped = copy.deepcopy(released)
-    for cell in stripped.cells:
-        cell.metadata.pop("nbgrader", None)
-    [note] = lost_cells(_graded_as_nbgrader_would(root, stripped), released)
-    assert note.startswith("nbgrader metadata stripped")
     marked = [c.metadata["nbgrader"] for c in released.cells if "nbgrader" in c.metadata]
     solution = next(m["grade_id"] for m in marked if m.get("solution"))
     test = next(m["grade_id"] for m in marked if m.get("grade"))
@@ -132,6 +146,52 @@ def test_each_silent_loss_of_points_is_one_note(released_01):
     assert lost_cells(_graded_as_nbgrader_would(root, deleted), released) == [
         f"solution cell {solution} (task 1) lost: it was deleted, so the tests that use its code lose their points",
         f"test cell {test} was missing: nbgrader put it back from the release and graded it"]
+
+
+@pytest.mark.slow  # the fixture releases a lesson (about a second)
+def test_stripped_metadata_is_restored_before_the_tests_are_put_back(released_01):
+    """Every graded cell gets its metadata back by cell id: the notebook nbgrader grades is the one it
+    would have graded had nothing been stripped, and one note says so."""
+    import copy
+
+    from perfcourse.grading.losses import lost_cells
+
+    root, released = released_01
+    whole = _graded_as_nbgrader_would(root, copy.deepcopy(released))
+    restored = _graded_as_nbgrader_would(root, _stripped(released))
+    assert [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in restored.cells] == \
+        [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in whole.cells]
+    [note] = lost_cells(restored, released)
+    assert note.startswith("nbgrader metadata restored: 9 of the lesson's solution, test and locked cells")
+    assert "by cell id (workload, " in note
+    assert "not restored" not in note
+
+
+@pytest.mark.slow  # the fixture releases a lesson (about a second)
+def test_stripped_metadata_and_new_cell_ids_restore_the_tests_by_their_text(released_01):
+    """Cell ids renumbered too: the test and locked cells are recognised by their text and stay in
+    place (none put back at the top); the solution cells stay ordinary cells where they are, named
+    in the one note with why."""
+    import copy
+
+    from perfcourse.grading.losses import lost_cells
+
+    root, released = released_01
+    whole = _graded_as_nbgrader_would(root, copy.deepcopy(released))
+    restored = _graded_as_nbgrader_would(root, _stripped(released, renumbered=True))
+    solutions = [c.metadata["nbgrader"]["grade_id"] for c in released.cells
+                 if c.metadata.get("nbgrader", {}).get("solution")]
+    assert _grade_ids(restored) == [name for name in _grade_ids(whole) if name not in solutions]
+    assert [c.source for c in restored.cells] == [c.source for c in whole.cells]  # no test put back at the top
+    [note] = lost_cells(restored, released)
+    assert "by their unchanged text (test_workload, " in note and "by cell id" not in note
+    assert "not restored: solution cell(s) workload (task 1, cell id cell-05), timer (task 2, " in note
+    edited = _stripped(released, renumbered=True)
+    for cell in edited.cells:
+        cell.source += "\n# mine"  # nothing left to recognise a cell by: every test put back, one note says so
+    [note] = lost_cells(_graded_as_nbgrader_would(root, edited), released)
+    assert note.startswith("nbgrader metadata stripped: none of the notebook's 7 graded cells was marked any more, "
+                           "nor could be recognised by its cell id or its text")
 
 
 @pytest.mark.slow  # the fixture releases a lesson (about a second)
@@ -149,18 +209,26 @@ def test_feedback_opens_with_what_the_notebook_lost(released_01, monkeypatch):
     whole, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, copy.deepcopy(released)),
                                                          dict(resources))
     assert all(cell.get("id") != CELL_ID for cell in whole.cells)
-    stripped = copy.deepcopy(released)
-    for cell in stripped.cells:
-        cell.metadata.pop("nbgrader", None)
-    noted, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, stripped), dict(resources))
-    assert noted.cells[0].id == CELL_ID and "- nbgrader metadata stripped" in noted.cells[0].source
+    noted, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, _stripped(released)),
+                                                         dict(resources))
+    assert noted.cells[0].id == CELL_ID and "- nbgrader metadata restored" in noted.cells[0].source
+    deleted = copy.deepcopy(released)
+    deleted.cells = [c for c in deleted.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in ("timer",
+                                                                                                     "test_queued")]
+    noted, _ = LossNotes(config=config(root)).preprocess(_graded_as_nbgrader_would(root, deleted), dict(resources))
+    assert [line for line in noted.cells[0].source.splitlines() if line.startswith("- ")] == [
+        "- solution cell timer (task 2) lost: it was deleted, so the tests that use its code lose their points",
+        "- test cell test\\_queued was missing: nbgrader put it back from the release and graded it"]
 
 
 def test_a_stray_lesson_folder_is_named_not_skipped(tmp_path):
+    import nbformat
     from conftest import ROOT
 
     from perfcourse.course import CONFIG_FILES, copy_course
     from perfcourse.grading import run
+    from perfcourse.grading.loss_notes import CELL_ID, LossNotes, markdown_text
+    from perfcourse.nbgrader_bridge import config
 
     root = copy_course(ROOT, tmp_path / "course", CONFIG_FILES + ("source",))
     (root / "submitted" / "S" / "performance-99").mkdir(parents=True)
@@ -168,3 +236,9 @@ def test_a_stray_lesson_folder_is_named_not_skipped(tmp_path):
     gradable, refused = run.survey(root, ["performance-01"])
     assert [(o.student, o.lesson) for o in refused] == [("S", "performance-99"), ("S", "performance-01")]
     assert "submitted/S/performance-99/ is no lesson of the course" in refused[0].error
+
+    # The student's feedback of any lesson names it too (grading/loss_notes.py, in generate_feedback).
+    resources = {"nbgrader": {"assignment": "performance-01", "notebook": "performance-01", "student": "S"}}
+    feedback, _ = LossNotes(config=config(root)).preprocess(nbformat.v4.new_notebook(), resources)
+    [cell] = feedback.cells
+    assert cell.id == CELL_ID and cell.source.endswith("\n- " + markdown_text(refused[0].error))

@@ -5,9 +5,11 @@ carol fail the first with the same check verdict but for different call numbers 
 with N for the number), bob submitted late (nbgrader's penalty, taken off as its export takes it
 off); carol fails the second with a NameError whose text must never show (only its type); a
 student whose id is HTML fails with a verdict that is HTML and carries an HTML evidence flag;
-erin earns part of the second cell's points, with no error shown; dave's submission is in
-submitted/ with no score. A second lesson is in the gradebook with nobody graded. The same class
-on a PostgreSQL gradebook gives the same report (e2e: it starts a PostgreSQL server).
+erin earns part of the second cell's points, with no error shown, having deleted her solution cell
+and the second test cell (nbgrader put it back); dave's submission is in
+submitted/ with no score, beside a folder that is no lesson (performance-99, never graded). A
+second lesson is in the gradebook with nobody graded. The same class on a PostgreSQL gradebook
+gives the same report (e2e: it starts a PostgreSQL server).
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ CLASS = {
     "erin": ({"test_timer": 3, "test_intensity": 1}, {}, 0.0, []),
 }
 NOT_GRADED = ["dave"]
+STRAY = "performance-99"  # a folder of dave's that is no lesson
 
 
 def synthetic_course(root, db_url=None):
@@ -85,22 +88,39 @@ def synthetic_course(root, db_url=None):
             _autograded(root, student, errors, flags)
     for student in NOT_GRADED:
         nbgrader_bridge.folder(root, "submitted", student, LESSON).mkdir(parents=True)
+    nbgrader_bridge.folder(root, "submitted", "dave", STRAY).mkdir(parents=True)
+    released = nbgrader_bridge.folder(root, "release", ".", LESSON)
+    released.mkdir(parents=True)
+    nbformat.write(_notebook(solution=True), released / f"{LESSON}.ipynb")
     (root / "grades.csv").write_text(
         "assignment,student_id,graded,seconds\n"
         f"{LESSON},alice,now,4.25\n{LESSON},bob,before,0.0\n", encoding="utf-8")
     return root
 
 
-def _autograded(root, student, errors, flags):
+def _notebook(solution: bool, put_back: tuple[str, ...] = ()):
+    """The lesson's cells: a solution cell (where kept), then its grade cells (those put back as
+    nbgrader marks them)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("x = 1")]
+    if solution:
+        nb.cells[0].metadata["nbgrader"] = {"grade": False, "grade_id": "timer", "locked": False,
+                                            "schema_version": 3, "solution": True}
     for name in CELLS:
-        cell = nbformat.v4.new_code_cell(f"check_{name}()")
+        notice = f"# This cell (id:{name}) was missing from the submission. It was added back by nbgrader.\n\n"
+        cell = nbformat.v4.new_code_cell((notice if name in put_back else "") + f"check_{name}()")
         cell.metadata["nbgrader"] = {"grade": True, "grade_id": name, "points": CELLS[name], "schema_version": 3,
                                      "locked": True, "solution": False}
+        nb.cells.append(cell)
+    return nb
+
+
+def _autograded(root, student, errors, flags):
+    nb = _notebook(solution=student != "erin", put_back=("test_intensity",) if student == "erin" else ())
+    for cell in nb.cells[1:]:
+        name = cell.metadata["nbgrader"]["grade_id"]
         if name in errors:
             cell.outputs = [nbformat.v4.new_output("error", **errors[name])]
-        nb.cells.append(cell)
     nb.metadata[EVIDENCE_KEY] = flags
     nb.metadata[TIMING_KEY] = {"grade_cell_seconds": 1.5, "grade_cells": 2}
     folder = nbgrader_bridge.folder(root, "autograded", student, LESSON)
@@ -185,6 +205,23 @@ def test_the_page_escapes_student_work_and_hides_other_errors_text(written):
     assert "hidden_reference_1234" not in page and "hidden_reference_1234" not in (written / "cells.csv").read_text()
     assert "<script" not in page.lower() and "http" not in page  # self-contained, no script
     assert "dave" in page and "-1" in page  # not graded; bob's late penalty
+
+
+def test_a_deleted_solution_and_test_cell_are_a_note_each(report, written):
+    notes = {s.student: s.notes for s in report.lessons[0].submissions}
+    assert notes.pop("erin") == [
+        "solution cell timer (task 1) lost: it was deleted, so the tests that use its code lose their points",
+        "test cell test_intensity was missing: nbgrader put it back from the release and graded it"]
+    assert not any(notes.values())
+    page = (written / "index.html").read_text(encoding="utf-8")
+    assert "solution cell timer (task 1) lost: it was deleted" in page and "test cell test_intensity was" in page
+
+
+def test_a_folder_that_is_no_lesson_is_named(report, written):
+    note = (f"submitted/dave/{STRAY}/ is no lesson of the course, so it was not graded "
+            f"(the lessons: {LESSON}, {EMPTY})")
+    assert report.strays == [note]
+    assert f"<li>{note}</li>" in (written / "index.html").read_text(encoding="utf-8")
 
 
 def test_the_folder_holds_the_page_its_figures_and_the_csv(written, report):

@@ -4,9 +4,11 @@ One scratch course, performance-07 only (a lesson without timers: the workflow i
 here, and a timing check judged while the end-to-end tier's other classes load the cores is
 not; the samples and tests/test_under_load.py prove the timers), a class of three: `ontime` and `late` are on nbgrader's
 student list, `stranger` is not, and the course sets Autograde.create_student = False and a late
-penalty of zero points (nbgrader's LateSubmissionPlugin). The test then checks, in order:
+penalty of zero points (nbgrader's LateSubmissionPlugin); `ontime`'s notebook comes with every
+cell's nbgrader metadata stripped (as a tool that drops metadata leaves it). The test then checks, in order:
 - the grade table and grades.csv say what `nbgrader export` says, penalty included; the
-  unlisted student is refused with the reason and never added to the gradebook;
+  unlisted student is refused with the reason and never added to the gradebook; the stripped
+  notebook earns every point, with one note (the grade table's and the feedback's) saying why;
 - a second run grades nothing (every submission is up to date) and reports the same scores;
 - a resubmission is graded again, alone; `--student` limits a run; `--force` regrades; a narrowed
   run rewrites its own rows of grades.csv and keeps the rest of the class.
@@ -69,9 +71,16 @@ def workflow(tmp_path_factory):
                                   ("stranger", DUE - timedelta(hours=2))):
         folder = nbgrader_bridge.folder(root, "submitted", student, LESSON)
         folder.mkdir(parents=True)
-        nbformat.write(solved, folder / f"{LESSON}.ipynb")
+        nbformat.write(stripped(solved) if student == "ontime" else solved, folder / f"{LESSON}.ipynb")
         (folder / "timestamp.txt").write_text(submitted_at.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
     return root
+
+
+def stripped(nb):
+    nb = nbformat.from_dict(nb)
+    for cell in nb.cells:
+        cell.metadata.pop("nbgrader", None)
+    return nb
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +118,23 @@ def test_scores_are_nbgraders_own_late_penalty_included(workflow, first_run):
     assert f"0/{POINTS}" in table_line(first_run.stdout, "late")
     assert f"-{POINTS} late" in table_line(first_run.stdout, "late")
     assert f"{POINTS}/{POINTS}" in table_line(first_run.stdout, "ontime")
+
+
+def test_a_notebook_stripped_of_its_metadata_earns_every_point_with_one_note(workflow, first_run, monkeypatch):
+    """Its cells got their metadata back by cell id before nbgrader put the tests back
+    (grading/restore_metadata.py): the score it deserves, and one note in grades.csv and the feedback."""
+    from perfcourse.grading.loss_notes import CELL_ID, LossNotes, markdown_text
+
+    assert f"{POINTS}/{POINTS}" in table_line(first_run.stdout, "ontime")
+    note = rows(workflow / "grades.csv")[("ontime", LESSON)]["notes"]
+    assert note.startswith("nbgrader metadata restored: ") and "by cell id (" in note
+    assert "; " not in note  # one note (grades.csv joins them with "; "), every cell restored
+    graded = nbformat.read(nbgrader_bridge.folder(workflow, "autograded", "ontime", LESSON) / f"{LESSON}.ipynb", 4)
+    monkeypatch.chdir(workflow)  # where nbgrader's generate_feedback runs it
+    feedback, _ = LossNotes(config=nbgrader_bridge.config(workflow)).preprocess(
+        graded, {"nbgrader": {"assignment": LESSON, "notebook": LESSON, "student": "ontime"}})
+    assert feedback.cells[0].id == CELL_ID and feedback.cells[0].source.count("\n- ") == 1
+    assert f"- {markdown_text(note)}" in feedback.cells[0].source
 
 
 def test_a_student_missing_from_the_list_is_refused_not_added(workflow, first_run):

@@ -48,9 +48,7 @@ def survey(root: Path, lessons: list[str], only: list[str] | None = None
     known = course_lessons(root)
     for student in _students(folder, lessons, refused, only):
         for stray in losses.stray_lessons(student, known):  # a misnamed lesson: never graded, never silent
-            refused.append(Outcome(student.name, stray, error=f"submitted/{scratch.shown(student.name)}/"
-                                   f"{scratch.shown(stray)}/ is no lesson of the course, so it was not graded "
-                                   f"(the lessons: {', '.join(known)})"))
+            refused.append(Outcome(student.name, stray, error=losses.stray_note(student.name, stray, known)))
         if registered is not None and student.name not in registered:
             refused.extend(Outcome(student.name, lesson, error="not in the gradebook's student list "
                                    "(Autograde.create_student is False): add the student with "

@@ -27,7 +27,7 @@ import nbformat
 from .. import nbgrader_bridge as nbgrader
 from ..course import CourseError
 from ..course import lessons as course_lessons
-from ..grading import run
+from ..grading import losses, run
 from ..grading.cell_error import shown
 from . import grade_table
 
@@ -114,6 +114,7 @@ class ClassReport:
     course_id: str
     gradebook: str  # where it is (a PostgreSQL URL without its password)
     lessons: list[Lesson]
+    strays: list[str] = field(default_factory=list)  # submission folders that are no lesson: never graded
 
     @property
     def cells(self) -> list[Cell]:
@@ -190,6 +191,7 @@ def collect(root: Path, lessons: list[str] | None = None) -> ClassReport:
     timed = _grades_csv_seconds(root)
     report = ClassReport(directory.course_id, where, [
         _lesson(root, loaded, lesson, *graded[lesson], exported, timed) for lesson in chosen])
+    report.strays = losses.stray_notes(nbgrader.step(root, "submitted", loaded), course_lessons(root))
     if not any(lesson.submissions or lesson.not_graded for lesson in report.lessons):
         raise CourseError(f"no submissions of {', '.join(chosen)} in the gradebook ({where}) or in "
                           f"{nbgrader.step(root, 'submitted', loaded)}: nothing to report")

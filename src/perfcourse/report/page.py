@@ -310,6 +310,8 @@ def _review_section(report: ClassReport) -> str:
                           "<br>".join(e(n) for n in s.notes) or "-"], {2, 3}, {4, 5}))
     body = _table(["student", "lesson", "score", "late penalty", "evidence flags", "grader's notes"], rows) \
         if rows else "<p>No evidence flag, grader's note or late penalty.</p>"
+    if report.strays:
+        body += "\n<p>Never graded:</p>\n<ul>\n" + "\n".join(f"<li>{e(s)}</li>" for s in report.strays) + "\n</ul>"
     return ("<h2>For review</h2>\n<p class=\"legend\">Flags are evidence for a human look (what the "
             "student's code did), never a verdict: they changed no score. Scores are nbgrader export's "
             "(the raw score less the late penalty).</p>\n" + body)
