@@ -227,9 +227,8 @@ def check_matmul_intensity(matmul_intensity, rng: np.random.Generator | None = N
     m, k, _ = (int(v) for v in rng.integers(2, 5000, 3))
     cases.append((m, k, 1, int(rng.choice([2, 4]))))  # a matrix-vector product
     for m, k, n, itemsize in cases:
-        got = call_student("matmul_intensity", matmul_intensity, m, k, n, itemsize)
-        if number(got) is None:
-            raise CheckFailed(f"matmul_intensity should return a number (FLOP per byte), got {type(got).__name__}")
+        got = number(call_student("matmul_intensity", matmul_intensity, m, k, n, itemsize),
+                     what="matmul_intensity's result (FLOP per byte)")
         if not _close(got, textbook_intensity(m, k, n, itemsize)):
             where = "a matrix-vector product" if n == 1 else f"itemsize {itemsize}"
             raise CheckFailed(f"matmul_intensity is not 2*m*k*n / ((m*k + k*n + m*n) * itemsize) for {where}: "

@@ -86,7 +86,7 @@ def _array_type(kind: type) -> bool:
 def number(value, what: str | None = None, *, finite: bool = True) -> float | None:
     """`value` as a float by the module's rule; refused: None, or CheckFailed naming `what` when given."""
     given, kind = value, type(value)
-    if _array_type(kind):
+    if kind is not float and kind is not int and _array_type(kind):  # plain numbers first: a trace has many
         try:  # a 0-d array of integers or floats; a tracer has no value to read
             value = np.asarray(value)[()] if value.ndim == 0 and np.dtype(value.dtype).kind in "iuf" else None
         except Exception:
