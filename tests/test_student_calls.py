@@ -45,6 +45,14 @@ def test_any_other_exception_becomes_one_check_failed_naming_what(exc, sentence)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
 
 
+def test_an_exception_whose_text_fails_is_named_by_its_type():
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no text")
+    with pytest.raises(CheckFailed, match="^fn raised Unprintable$"):
+        call_student("fn", raising(Unprintable()))
+
+
 def test_the_message_is_cut_at_one_length_and_the_advice_follows_it():
     long = "x" * (MESSAGE_CHARS * 3)
     with pytest.raises(CheckFailed) as caught:

@@ -45,7 +45,11 @@ def said_as(kind: str, message) -> str:
 
 def said(exc: BaseException) -> str:
     """An exception as feedback shows it (`said_as` of its type and message)."""
-    return said_as(type(exc).__name__, exc)
+    try:
+        message = str(exc)
+    except Exception:  # an exception class of the student's whose __str__ fails: its type says enough
+        message = ""
+    return said_as(type(exc).__name__, message)
 
 
 def raised(what: str, error: str, advice: str = "") -> str:
