@@ -89,7 +89,8 @@ and what a forger, who can replace the course's probes in its own kernel, would 
   test_audit (stage 4): stages 1, 2 and 3 in one run, each as above.
 
 Every failure is an `AuditFailure` (an AssertionError) whose message says what to change, and
-never names the inputs picked at grading time. Imports: jax, numpy, the standard library and
+never names the inputs picked at grading time; an error of the student's code is the CheckFailed
+`student_calls.call_student` words for it. Imports: jax, numpy, the standard library and
 this package's channel code only, so check.py can load this file from the repository without the
 course's package installed.
 """
@@ -113,6 +114,7 @@ import numpy as np
 
 from . import CheckFailed, halves, numerics, programs, remote, trusted
 from .roofline import key_problems
+from .student_calls import call_student, one_line, raised, said_as
 
 PROJECT = "performance-audit"
 DTYPE = np.float32
@@ -165,32 +167,14 @@ class Implementation:
 # Calling the student's code, and reading what comes back
 
 
-def one_line(exc) -> str:
-    """An exception's (or a message's) text on one line, at most 300 characters."""
-    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
 def _raised(what: str, kind: str, message: str) -> AuditFailure:
-    said = one_line(message)
-    if kind == "NotImplementedError":
-        return AuditFailure(f"{what} raised NotImplementedError, it is not written yet" + (f": {said}" if said else ""))
-    return AuditFailure(f"{what} raised {kind}: {said}")
-
-
-def _call(what: str, fn, *args, **kwargs):
-    """Call student code (or a probe); turn whatever it raises into one AuditFailure naming `what`."""
-    try:
-        return fn(*args, **kwargs)
-    except AuditFailure:
-        raise
-    except Exception as exc:  # a student's bug, reported rather than a traceback
-        raise _raised(what, type(exc).__name__, str(exc)) from None
+    """A failure the course's probe reported from the student's kernel, worded as `call_student` words one."""
+    return AuditFailure(raised(what, said_as(kind, message)))
 
 
 def _probe(what: str, name: str, *args, **kwargs) -> dict:
     """A probe's answer, a dict; the student's failure it reports becomes an AuditFailure."""
-    answer = _call(what, remote.probe, name, *args, **kwargs)
+    answer = call_student(what, remote.probe, name, *args, **kwargs)
     if not isinstance(answer, dict):
         raise AuditFailure(f"{what}: the course's probe in your kernel answered {type(answer).__name__}, "
                            "not its report (was perfcourse.kernel.probes replaced?)")
@@ -257,7 +241,7 @@ def check_workload(workload) -> dict:
     if not callable(getattr(workload, "lower", None)):
         raise AuditFailure("workload must be compiled with jax.jit (decorate it with @jax.jit)")
     eye = _identity()
-    got = _array(_call("workload(I, I)", workload, eye, eye), "workload(I, I)")
+    got = _array(call_student("workload(I, I)", workload, eye, eye), "workload(I, I)")
     if got.shape != (IDENTITY_SIZE, IDENTITY_SIZE) or got.dtype != DTYPE:
         raise AuditFailure(f"workload(I, I) should be a {IDENTITY_SIZE}x{IDENTITY_SIZE} float32 array, got "
                            f"shape {got.shape} and dtype {got.dtype}")
@@ -277,7 +261,7 @@ def check_workload(workload) -> dict:
     for m, k, n in _fresh_triples(rng, 3):
         a, b = _random(rng, (m, k)), _random(rng, (k, n), 1 / math.sqrt(k))
         what = "workload on random inputs"
-        result = _array(_call(what, workload, jnp.asarray(a), jnp.asarray(b)), what)
+        result = _array(call_student(what, workload, jnp.asarray(a), jnp.asarray(b)), what)
         reference = np.tanh(a.astype(np.float64) @ b.astype(np.float64))
         if result.shape != reference.shape:
             raise AuditFailure(f"{what} returned an array of {result.ndim} dimension(s) and the wrong shape; "
@@ -369,7 +353,7 @@ def check_first_call_evidence(first_call_evidence, rng: random.Random | None = N
     """first_call_evidence on timings drawn here, against this side's own computation."""
     rng = rng or random.Random()
     for what, first, steady in first_call_cases(rng):
-        got = _call(f"first_call_evidence on {what}", first_call_evidence, first, list(steady))
+        got = call_student(f"first_call_evidence on {what}", first_call_evidence, first, list(steady))
         problems = first_call_problems(got, first, steady, what)
         if problems:
             raise AuditFailure("; ".join(problems))
@@ -410,7 +394,7 @@ def measure_timing(workload, timer) -> dict:
     what = "time_first_and_steady(workload, I, I)"
     eye = _identity()
     clear_caches()  # forget compiled programs: the first call traces and compiles again
-    first, steady = _timings(_call(what, timer, workload, eye, eye, **{TIMER_KEYWORD: STEADY_CALLS}),
+    first, steady = _timings(call_student(what, timer, workload, eye, eye, **{TIMER_KEYWORD: STEADY_CALLS}),
                              STEADY_CALLS)
     return {"workload": WORKLOAD, "dtype": np.dtype(DTYPE).name,
             "timed_shapes": [[IDENTITY_SIZE, IDENTITY_SIZE], [IDENTITY_SIZE, IDENTITY_SIZE]],
@@ -448,14 +432,14 @@ class Counting:
         self.workload, self.trace_count = workload, trace_count
 
     def read(self) -> int:
-        return _integer(_call("trace_count()", self.trace_count), "trace_count()")
+        return _integer(call_student("trace_count()", self.trace_count), "trace_count()")
 
     def clear(self) -> None:
         clear_caches()
 
     def call(self, inputs, what: str) -> None:
         a, b = inputs
-        _call(what, self.workload, jnp.asarray(a), jnp.asarray(b))
+        call_student(what, self.workload, jnp.asarray(a), jnp.asarray(b))
 
     def call_in_context(self, inputs, what: str, rng: random.Random) -> None:
         """workload(a, b) under jax.default_matmul_precision(p), p one of PRECISIONS (shuffled
@@ -665,7 +649,7 @@ def verify_jaxpr(workload, text: str) -> None:
     except Exception as exc:
         raise AuditFailure(f"the program exported from workload does not run ({type(exc).__name__})") from None
     what = "workload on random inputs"
-    direct = _array(_call(what, workload, jnp.asarray(a), jnp.asarray(b)), what)
+    direct = _array(call_student(what, workload, jnp.asarray(a), jnp.asarray(b)), what)
     if ran.shape != direct.shape or not np.allclose(ran, direct, **numerics.tolerance(numerics.matmul_precision())):
         raise AuditFailure("the program exported from workload, run by the grader, and workload itself give "
                            "different results on the same inputs (was perfcourse.kernel.probes replaced?)")
@@ -749,7 +733,7 @@ def write_evidence(impl: Implementation, directory=None) -> dict:
     measurements.update(traced_shapes=counted["traced_shapes"], trace_count=counted["trace_count"],
                         jaxpr_file=JAXPR_NAME)
     jaxpr_text = capture_jaxpr(impl.workload)
-    report = check_report(_call("build_report(measurements)", impl.build_report, dict(measurements)),
+    report = check_report(call_student("build_report(measurements)", impl.build_report, dict(measurements)),
                           measurements)
     texts = {REPORT_NAME: json.dumps(report, indent=2) + "\n", JAXPR_NAME: jaxpr_text + "\n"}
     where = "the evidence directory" if directory is None else str(directory)
@@ -813,7 +797,7 @@ def stage4(impl: Implementation, directory=None, emit: Callable[[str], None] | N
     for stage, run in ((1, lambda: stage1(impl)), (2, lambda: stage2(impl)), (3, lambda: stage3(impl, directory))):
         try:
             detail = run()
-        except AuditFailure as exc:
+        except CheckFailed as exc:  # an AuditFailure, or the student's error as call_student words it
             failed.append(f"stage {stage}: {exc}")
             if emit:
                 emit(fail_line(stage, exc))
@@ -841,7 +825,7 @@ def run_stage(stage: int, impl: Implementation, directory, emit: Callable[[str],
                 raise AuditFailure(str(exc).split(":", 1)[0] + " (see above)") from None
         else:
             raise AuditFailure(f"there is no stage {stage}: choose 1, 2, 3 or 4")
-    except AuditFailure as exc:
+    except CheckFailed as exc:
         emit(fail_line(stage, exc))
         return False
     emit(pass_line(stage, detail))

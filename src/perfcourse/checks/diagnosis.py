@@ -101,8 +101,9 @@ import random
 import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, programs, remote, timing
-from .profiling import (DEVICE_CLOCK_SLACK_US, DEVICE_PROCESS, TIMING_SLACK_US, Plan, _at_least, _number, _plain,
-                        events_of, parse_trace_file)
+from .profiling import (DEVICE_CLOCK_SLACK_US, DEVICE_PROCESS, TIMING_SLACK_US, Plan, _at_least, _plain, events_of,
+                        parse_trace_file)
+from .student_calls import call_student, number, numbers
 
 STEP_SCOPE = "train"
 # A program JAX built anew: the lowering of a function it has just traced, which a compilation
@@ -125,11 +126,11 @@ def _thread(event) -> tuple:
 
 
 def _complete(trace) -> list:
-    return [e for e in events_of(trace) if e.get("ph") == "X" and _number(e.get("ts")) is not None]
+    return [e for e in events_of(trace) if e.get("ph") == "X" and number(e.get("ts")) is not None]
 
 
 def _scope_events(trace, scope: str) -> list:
-    return sorted((e for e in _complete(trace) if e.get("name") == scope and _number(e.get("dur")) is not None),
+    return sorted((e for e in _complete(trace) if e.get("name") == scope and number(e.get("dur")) is not None),
                   key=lambda e: float(e["ts"]))
 
 
@@ -152,7 +153,7 @@ def device_runs(trace) -> dict:
         if not isinstance(args, dict) or "run_id" not in args or (devices and event.get("pid") not in devices):
             continue
         start = float(event["ts"])
-        end = start + max(_number(event.get("dur")) or 0.0, 0.0)
+        end = start + max(number(event.get("dur")) or 0.0, 0.0)
         module = args.get("hlo_module") if "hlo_module" in args else (
             str(event.get("name", "")).split("(")[0] if devices else None)
         key = str(args["run_id"])
@@ -599,16 +600,6 @@ def _counts(value) -> list | None:
     return [int(v) for v in value]
 
 
-def _shares(value) -> list | None:
-    """A list of finite numbers (floats or ints, or a one-dimensional array), or None."""
-    if getattr(value, "ndim", None) == 1:
-        value = list(value)
-    if not isinstance(value, (list, tuple)):
-        return None
-    out = [_number(float(v)) if isinstance(v, (np.floating, np.integer)) else _number(v) for v in value]
-    return None if any(v is None for v in out) else out
-
-
 EVIDENCE_KEYS = ("steps", "compiles", "transfers", "executions", "waiting")
 
 
@@ -634,7 +625,7 @@ def evidence_problem(got, want: dict) -> str | None:
         return ("step_evidence's 'executions' should count the executions (distinct run_ids: on the device's "
                 "lines where the trace has a /device: process, else among every event) that start at or after "
                 "the first step's start")
-    waiting = _shares(got["waiting"])
+    waiting = numbers(got["waiting"])
     if waiting is None or len(waiting) != want["steps"]:
         return "step_evidence's 'waiting' should be a list of numbers, one per step"
     if any(abs(a - b) > WAITING_TOLERANCE for a, b in zip(waiting, want["waiting"])):
@@ -672,11 +663,8 @@ def check_step_evidence(step_evidence_, rng: np.random.Generator | None = None) 
         if problem:
             raise CheckFailed(problem + (" (a trace shaped like a TPU's)" if layout == "tpu" else ""))
     trace, scope = stepless_trace(rng)
-    try:
-        got = step_evidence_(trace, scope)
-    except Exception as exc:  # noqa: BLE001 (the student's function, on a trace with no step)
-        raise CheckFailed(f"step_evidence raised {type(exc).__name__} for a trace with no step of the scope asked "
-                          "for: return zero steps, empty lists and zero executions") from None
+    got = call_student("step_evidence for a trace with no step of the scope asked for", step_evidence_, trace, scope,
+                       advice="return zero steps, empty lists and zero executions")
     if evidence_problem(got, NO_STEPS):
         raise CheckFailed("for a trace with no complete event named scope, step_evidence should return zero steps, "
                           "empty lists and zero executions")
@@ -798,13 +786,8 @@ def check_diagnose(diagnose_, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for evidence, kind in written_cases(rng):
         if not evidence["steps"]:
-            try:
-                answer = _diagnosed(diagnose_, evidence)
-            except CheckFailed:
-                raise
-            except Exception as exc:  # noqa: BLE001 (the student's function, on evidence of no steps)
-                raise CheckFailed(f"diagnose raised {type(exc).__name__} for the evidence of no steps: there is no "
-                                  "loop to be slow, so its cause is 'none'") from None
+            answer = call_student("diagnose for the evidence of no steps", _diagnosed, diagnose_, evidence,
+                                  advice="there is no loop to be slow, so its cause is 'none'")
             if answer != "none":
                 raise CheckFailed(f"diagnose named {answer!r} for the evidence of no steps: there is no loop to be "
                                   "slow, so its cause is 'none' (a rule over every step holds for none)")
@@ -923,14 +906,10 @@ def check_fix(factory, loop: str, rng: np.random.Generator | None = None) -> Non
     if problems:
         raise CheckFailed(problems[0])
     specs = [([int(np.shape(x)[1])], "float32"), ([], "float32")]
-    try:
-        data = remote.probe("diagnosis.export_fixed", factory, host, x, y, lr)
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"one step of the fixed loop could not be exported as one JAX program "
-                          f"({type(exc).__name__}): keep step a function of params that JAX can trace "
-                          "(no float() or NumPy of a traced value inside it)") from None
+    data = call_student("exporting one step of the fixed loop as one JAX program", remote.probe,
+                        "diagnosis.export_fixed", factory, host, x, y, lr,
+                        advice="keep step a function of params that JAX can trace (no float() or NumPy of a "
+                        "traced value inside it)")
     program = programs.program_from(data, specs, what="one step of the fixed loop")
     problems = program_problems(program, x, y, lr, rng)
     if problems:

@@ -59,6 +59,7 @@ import re
 import numpy as np
 
 from . import CheckFailed, numerics, programs, remote, sharding, verdict
+from .student_calls import call_student, one_line
 
 AXIS = "fsdp"
 KINDS = sharding.KINDS
@@ -281,19 +282,14 @@ def check_fsdp_step(fsdp_step, rng: np.random.Generator | None = None) -> None:
     for mesh in meshes(rng, count):
         net = draw_network(rng, len(mesh["order"]))
         held = sharding._held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
-        try:
-            fn = fsdp_step(held)
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            raise CheckFailed(f"fsdp_step raised {type(exc).__name__}: {exc}"[:500]) from None
+        fn = call_student("fsdp_step", fsdp_step, held)
         shapes = {"stacked": list(net["stacked"].shape), "x": list(net["x"].shape), "y": list(net["y"].shape)}
         report = remote.probe("fsdp.export_step", fn, held, shapes)
         if not isinstance(report, dict) or "program" not in report:
             raised = report.get("raised") if isinstance(report, dict) else None
             raise CheckFailed("the function fsdp_step returned could not be exported for the mesh it was given "
                               f"({len(mesh['order'])} devices), with the stacked weights split by rows of every layer "
-                              f"and the batch by rows over '{AXIS}'" + (f" ({str(raised)[:300]})" if raised else "")
+                              f"and the batch by rows over '{AXIS}'" + (f" ({one_line(raised)})" if raised else "")
                               + ": return jax.shard_map(...) over that mesh, taking (stacked, x, y)")
         specs = [(shapes["stacked"], "float32"), (shapes["x"], "float32"), (shapes["y"], "float32")]
         program = programs.program_from(report["program"], specs, what="the function fsdp_step returned")
@@ -479,12 +475,7 @@ def overlap_problems(found, expected: dict) -> list[str]:
 def check_collective_overlap(collective_overlap, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for text, expected in schedules(rng):
-        try:
-            found = collective_overlap(text)
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            raise CheckFailed(f"collective_overlap raised {type(exc).__name__}: {exc}"[:300]) from None
+        found = call_student("collective_overlap", collective_overlap, text)
         verdict(overlap_problems(found, expected))
 
 
@@ -516,12 +507,7 @@ def check_fsdp_budget(fsdp_budget, rng: np.random.Generator | None = None) -> No
         devices = int(rng.choice([2, 4, 8, 16, 64]))
         layers, width = int(rng.integers(2, 97)), devices * int(rng.integers(1, 200))
         batch, itemsize = devices * int(rng.integers(1, 300)), int(rng.choice([2, 4]))
-        try:
-            found = remote.values_only(fsdp_budget(layers, width, batch, devices, itemsize))
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            raise CheckFailed(f"fsdp_budget raised {type(exc).__name__}: {exc}"[:300]) from None
+        found = remote.values_only(call_student("fsdp_budget", fsdp_budget, layers, width, batch, devices, itemsize))
         want = expected_budget(layers, width, batch, devices, itemsize)
         if not isinstance(found, dict):
             raise CheckFailed(f"fsdp_budget should return a dict with {sorted(want)}")

@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import CheckFailed, numerics, programs, remote, trusted
+from .student_calls import call_student, number
 
 HOLD_FACTOR = (1.5, 2.5)     # each stage's hold, in calibrated compilations (drawn per stage and run)
 RUN_HOLD_FACTOR = 5.0        # each run's hold in the compile check, in calibrated compilations
@@ -611,7 +612,7 @@ def growth_cases(rng: np.random.Generator) -> list[tuple[str, list, list, list]]
 def growth_problems(got, lengths, equations, compile_seconds, what: str) -> list[str]:
     """`got` against this side's reading, key by key: each number within GROWTH_RTOL of its own
     scale (a slope that is zero here may be a rounding error away from it there), the verdict exactly."""
-    from .roofline import _number, key_problems
+    from .roofline import key_problems
 
     if not isinstance(got, dict):
         return [f"loop_growth should return a dict, got {type(got).__name__} ({what})"]
@@ -620,7 +621,7 @@ def growth_problems(got, lengths, equations, compile_seconds, what: str) -> list
               "shortest_seconds": largest, "longest_seconds": largest}
 
     def close(key, value, expected):
-        value = _number(value)
+        value = number(value)
         return value is not None and abs(value - expected) <= GROWTH_RTOL * max(abs(expected), scales[key])
 
     return key_problems(got, expected_growth(lengths, equations, compile_seconds), GROWTH_HINTS, what, close)
@@ -629,10 +630,8 @@ def growth_problems(got, lengths, equations, compile_seconds, what: str) -> list
 def loop_growth_problems(loop_growth, rng: np.random.Generator | None = None) -> list[str]:
     rng = rng or np.random.default_rng()
     for what, lengths, equations, compile_seconds in growth_cases(rng):
-        try:
-            got = loop_growth(list(lengths), list(equations), list(compile_seconds))
-        except Exception as exc:
-            return [f"loop_growth raised {type(exc).__name__} for {what}"]
+        got = call_student(f"loop_growth for {what}", loop_growth, list(lengths), list(equations),
+                           list(compile_seconds))
         problems = growth_problems(got, lengths, equations, compile_seconds, what)
         if problems:
             return problems

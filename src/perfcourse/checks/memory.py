@@ -111,7 +111,6 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 import os
 import random
 import shutil
@@ -123,16 +122,9 @@ import warnings
 import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, on_the_grading_backend, programs, remote
+from .student_calls import call_student, number
 
 # --- shared -------------------------------------------------------------------------------------
-def _number(value) -> float | None:
-    if (value is None or isinstance(value, (bool, np.bool_))
-            or not isinstance(value, (numbers.Real, np.integer, np.floating))):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def _plain(value, what: str):
     """A plain copy of what the student's function returned (values only)."""
     try:
@@ -157,7 +149,7 @@ def _missing_problems(result: dict, expected: dict) -> list[str]:
         elif got is None:
             problems.append(f"{key}: a number was reported{' (a zero)' if want == 0 else ''}, but the result "
                             "says None: keep the reported number as it is")
-        elif _number(got) is None or not math.isclose(float(got), float(want), rel_tol=1e-12, abs_tol=0):
+        elif number(got) is None or not math.isclose(float(got), float(want), rel_tol=1e-12, abs_tol=0):
             problems.append(f"{key}: {got!r} is not the number reported")
     missing = result.get("missing")
     absent = sorted(key for key, want in expected.items() if want is None)
@@ -286,11 +278,9 @@ def breakdown_cases(rng: np.random.Generator) -> list[tuple[str, tuple, dict]]:
 def check_memory_breakdown(memory_breakdown, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for what, answer, expected in breakdown_cases(rng):
-        try:
-            result = memory_breakdown(LentProgram(answer))
-        except Exception as exc:
-            raise CheckFailed(f"memory_breakdown raised {type(exc).__name__} for a compiled program with {what}: "
-                              "a backend may return None or raise; report the numbers as missing") from None
+        result = call_student(f"memory_breakdown for a compiled program with {what}", memory_breakdown,
+                              LentProgram(answer), advice="a backend may return None or raise; report the numbers "
+                              "as missing")
         result = _plain(result, "memory_breakdown")
         if not isinstance(result, dict):
             raise CheckFailed(f"memory_breakdown should return a dict, got {type(result).__name__}")
@@ -366,22 +356,18 @@ def check_live_memory(live_memory, rng: np.random.Generator | None = None) -> No
         # In the student's process the arrays sent would be its only ones, so jax.live_arrays()
         # would read the same: the probe holds 1 to 3 more beside them, in every case.
         beside = fresh_arrays(rng, int(rng.integers(1, 4)))
-        try:
-            result = remote.probe("memory.live_memory_beside", live_memory, arrays + beside, len(arrays), device)
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            raise CheckFailed(f"live_memory raised {type(exc).__name__} for {what}: a backend without "
-                              "statistics returns None or raises; report them as missing") from None
+        result = call_student(f"live_memory for {what}", remote.probe, "memory.live_memory_beside", live_memory,
+                              arrays + beside, len(arrays), device,
+                              advice="a backend without statistics returns None or raises; report them as missing")
         result = _plain(result, "live_memory")
         if not isinstance(result, dict):
             raise CheckFailed(f"live_memory should return a dict, got {type(result).__name__}")
         problems = []
         count, size = len(arrays), sum(int(a.nbytes) for a in arrays)
-        if _number(result.get("arrays")) != count:
+        if number(result.get("arrays")) != count:
             problems.append("'arrays' is not the number of arrays given (count the list you are handed, "
                             "not jax.live_arrays() of the whole process)")
-        if _number(result.get("bytes")) != size:
+        if number(result.get("bytes")) != size:
             problems.append("'bytes' is not the total nbytes of the arrays given")
         problems += _missing_problems(result, stats)
         if problems:
@@ -445,13 +431,9 @@ def check_donated_update(make_update, rng: np.random.Generator | None = None) ->
     donation_instrument()
     rows, columns = int(rng.integers(2, 24)), int(rng.integers(2, 24))
     shapes = {"b": [columns], "w": [rows, columns]}
-    try:
-        data = remote.probe("memory.export_update", make_update, shapes)
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"make_update()'s function could not be exported as one JAX program for the grader "
-                          f"({type(exc).__name__}): return a jitted function of (params, grads, lr)") from None
+    data = call_student("exporting make_update()'s function as one JAX program for the grader", remote.probe,
+                        "memory.export_update", make_update, shapes,
+                        advice="return a jitted function of (params, grads, lr)")
     specs = [(shapes["b"], "float32"), (shapes["w"], "float32")] * 2 + [([], "float32")]
     program = programs.program_from(data, specs, what="make_update()'s function")
     marks = donated_arguments(program.mlir_module())
@@ -486,13 +468,9 @@ def _asked_beyond_params(make_update, rows: int, columns: int) -> list[bool]:
     in bfloat16 (no float32 result can take their buffers), so the results (float32, a scalar
     among them) are left to the grads and then the learning rate, if they were donated."""
     shapes = {"b": [], "w": [rows, columns]}
-    try:
-        data = remote.probe("memory.export_update", make_update, shapes, "bfloat16")
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"make_update()'s function could not be exported for bfloat16 params and float32 grads "
-                          f"({type(exc).__name__}): jit the lesson's sgd as it is") from None
+    data = call_student("exporting make_update()'s function for bfloat16 params and float32 grads", remote.probe,
+                        "memory.export_update", make_update, shapes, "bfloat16",
+                        advice="jit the lesson's sgd as it is")
     specs = [([], "bfloat16"), ([rows, columns], "bfloat16"), ([], "float32"), ([rows, columns], "float32"),
              ([], "float32")]
     marks = donated_arguments(programs.program_from(data, specs, what="make_update()'s function").mlir_module())
@@ -582,10 +560,8 @@ def check_donation_evidence(donation_evidence, rng: np.random.Generator | None =
         mine = DonationCase(kind, scale, (columns, rows))
         expected = reference_evidence(mine, [jnp.asarray(v) for v in values], argnums)
         lent = DonationCase(kind, scale, (columns, rows))
-        try:
-            result = donation_evidence(lent, tuple(jnp.asarray(v) for v in values), argnums)
-        except Exception as exc:
-            raise CheckFailed(f"donation_evidence raised {type(exc).__name__} for {what}") from None
+        result = call_student(f"donation_evidence for {what}", donation_evidence, lent,
+                              tuple(jnp.asarray(v) for v in values), argnums)
         result = _plain(result, "donation_evidence")
         if not isinstance(result, dict):
             raise CheckFailed(f"donation_evidence should return a dict, got {type(result).__name__}")
@@ -594,7 +570,7 @@ def check_donation_evidence(donation_evidence, rng: np.random.Generator | None =
                               "with the donation asked for, and compile and call it")
         problems = []
         alias = result.get("alias_bytes")
-        if _number(alias) is None or int(alias) != expected["alias_bytes"]:
+        if number(alias) is None or int(alias) != expected["alias_bytes"]:
             problems.append("alias_bytes is not the compiled program's alias_size_in_bytes (memory_analysis())")
         deleted = result.get("deleted")
         if (not isinstance(deleted, (list, tuple)) or len(deleted) != count
@@ -769,11 +745,11 @@ def sweep_problems(rows, sizes: list[int], repeats: int, log: TransferLog) -> li
     if not isinstance(rows, (list, tuple)) or len(rows) != len(sizes) or not all(isinstance(r, dict) for r in rows):
         return ["transfer_sweep should return one dict per size, in the order of the sizes"]
     for size, row in zip(sizes, rows):
-        if _number(row.get("bytes")) != size:
+        if number(row.get("bytes")) != size:
             return ["each row's 'bytes' should be its size, in the order given"]
         for kind in ("put", "get"):
             median = float(np.median([s for k, b, s, _ in transfers if k == kind and b == size]))
-            got = _number(row.get(f"{kind}_seconds"))
+            got = number(row.get(f"{kind}_seconds"))
             if got is None or not math.isclose(got, median, rel_tol=1e-9, abs_tol=0):
                 return [f"{kind}_seconds is not the median of the timed {kind}s of its size: report the median "
                         "(one stalled transfer must not move it; a mean or a minimum does not summarize the same way)"]
@@ -787,11 +763,9 @@ def check_transfer_sweep(transfer_sweep, rng: np.random.Generator | None = None)
     exponents = sorted(rng.choice(np.arange(6, 16), int(rng.integers(4, 6)), replace=False))
     sizes = [int(2 ** int(e)) + 4 * int(rng.integers(0, 8)) for e in exponents]
     log = TransferLog(rng, repeats)
-    try:
-        rows = transfer_sweep(sizes, repeats=repeats, put=LentPut(log), get=LentGet(log), timer=LentTimer(log))
-    except Exception as exc:
-        raise CheckFailed(f"transfer_sweep raised {type(exc).__name__} when handed other put, get and timer "
-                          "functions: use the put, get and timer it is given") from None
+    rows = call_student("transfer_sweep, handed other put, get and timer functions,", transfer_sweep, sizes,
+                        repeats=repeats, put=LentPut(log), get=LentGet(log), timer=LentTimer(log),
+                        advice="use the put, get and timer it is given")
     problems = sweep_problems(_plain(rows, "transfer_sweep"), sizes, repeats, log)
     if problems:
         raise CheckFailed(problems[0])
@@ -829,14 +803,11 @@ def check_fit_transfer(fit_transfer, rng: np.random.Generator | None = None) -> 
     rng = rng or np.random.default_rng()
     for nbytes, seconds in fit_cases(rng):
         fixed, bandwidth = least_squares(nbytes, seconds)
-        try:
-            result = fit_transfer(list(nbytes), list(seconds))
-        except Exception as exc:
-            raise CheckFailed(f"fit_transfer raised {type(exc).__name__} on a fresh sweep") from None
+        result = call_student("fit_transfer on a fresh sweep", fit_transfer, list(nbytes), list(seconds))
         result = _plain(result, "fit_transfer")
         if not isinstance(result, dict):
             raise CheckFailed(f"fit_transfer should return a dict, got {type(result).__name__}")
-        got_bandwidth, got_fixed = _number(result.get("bytes_per_second")), _number(result.get("fixed_seconds"))
+        got_bandwidth, got_fixed = number(result.get("bytes_per_second")), number(result.get("fixed_seconds"))
         if got_bandwidth is None or not math.isclose(got_bandwidth, bandwidth, rel_tol=1e-6):
             raise CheckFailed("bytes_per_second is not 1 / slope of the least-squares line seconds = fixed + "
                               "bytes / bandwidth through every point of the sweep, each error relative to its "
@@ -917,10 +888,7 @@ def check_cache_settings(cache_settings, rng: np.random.Generator | None = None)
     rng = rng or np.random.default_rng()
     folder = tempfile.mkdtemp(prefix="jax-cache-")
     try:
-        try:
-            settings = cache_settings(folder)
-        except Exception as exc:
-            raise CheckFailed(f"cache_settings raised {type(exc).__name__}") from None
+        settings = call_student("cache_settings", cache_settings, folder)
         settings = _plain(settings, "cache_settings")
         if (not isinstance(settings, dict) or not all(type(k) is str and k.startswith("jax_") for k in settings)
                 or not all(_scalar(v) for v in settings.values())):
@@ -1035,10 +1003,7 @@ def check_cache_hit(cache_hit, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for what, first, second in invalidation_cases(rng):
         want = expected_hit(first, second)
-        try:
-            got = cache_hit(dict(first), dict(second))
-        except Exception as exc:
-            raise CheckFailed(f"cache_hit raised {type(exc).__name__} for {what}") from None
+        got = call_student(f"cache_hit for {what}", cache_hit, dict(first), dict(second))
         got = _plain(got, "cache_hit")
         if not isinstance(got, (bool, np.bool_)):
             raise CheckFailed(f"cache_hit should return a bool, got {type(got).__name__}")
@@ -1124,13 +1089,9 @@ def check_remat_policies(remat_loss, rng: np.random.Generator | None = None) -> 
     rng = rng or np.random.default_rng()
     layers, batch, width = int(rng.integers(3, 8)), int(rng.integers(16, 49)), int(rng.integers(16, 41))
     specs = [([layers, width, width], "float32"), ([batch, width], "float32")]
-    try:
-        sent = remote.probe("memory.export_gradients", remat_loss, list(POLICIES), layers, batch, width)
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"jax.grad of remat_loss(policy) could not be exported as a JAX program for the grader "
-                          f"({type(exc).__name__}): return a jittable loss(weights, x) for each policy") from None
+    sent = call_student("exporting jax.grad of remat_loss(policy) as a JAX program for the grader", remote.probe,
+                        "memory.export_gradients", remat_loss, list(POLICIES), layers, batch, width,
+                        advice="return a jittable loss(weights, x) for each policy")
     if type(sent) is not dict or sorted(sent) != sorted(POLICIES):
         raise CheckFailed("the gradients of remat_loss did not come back as JAX programs the grader can examine")
     weights = (rng.standard_normal((layers, width, width)) / np.sqrt(width)).astype(np.float32)

@@ -64,6 +64,7 @@ import numpy as np
 
 from ..kernel.probes.pallas import course_kernel, expected_tiling, export_kernel
 from . import CheckFailed, numerics, programs, remote, trusted
+from .student_calls import call_student, number
 
 RTOL = 1e-9
 ERROR_RTOL = 1e-3  # the relative error, measured with float32 or float64 reductions: same digits
@@ -194,14 +195,9 @@ def check_matmul_kernel(matmul_kernel, rng: np.random.Generator | None = None) -
         specs = [((m, k), "float32"), ((k, n), "float32"), ((m, n), "float32")]
         what = (f"your kernel body in a pallas_call over a {m // bm} x {n // bn} x {k // bk} grid of "
                 f"{bm} x {bk} and {bk} x {bn} blocks picked at grading time")
-        try:
-            data = remote.probe("pallas.export_kernel", matmul_kernel, [m, k, n], [bm, bn, bk])
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            raise CheckFailed(f"{what} could not be built and exported ({type(exc).__name__}): read and "
-                              "write whole blocks through the refs (x_ref[...], o_ref[...]) with JAX "
-                              "operations only") from None
+        data = call_student(f"building and exporting {what}", remote.probe, "pallas.export_kernel", matmul_kernel,
+                            [m, k, n], [bm, bn, bk], advice="read and write whole blocks through the refs "
+                            "(x_ref[...], o_ref[...]) with JAX operations only")
         program = programs.program_from(data, specs, what=what)
         check_grid_program(program, m, k, n, bm, bn, bk, what)
         run_grid_program(program, rng, m, k, n, what + " (each step must add its x block times its y block "
@@ -227,10 +223,7 @@ def _table(index_map, want, grid, blocks, what: str) -> None:
     """The block `index_map` picks at every grid point (called with ints), checked against `want`."""
     for point in np.ndindex(*grid):
         point = tuple(int(p) for p in point)
-        try:
-            picked = index_map(*point)
-        except Exception as exc:
-            raise CheckFailed(f"{what}'s index map raised {type(exc).__name__} at grid point {point}") from None
+        picked = call_student(f"{what}'s index map at grid point {point}", index_map, *point)
         picked = _ints(picked, 2)
         if picked is None:
             raise CheckFailed(f"{what}'s index map should return a tuple of two block indices (whole numbers)")
@@ -248,10 +241,7 @@ def check_tiling(tiling, rng: np.random.Generator | None = None) -> None:
     for square in (False, None):  # y's blocks not square in every run, then any
         m, k, n, bm, bn, bk = draw_sizes(rng, square=square)
         where = f"(sizes and blocks picked at grading time: bm={bm}, bn={bn}, bk={bk})"
-        try:
-            answer = tiling(m, k, n, bm, bn, bk)
-        except Exception as exc:
-            raise CheckFailed(f"tiling raised {type(exc).__name__} {where}") from None
+        answer = call_student(f"tiling {where}", tiling, m, k, n, bm, bn, bk)
         if type(answer) not in (tuple, list) or len(answer) != 3:
             raise CheckFailed("tiling should return (grid, in_specs, out_specs)")
         grid, in_specs, out_spec = answer
@@ -276,14 +266,10 @@ def check_tiling(tiling, rng: np.random.Generator | None = None) -> None:
         # The same tiling as pallas_call uses it: index maps traced (an index map that needs Python ints
         # cannot be), in the course's pallas_call with the course's body, exported there and run here.
         what = f"the course's kernel body in a pallas_call with your grid and BlockSpecs {where}"
-        try:
-            data = remote.probe("pallas.export_tiling", tiling, [m, k, n], [bm, bn, bk])
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            raise CheckFailed(f"{what} could not be built ({type(exc).__name__}): pallas_call traces each index "
-                              "map with traced grid indices, not Python ints, so compute the block indices with "
-                              "arithmetic on them (no int(), no if on their values)") from None
+        data = call_student(f"building {what}", remote.probe, "pallas.export_tiling", tiling, [m, k, n],
+                            [bm, bn, bk], advice="pallas_call traces each index map with traced grid indices, "
+                            "not Python ints, so compute the block indices with arithmetic on them (no int(), "
+                            "no if on their values)")
         program = programs.program_from(data, [((m, k), "float32"), ((k, n), "float32"), ((m, n), "float32")],
                                         what=what)
         check_grid_program(program, m, k, n, bm, bn, bk, what)
@@ -327,18 +313,14 @@ def check_tiled_traffic(tiled_traffic, rng: np.random.Generator | None = None) -
     cases.append((bm * int(rng.integers(2, 9)), 256, 384, bm, 384, 256, 2))
     cases.append((256, 512, 384, 256, 384, 512, 4))
     for case in cases:
-        try:
-            got = tiled_traffic(*case)
-        except Exception as exc:
-            raise CheckFailed(f"tiled_traffic raised {type(exc).__name__}") from None
+        got = call_student("tiled_traffic", tiled_traffic, *case)
         if not isinstance(got, dict):
             raise CheckFailed(f"tiled_traffic should return a dict, got {type(got).__name__}")
         for key, want in expected_traffic(*case).items():
             if key not in got:
                 raise CheckFailed(f"tiled_traffic's dict has no {key!r}")
-            value = got[key]
-            if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)) \
-                    or not math.isclose(float(value), want, rel_tol=RTOL, abs_tol=0.0):
+            value = number(got[key])
+            if value is None or not math.isclose(value, want, rel_tol=RTOL, abs_tol=0.0):
                 raise CheckFailed(f"{key} is not right (sizes, blocks and item size {case[-1]} picked at "
                                   f"grading time): {TRAFFIC_HINTS[key]}")
 
@@ -386,22 +368,16 @@ def check_product_tolerance(product_tolerance, rng: random.Random | None = None)
     rng.shuffle(precisions)
     for precision in precisions:
         product = LentProduct(precision)
-        try:
-            got = product_tolerance(product)
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            raise CheckFailed(f"product_tolerance raised {type(exc).__name__} for a product the grader "
-                              "handed in (call it as matmul(a, b) on two float32 matrices)") from None
+        got = call_student("product_tolerance, for a product the grader handed in,", product_tolerance, product,
+                           advice="call it as matmul(a, b) on two float32 matrices")
         if product.calls == 0 or product.last is None:
             raise CheckFailed("product_tolerance never called the product it was given: measure it")
         if not isinstance(got, dict):
             raise CheckFailed(f"product_tolerance should return a dict, got {type(got).__name__}")
         a, b = product.last
         error = relative_error(product(a, b), a, b)
-        measured = got.get("relative_error")
-        if isinstance(measured, bool) or not isinstance(measured, (numbers.Real, np.floating)) \
-                or not math.isclose(float(measured), error, rel_tol=ERROR_RTOL, abs_tol=1e-12):
+        measured = number(got.get("relative_error"))
+        if measured is None or not math.isclose(measured, error, rel_tol=ERROR_RTOL, abs_tol=1e-12):
             raise CheckFailed("relative_error is not max |matmul(a, b) - exact| / max |exact| for the matrices "
                               "you multiplied last, exact being the float64 NumPy product")
         want = {"precision": numerics.precision_of(error), **numerics.TOLERANCES[numerics.precision_of(error)]}
@@ -416,7 +392,6 @@ def check_product_tolerance(product_tolerance, rng: random.Random | None = None)
                 if type(got[key]) is not str or got[key] != value:
                     raise CheckFailed(f"precision is {got[key]!r} for a relative error of {error:.2g}; the "
                                       f"lesson's table gives {value!r}")
-            elif not isinstance(got[key], (numbers.Real, np.floating)) or isinstance(got[key], bool) \
-                    or float(got[key]) != value:
+            elif number(got[key]) != value:
                 raise CheckFailed(f"{key} should be {value:g}, the tolerance the lesson's table gives "
                                   f"{want['precision']}")

@@ -127,6 +127,7 @@ import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, remote
 from ..kernel.probes.profiling import SYNC_CALLS, TRACE_FILE, function_name  # noqa: F401 (re-exported)
+from .student_calls import number, numbers
 
 STEP_SCOPE = "train_step"
 
@@ -378,14 +379,6 @@ def _plain(value):
     return value
 
 
-def _numbers(value) -> list | None:
-    try:
-        out = [float(v) for v in value]
-    except (TypeError, ValueError):
-        return None
-    return None if any(isinstance(v, bool) for v in value) else out
-
-
 # --- what the trusted kernel observes and parses itself -------------------------------------------
 class Plan:
     """The dispatches of a workload the student's code runs, told one at a time (`next()`), counted
@@ -450,12 +443,6 @@ def parse_trace_file(report: dict):
     return trace, None
 
 
-def _number(value) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def executions(trace, module: str) -> list[tuple[float, float]]:
     """(start, end) of each execution of the compiled module `module`, in time order: on a CPU the
     operations whose args name it, grouped by run_id; on a TPU the events of a device's "XLA Modules"
@@ -463,7 +450,7 @@ def executions(trace, module: str) -> list[tuple[float, float]]:
     spans: dict = {}
 
     def add(key, event):
-        ts, dur = _number(event.get("ts")), _number(event.get("dur"))
+        ts, dur = number(event.get("ts")), number(event.get("dur"))
         if ts is None or dur is None:
             return
         start, end = spans.get(key, (math.inf, -math.inf))
@@ -651,13 +638,13 @@ def read_trace_problems(device_time_by_op_, host_gaps_, built: dict, scope: str)
         problems.append("device_time_by_op should give each operation's total duration: the sum of its events' "
                         "'dur' (microseconds)")
     gaps = host_gaps_(built["trace"], scope)
-    numbers = _numbers(gaps) if isinstance(gaps, (list, tuple)) or getattr(gaps, "ndim", None) == 1 else None
-    if numbers is None:
+    gap_seconds = numbers(gaps, finite=False)
+    if gap_seconds is None:
         problems.append(f"host_gaps should return a list of numbers, got {type(gaps).__name__}")
-    elif len(numbers) != len(built["gaps"]):
+    elif len(gap_seconds) != len(built["gaps"]):
         problems.append("host_gaps should give one gap between each two consecutive steps named scope "
                         "(a loop of n steps has n - 1 gaps)")
-    elif not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6) for a, b in zip(numbers, built["gaps"])):
+    elif not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6) for a, b in zip(gap_seconds, built["gaps"])):
         problems.append("host_gaps should give, in time order, the time from the end of each step to the start "
                         "of the next (events may be listed in any order)")
     return problems
@@ -968,7 +955,7 @@ def three_numbers_problems(report, run: dict):
                 "and nothing else (the first call and the timed calls outside it)"], True
     # Each call was held here before its dispatch, the first too: the k-th execution (from 0) starts at
     # least k + 1 holds after the trace began.
-    began = min((e["ts"] for e in complete(trace) if _number(e.get("ts")) is not None), default=0.0)
+    began = min((e["ts"] for e in complete(trace) if number(e.get("ts")) is not None), default=0.0)
     if any(not _at_least(start, began, (k + 1) * hold, max(clock_slack(trace), 1000.0))
            for k, (start, _) in enumerate(runs)):
         return ["the trace does not show the calls as they ran: return the numbers read from the file "

@@ -19,6 +19,7 @@ import re
 import numpy as np
 
 from . import CheckFailed, remote
+from .student_calls import call_student
 
 MAX_PROGRAM_BYTES = 4 << 20   # a lesson's programs are a few kilobytes
 # Custom calls the SPMD partitioner reads as annotations (sharding constraints, shard_map).
@@ -57,15 +58,10 @@ def exported(fn, specs, *, what: str = "the function", drop_debug_callbacks: boo
     (which jax.export cannot serialize, and which compute nothing its results depend on).
     """
     specs = [(list(int(d) for d in shape), str(np.dtype(dtype))) for shape, dtype in specs]
-    try:
-        data = (remote.probe("programs.export", fn, specs, drop_debug_callbacks=True) if drop_debug_callbacks
-                else remote.probe("programs.export", fn, specs))
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"{what} could not be exported as one JAX program for the grader to examine "
-                          f"({type(exc).__name__}): keep it a jittable function of its array arguments, "
-                          "without host callbacks") from None
+    options = {"drop_debug_callbacks": True} if drop_debug_callbacks else {}
+    data = call_student(f"exporting {what} as one JAX program for the grader to examine", remote.probe,
+                        "programs.export", fn, specs, **options,
+                        advice="keep it a jittable function of its array arguments, without host callbacks")
     return program_from(data, specs, what=what)
 
 

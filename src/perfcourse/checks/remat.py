@@ -99,6 +99,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import CheckFailed, halves, numerics, programs, remote, trusted
+from .student_calls import call_student
 
 LESSON_WIDTH, LESSON_DEPTH, LESSON_SEED = 16, 4, 5
 # Autodiff's transformations as a recorded name stack shows them: "jit(f)/transpose(jvp(f))/mul".
@@ -293,13 +294,9 @@ def residual_problems(describe, rng: np.random.Generator | None = None) -> list[
     cases = residual_cases(rng)
     for number, case in enumerate(cases, 1):
         traces: list = []
-        try:
-            reply = describe(residual_instrument(case, traces), *case.arrays)
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            return [f"saved_residual_descriptions raised {type(exc).__name__} for test function {number}: "
-                    "describe the function it is given, at the arguments it is given"]
+        reply = call_student(f"saved_residual_descriptions for test function {number}", describe,
+                             residual_instrument(case, traces), *case.arrays,
+                             advice="describe the function it is given, at the arguments it is given")
         lines = _listing(reply, number)
         if type(lines) is str:
             return [lines]
@@ -370,13 +367,8 @@ def _results(program, what: str, *shapes) -> None:
 
 
 def _exports(name: str, what: str, *args):
-    try:
-        return remote.probe(name, *args)
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"{what} could not be exported as JAX programs for the grader to examine "
-                          f"({type(exc).__name__}): keep remat_layer a jittable function of one vector") from None
+    return call_student(f"exporting {what} as JAX programs for the grader to examine", remote.probe, name, *args,
+                        advice="keep remat_layer a jittable function of one vector")
 
 
 def _transcendentals(run) -> float:
@@ -711,10 +703,7 @@ def timing_verdict_problems(compare_timings, rng: np.random.Generator | None = N
 
     rng = rng or np.random.default_rng()
     for what, ordinary, rematerialized in timing_cases(rng):
-        try:
-            got = compare_timings(list(ordinary), list(rematerialized))
-        except Exception as exc:
-            return [f"compare_timings raised {type(exc).__name__} for {what}"]
+        got = call_student(f"compare_timings for {what}", compare_timings, list(ordinary), list(rematerialized))
         if not isinstance(got, dict):
             return [f"compare_timings should return a dict, got {type(got).__name__} ({what})"]
         problems = key_problems(got, expected_timing_verdict(ordinary, rematerialized), TIMING_HINTS, what)

@@ -47,24 +47,17 @@ something only the student's process can build. No check reads a clock or compar
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from . import CheckFailed, halves
+from .student_calls import call_student, number
 
 RTOL = 1e-9  # the arithmetic is exact up to float64 rounding: no backend precision enters it
 
 
-def _number(value) -> float | None:
-    if value is None or isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def _close(got, want: float) -> bool:
-    got = _number(got)
+    got = number(got)
     return got is not None and math.isclose(got, want, rel_tol=RTOL, abs_tol=0.0)
 
 
@@ -136,10 +129,7 @@ def cost_cases(rng: np.random.Generator) -> list[tuple[str, object, float, float
 def check_roofline_point(roofline_point, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for what, costs, flops, moved, seconds in cost_cases(rng):
-        try:
-            point = roofline_point(costs, seconds)
-        except Exception as exc:
-            raise CheckFailed(f"roofline_point raised {type(exc).__name__} for {what}") from None
+        point = call_student(f"roofline_point for {what}", roofline_point, costs, seconds)
         problems = point_problems(point, flops, moved, seconds, what)
         if problems:
             raise CheckFailed("; ".join(problems))
@@ -190,8 +180,8 @@ def ceilings_from(value) -> tuple[float, float] | None:
     """The notebook's measured (peak FLOP/s, bandwidth) when they are two positive numbers."""
     if not isinstance(value, dict):
         return None
-    peak = _number(value.get("peak_flop_per_second"))
-    bandwidth = _number(value.get("peak_bytes_per_second"))
+    peak = number(value.get("peak_flop_per_second"))
+    bandwidth = number(value.get("peak_bytes_per_second"))
     if peak is None or bandwidth is None or peak <= 0 or bandwidth <= 0:
         return None
     return peak, bandwidth
@@ -220,10 +210,7 @@ def check_classify(classify, own_ceilings=None, rng: np.random.Generator | None 
     own = ceilings_from(own_ceilings)
     for what, peak, bandwidth, intensity in classification_cases(rng, own):
         point = fresh_point(rng, intensity, min(peak, intensity * bandwidth))
-        try:
-            got = classify(point, peak, bandwidth)
-        except Exception as exc:
-            raise CheckFailed(f"classify raised {type(exc).__name__} for a point and {what}") from None
+        got = call_student(f"classify for a point and {what}", classify, point, peak, bandwidth)
         problems = classify_problems(got, point, peak, bandwidth, what)
         if problems:
             raise CheckFailed("; ".join(problems))
@@ -240,12 +227,8 @@ def check_matmul_intensity(matmul_intensity, rng: np.random.Generator | None = N
     m, k, _ = (int(v) for v in rng.integers(2, 5000, 3))
     cases.append((m, k, 1, int(rng.choice([2, 4]))))  # a matrix-vector product
     for m, k, n, itemsize in cases:
-        try:
-            got = matmul_intensity(m, k, n, itemsize)
-        except Exception as exc:
-            raise CheckFailed(f"matmul_intensity raised {type(exc).__name__}") from None
-        if _number(got) is None:
-            raise CheckFailed(f"matmul_intensity should return a number (FLOP per byte), got {type(got).__name__}")
+        got = number(call_student("matmul_intensity", matmul_intensity, m, k, n, itemsize),
+                     what="matmul_intensity's result (FLOP per byte)")
         if not _close(got, textbook_intensity(m, k, n, itemsize)):
             where = "a matrix-vector product" if n == 1 else f"itemsize {itemsize}"
             raise CheckFailed(f"matmul_intensity is not 2*m*k*n / ((m*k + k*n + m*n) * itemsize) for {where}: "
@@ -335,10 +318,8 @@ def roof_verdict_cases(rng: np.random.Generator) -> list[tuple[str, dict, float,
 def check_roof_verdict(roof_verdict, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     for what, point, peak, bandwidth in roof_verdict_cases(rng):
-        try:
-            got = roof_verdict(dict(point, samples=list(point["samples"])), peak, bandwidth)
-        except Exception as exc:
-            raise CheckFailed(f"roof_verdict raised {type(exc).__name__} for {what}") from None
+        got = call_student(f"roof_verdict for {what}", roof_verdict, dict(point, samples=list(point["samples"])),
+                           peak, bandwidth)
         if not isinstance(got, dict):
             raise CheckFailed(f"roof_verdict should return a dict, got {type(got).__name__} ({what})")
         problems = key_problems(got, expected_roof_verdict(point, peak, bandwidth), ROOF_VERDICT_HINTS, what)

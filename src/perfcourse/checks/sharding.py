@@ -96,6 +96,7 @@ import numpy as np
 
 from . import CheckFailed, InstrumentMissing, halves, numerics, programs, remote, verdict
 from .roofline import key_problems
+from .student_calls import call_student, one_line
 
 LEARNING_RATE = 0.1
 GRADED_DEVICES = 8   # the lesson's first cell: --xla_force_host_platform_device_count=8
@@ -364,12 +365,7 @@ def layout_problems(shardings_of, mesh: dict, arrays: dict, layout: dict, what: 
     """The student's `shardings_of`, called here on a mesh built in the student's process; the step
     laid out with its answer, exported there and judged here."""
     held = _held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
-    try:
-        shardings = shardings_of(held)
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        return [f"{what} raised {type(exc).__name__}: {exc}"[:500]]
+    shardings = call_student(what, shardings_of, held)
     shapes = {name: [int(d) for d in a.shape] for name, a in arrays.items()}
     report = remote.probe("sharding.export_step", shardings, shapes, LEARNING_RATE)
     return placement_problems(report, mesh, arrays, layout, what, precision)
@@ -450,19 +446,14 @@ def check_grad_with_psum(grad_with_psum, rng: np.random.Generator | None = None)
 def _gradient_on(grad_with_psum, mesh: dict, rng: np.random.Generator, precision: str) -> None:
     arrays = fresh_arrays(rng, int(rng.integers(2, 6)), len(mesh["order"]), int(rng.integers(3, 9)), 1)
     held = _held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
-    try:
-        fn = grad_with_psum(held)
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"grad_with_psum raised {type(exc).__name__}: {exc}"[:500]) from None
+    fn = call_student("grad_with_psum", grad_with_psum, held)
     shapes = {name: [int(d) for d in a.shape] for name, a in arrays.items()}
     report = remote.probe("sharding.export_gradient", fn, held, shapes)
     if not isinstance(report, dict) or "program" not in report:
         raised = report.get("raised") if isinstance(report, dict) else None
         raise CheckFailed("the function grad_with_psum returned could not be exported for the mesh it was given, "
                           "with w whole and the rows of x and y split over 'data'"
-                          + (f" ({str(raised)[:300]})" if raised else "")
+                          + (f" ({one_line(raised)})" if raised else "")
                           + ": return jax.shard_map(...) over that mesh")
     try:
         program = programs.program_from(report["program"], [(shapes[name], "float32") for name in NAMES],
@@ -640,13 +631,7 @@ def check_compile_key(compiles_per_call, rng: np.random.Generator | None = None)
     except Exception:
         raise CheckFailed("the notebook's process did not set up the calls for compiles_per_call") from None
     registered = _listeners()
-    try:
-        found = compiles_per_call(step, arguments)
-    except CheckFailed:
-        raise
-    except Exception as exc:
-        raise CheckFailed(f"compiles_per_call raised {type(exc).__name__}: {exc}"[:500]) from None
-    found = remote.values_only(found)
+    found = remote.values_only(call_student("compiles_per_call", compiles_per_call, step, arguments))
     _no_listener_left(registered, "returned")
     try:  # a call that raises (a string is no argument of the step): nothing may stay registered
         compiles_per_call(step, [("not an array",)])
@@ -801,10 +786,6 @@ def check_scaling_evidence(scaling_evidence, rng: np.random.Generator | None = N
     rng = rng or np.random.default_rng()
     for index, warm in enumerate(scaling_cases(rng)):
         what = f"timings {index + 1} of 4"
-        try:
-            got = scaling_evidence({count: list(samples) for count, samples in warm.items()})
-        except CheckFailed:
-            raise
-        except Exception as exc:
-            raise CheckFailed(f"scaling_evidence raised {type(exc).__name__} on {what}") from None
+        got = call_student(f"scaling_evidence on {what}", scaling_evidence,
+                           {count: list(samples) for count, samples in warm.items()})
         verdict(scaling_problems(got, warm, what))

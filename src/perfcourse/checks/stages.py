@@ -64,7 +64,6 @@ lowered program returned beside it.
 from __future__ import annotations
 
 import math
-import numbers
 import random
 from dataclasses import dataclass, field
 
@@ -72,6 +71,7 @@ import numpy as np
 
 from ..channel.codec import ChannelError
 from . import CheckFailed, InstrumentMissing, numerics, remote
+from .student_calls import number, said
 
 STAGE_KEYS = ("jaxpr", "lowered", "stablehlo", "compiled", "estimates")
 
@@ -118,12 +118,6 @@ def matmul_inputs(rng: np.random.Generator, m: int, k: int, n: int, *, specs: bo
     return jnp.asarray(a), jnp.asarray(b)
 
 
-def _number(value) -> float | None:
-    if value is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
-    return float(value)
-
-
 def backend_estimates(compiled) -> dict:
     """The compiler's own numbers for `compiled`, normalized the way the lesson teaches."""
     try:
@@ -137,8 +131,8 @@ def backend_estimates(compiled) -> dict:
         memory = compiled.memory_analysis()
     except Exception:
         memory = None
-    found = {name: _number(costs.get(key)) for name, key in COST_KEYS.items()}
-    found.update({name: _number(getattr(memory, attr, None)) for name, attr in MEMORY_FIELDS.items()})
+    found = {name: number(costs.get(key), finite=False) for name, key in COST_KEYS.items()}
+    found.update({name: number(getattr(memory, attr, None), finite=False) for name, attr in MEMORY_FIELDS.items()})
     return found
 
 
@@ -229,8 +223,10 @@ def estimate_problems(estimates, expected: dict) -> list[str]:
         elif got is None:
             problems.append(f"{name}: the compiler gave an estimate{' (a zero)' if want == 0 else ''}, "
                             "but the result says None: keep the compiler's number as it is")
-        elif _number(got) is None or not math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=0):
-            problems.append(f"{name}: the result {got!r} is not the compiler's estimate")
+        else:
+            value = number(got, finite=False)
+            if value is None or not math.isclose(value, float(want), rel_tol=1e-9, abs_tol=0):
+                problems.append(f"{name}: the result {got!r} is not the compiler's estimate")
     missing = estimates.get("missing")
     absent = sorted(name for name, want in expected.items() if want is None)
     if not isinstance(missing, dict):
@@ -442,7 +438,7 @@ def read_watched(read_program, m: int, k: int, n: int, rng: np.random.Generator,
     except ChannelError:
         raise
     except Exception as exc:
-        reading.raised = f"{type(exc).__name__}: {exc}"[:500]
+        reading.raised = said(exc)
         result = None
     else:
         reading.returned = _type_name(result)
@@ -500,7 +496,7 @@ def run_compiled(reading: Reading, compiled, shapes_: list, rng: np.random.Gener
         raise
     except Exception as exc:
         return [f"{what} could not be called on fresh arrays of the shapes it was read for "
-                f"({type(exc).__name__}): read the program of fn itself, for the shapes and dtypes of args"]
+                f"({said(exc)}): read the program of fn itself, for the shapes and dtypes of args"]
     settle_callbacks()
     if reading.executions and reading.executions._values[before:] != [float(np.asarray(a)[0, 0])]:
         return [f"{what} is not the workload it was handed (run on fresh arrays, it did not report that run "
@@ -599,7 +595,10 @@ def _same(a, b) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     try:
-        return bool(a == b) and type(a) is type(b) or (_number(a) is not None and _number(a) == _number(b))
+        if bool(a == b) and type(a) is type(b):
+            return True
+        first, second = number(a, finite=False), number(b, finite=False)
+        return first is not None and first == second
     except Exception:
         return False
 

@@ -67,6 +67,7 @@ import numpy as np
 from ..kernel.probes import tracing as builder
 from ..kernel.probes.tracing import Box
 from . import InstrumentMissing, remote
+from .student_calls import said
 
 # What each kind of function needs from jax.jit: static arguments are always passed by keyword.
 JIT_KWARGS = {
@@ -361,10 +362,6 @@ def compile_sequences(rng, devices: int | None = None) -> list[Sequence]:
 # ---------------------------------------------------------------------------------------------
 # Reading what the student's kernel reported: untrusted values, checked for kind here.
 
-def _fault(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-
-
 def _text(value) -> str:
     return value[:300] if type(value) is str else "an error"
 
@@ -456,7 +453,7 @@ def audit_counted_jit(counted_jit, rng=None) -> list[str]:
     except Malformed as exc:
         return [str(exc)]
     except Exception as exc:  # noqa: BLE001 (the student's kernel failed to answer)
-        return [f"counted_jit could not be run: {_fault(exc)}"]
+        return [f"counted_jit could not be run: {said(exc)}"]
 
 
 def _judge_counted_jit(report, data, scale, mixed, power) -> list[str]:
@@ -529,7 +526,7 @@ def audit_count_traces(count_traces, rng=None) -> list[str]:
     except Malformed as exc:
         return [str(exc)]
     except Exception as exc:  # noqa: BLE001
-        return [f"count_traces could not be run: {_fault(exc)}"]
+        return [f"count_traces could not be run: {said(exc)}"]
     problems = []
     for sequence, result in zip(sequences, report):
         if result[0] != "answer" or len(result) != 3:
@@ -560,7 +557,7 @@ def audit_isolation(count_traces, rng=None) -> list[str]:
     except Malformed as exc:
         return [str(exc)]
     except Exception as exc:  # noqa: BLE001
-        return [f"count_traces could not be run: {_fault(exc)}"]
+        return [f"count_traces could not be run: {said(exc)}"]
     for result in report:
         if result[0] != "answer" or len(result) != 3:
             return [f"count_traces failed with {_text(result[1] if len(result) > 1 else None)}"]
@@ -609,7 +606,7 @@ def audit_count_traces_and_compiles(count_traces_and_compiles, rng=None) -> list
     except Malformed as exc:
         return [str(exc)]
     except Exception as exc:  # noqa: BLE001
-        return [f"count_traces_and_compiles could not be run: {_fault(exc)}"]
+        return [f"count_traces_and_compiles could not be run: {said(exc)}"]
     try:
         return _judge_counts(sequences, steps, labels, report[:-1]) or _judge_listeners(report, labels)
     except Malformed as exc:
