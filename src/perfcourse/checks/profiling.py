@@ -117,7 +117,6 @@ with InstrumentMissing, never as every student's mistake.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import math
 import random
@@ -127,57 +126,19 @@ import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, remote
 from ..kernel.probes.profiling import SYNC_CALLS, TRACE_FILE, function_name  # noqa: F401 (re-exported)
+from .traces import (MODULES_LINE, OPS_LINE, TIMING_SLACK_US, at_least, clock_slack, complete, executions,
+                     op_events, parse_trace_file, returned_file_problem, scope_events, thread)
 
 STEP_SCOPE = "train_step"
 
 
-def events_of(trace) -> list[dict]:
-    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
-    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
-
-
-def complete(trace) -> list[dict]:
-    return [e for e in events_of(trace) if e.get("ph") == "X"]
-
-
 # --- the reference analyses (run here, on traces built here or read from a probe's report) ----------
-# Where each runtime writes a device's work (see the lesson's "What is in a trace"). The CPU runtime
-# writes every XLA operation it runs as an event on one of its worker threads of "/host:CPU", with
-# "hlo_op", "hlo_module" and "run_id" in its args; a TPU (jax 0.10.2 on a v5e, read from
-# tests/data/tpu-v5e) writes a process per chip named "/device:TPU:0" whose line "XLA Ops" holds one
-# event per operation (named as the operation, args "long_name", "hlo_category", "bytes_accessed",
-# some "tf_op"; no "hlo_op") and whose line "XLA Modules" holds one event per execution of a compiled
-# program, named "<module>(<program id>)", with a "run_id".
-DEVICE_PROCESS = "/device:"
-OPS_LINE, MODULES_LINE = "XLA Ops", "XLA Modules"
-
-
-def device_lines(trace, line: str) -> set:
-    """(pid, tid) of every thread named `line` in a process whose name begins with /device:."""
-    events = events_of(trace)
-    devices = {e.get("pid") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
-               and isinstance(e.get("args"), dict) and str(e["args"].get("name", "")).startswith(DEVICE_PROCESS)}
-    return {(e.get("pid"), e.get("tid")) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
-            and e.get("pid") in devices and isinstance(e.get("args"), dict) and e["args"].get("name") == line}
-
-
-def op_events(trace) -> list[dict]:
-    """The complete events that are XLA operations: an "hlo_op" in args (the CPU runtime), or on a
-    device's "XLA Ops" line (a TPU)."""
-    ops_lines = device_lines(trace, OPS_LINE)
-    return [e for e in complete(trace)
-            if (isinstance(e.get("args"), dict) and "hlo_op" in e["args"]) or (e.get("pid"), e.get("tid")) in ops_lines]
-
-
+# Where each runtime writes a device's work: see checks/traces.py and the lesson's "What is in a trace".
 def device_time_by_op(trace) -> dict:
     totals: dict = {}
     for event in op_events(trace):
         totals[event["name"]] = totals.get(event["name"], 0.0) + float(event.get("dur", 0.0))
     return totals
-
-
-def scope_events(trace, scope: str) -> list[dict]:
-    return sorted((e for e in complete(trace) if e.get("name") == scope), key=lambda e: float(e["ts"]))
 
 
 def host_gaps(trace, scope: str) -> list[float]:
@@ -189,12 +150,12 @@ def find_syncs(trace, scope: str) -> list[int]:
     steps = scope_events(trace, scope)
     if not steps:
         return []
-    thread = (steps[0].get("pid"), steps[0].get("tid"))
+    steps_thread = thread(steps[0])
     windows = [(float(a["ts"]), float(b["ts"])) for a, b in zip(steps, steps[1:])]
     windows.append((float(steps[-1]["ts"]), float(steps[-1]["ts"]) + float(steps[-1]["dur"])))
     found = set()
     for event in complete(trace):
-        if (event.get("pid"), event.get("tid")) != thread or function_name(event.get("name", "")) not in SYNC_CALLS:
+        if thread(event) != steps_thread or function_name(event.get("name", "")) not in SYNC_CALLS:
             continue
         ts = float(event["ts"])
         for i, (start, end) in enumerate(windows):
@@ -369,12 +330,12 @@ def fresh_scope(rng: np.random.Generator) -> str:
     return str(rng.choice(["step", "update", "train_step", "sgd_step"])) + f"_{int(rng.integers(16**3)):03x}"
 
 
-def _plain(value):
+def plain(value):
     """Channel containers as plain lists and dicts, for comparison."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -418,77 +379,10 @@ class Plan:
         return True
 
 
-MAX_TRACE_JSON = 64 << 20   # bytes of JSON a trace file may inflate to (the lesson's are a few MB)
-TIMING_SLACK_US = 100.0     # clock granularity between a pause here and the profiler's timestamps
-# A device with a clock of its own (a TPU) has its events placed on the host's clock by the profiler,
-# not exactly: in tests/data/tpu-v5e's trace of the loop with float(loss) (jax 0.10.2, v5e), the
-# chip's executions appear up to 215 us before the host had finished launching them. The pauses
-# made here are 3 ms or more.
-DEVICE_CLOCK_SLACK_US = 1000.0
-
-
-def parse_trace_file(report: dict):
-    """The trace file's bytes the probe sent, decompressed and parsed here: (trace, None), or
-    (None, why not). Nothing of the student's process judges what the file holds."""
-    if "too_big" in report:
-        return None, "the trace file is larger than the grader reads"
-    if "unreadable" in report:
-        return None, f"the trace file could not be read: {report['unreadable']}"
-    data = report.get("file")
-    if type(data) is not bytes or not data:
-        return None, "the trace file did not come back"
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
-            text = handle.read(MAX_TRACE_JSON + 1)
-        if len(text) > MAX_TRACE_JSON:
-            return None, "the trace file is larger than the grader reads"
-        trace = json.loads(text)
-    except (OSError, EOFError, ValueError, RecursionError, UnicodeDecodeError) as exc:
-        return None, f"the trace file is not gzip-compressed JSON ({type(exc).__name__})"
-    if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
-        return None, "the trace file holds no 'traceEvents' list"
-    return trace, None
-
-
 def _number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
-
-
-def executions(trace, module: str) -> list[tuple[float, float]]:
-    """(start, end) of each execution of the compiled module `module`, in time order: on a CPU the
-    operations whose args name it, grouped by run_id; on a TPU the events of a device's "XLA Modules"
-    line named `module(<program id>)`, one per execution (its run_id)."""
-    spans: dict = {}
-
-    def add(key, event):
-        ts, dur = _number(event.get("ts")), _number(event.get("dur"))
-        if ts is None or dur is None:
-            return
-        start, end = spans.get(key, (math.inf, -math.inf))
-        spans[key] = (min(start, ts), max(end, ts + dur))
-
-    modules_lines = device_lines(trace, MODULES_LINE)
-    for event in complete(trace):
-        args = event.get("args")
-        if not isinstance(args, dict) or "run_id" not in args:
-            continue
-        if args.get("hlo_module") == module:
-            add(("host", str(args["run_id"])), event)
-        elif (event.get("pid"), event.get("tid")) in modules_lines and (
-                event.get("name") == module or str(event.get("name", "")).startswith(module + "(")):
-            add((event.get("pid"), str(args["run_id"])), event)
-    return sorted(spans.values())
-
-
-def clock_slack(trace) -> float:
-    """How far apart the host's clock and the one executions are read on may be, in microseconds."""
-    return DEVICE_CLOCK_SLACK_US if device_lines(trace, MODULES_LINE) else TIMING_SLACK_US
-
-
-def _at_least(when: float, since: float, seconds: float, slack: float = TIMING_SLACK_US) -> bool:
-    return when >= since + seconds * 1e6 - slack
 
 
 # --- this JAX's traces -----------------------------------------------------------------------------
@@ -558,16 +452,9 @@ def capture_problems(report, scope: str, name: str, plan: Plan, values, scale: f
         return [f"capture(fn, trace_dir) raised {report['raised']}"]
     if "returned" in report:
         return [f"capture should return (result, path), got {report['returned']}"]
-    if not report.get("path"):
-        return ["capture should return the path of the trace file as its second value"]
-    if not report.get("exists"):
-        return ["the path capture returned is not a file: return the perfetto_trace.json.gz it wrote"]
-    real, folder = str(report.get("real_path", "")), str(report.get("trace_dir", ""))
-    if not real.endswith("/" + TRACE_FILE) or not real.startswith(folder.rstrip("/") + "/"):
-        return ["capture should return the perfetto_trace.json.gz that jax.profiler.trace("
-                "trace_dir, create_perfetto_trace=True) wrote under trace_dir"]
-    if real == report.get("older") or (report.get("newest") and real not in report["newest"]):
-        return ["capture returned an older trace file, not the one this capture wrote"]
+    problem = returned_file_problem(report, "capture", "this capture")
+    if problem:
+        return [problem]
     trace, why = parse_trace_file(report)
     if trace is None:
         return [why]
@@ -582,7 +469,7 @@ def capture_problems(report, scope: str, name: str, plan: Plan, values, scale: f
     began, waited = float(found[0]["ts"]), 0.0
     for index, (start, _) in enumerate(runs):
         waited += plan._pauses.get(index, 0.0)
-        if not _at_least(start, began, waited, clock_slack(trace)):
+        if not at_least(start, began, waited, clock_slack(trace)):
             return ["the trace does not show the workload's executions when they ran: return the file "
                     "jax.profiler wrote during this capture"]
     if any(after[0] < before[1] - TIMING_SLACK_US for before, after in zip(runs, runs[1:])):
@@ -625,7 +512,7 @@ def check_capture(capture, load_trace, rng: np.random.Generator | None = None) -
     answer = remote.probe("profiling.load_written", load_trace, gzip.compress(json.dumps(sample).encode()))
     if not isinstance(answer, dict) or "raised" in answer:
         raise CheckFailed(f"load_trace raised {(answer or {}).get('raised', 'an error')} on a trace file")
-    if _plain(answer.get("returned")) != sample:
+    if plain(answer.get("returned")) != sample:
         raise CheckFailed("load_trace should return the file's JSON as it is (gzip, then json), "
                           "a dict with its 'traceEvents'")
 
@@ -634,7 +521,7 @@ def check_capture(capture, load_trace, rng: np.random.Generator | None = None) -
 def read_trace_problems(device_time_by_op_, host_gaps_, built: dict, scope: str) -> list[str]:
     problems = []
     got = device_time_by_op_(built["trace"])
-    got = _plain(got)
+    got = plain(got)
     want = built["device"]
     if not isinstance(got, dict):
         problems.append(f"device_time_by_op should return a dict, got {type(got).__name__}")
@@ -752,7 +639,7 @@ def train_problems(report, name: str, steps: int, plan: Plan, values, size: int,
     if len(runs) != steps:
         return ["the trace does not show step executed once per step: call step once per step"]
     for index, (scope, (start, _)) in enumerate(zip(steps_seen, runs)):
-        if not _at_least(start, float(scope["ts"]), plan._pauses.get(index, 0.0), clock_slack(trace)):
+        if not at_least(start, float(scope["ts"]), plan._pauses.get(index, 0.0), clock_slack(trace)):
             return ["the trace does not show each step's execution after the step began: call step inside "
                     f"the step's TraceAnnotation({STEP_SCOPE!r})"]
     syncs = find_syncs(trace, STEP_SCOPE)
@@ -968,8 +855,8 @@ def three_numbers_problems(report, run: dict):
                 "and nothing else (the first call and the timed calls outside it)"], True
     # Each call was held here before its dispatch, the first too: the k-th execution (from 0) starts at
     # least k + 1 holds after the trace began.
-    began = min((e["ts"] for e in complete(trace) if _number(e.get("ts")) is not None), default=0.0)
-    if any(not _at_least(start, began, (k + 1) * hold, max(clock_slack(trace), 1000.0))
+    began = min((float(e["ts"]) for e in complete(trace)), default=0.0)
+    if any(not at_least(start, began, (k + 1) * hold, max(clock_slack(trace), 1000.0))
            for k, (start, _) in enumerate(runs)):
         return ["the trace does not show the calls as they ran: return the numbers read from the file "
                 "jax.profiler wrote"], True
