@@ -27,7 +27,7 @@ import io
 import json
 import math
 
-from ..kernel.probes.profiling import TRACE_FILE
+from ..kernel.probes.trace_files import TRACE_FILE
 
 MAX_TRACE_JSON = 64 << 20   # bytes of JSON a trace file may inflate to (the lessons' are a few MB)
 TIMING_SLACK_US = 100.0     # clock granularity between a pause made by a check and the profiler's timestamps
