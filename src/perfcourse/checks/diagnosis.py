@@ -96,13 +96,13 @@ events stops the checks with InstrumentMissing, never as every student's mistake
 from __future__ import annotations
 
 import math
-import random
 
 import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, programs, remote, timing
 from .profiling import Plan, _number, plain
-from .traces import (at_least, clock_slack, complete, device_runs, events_of, execution_starts,
+from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
+from .traces import (MODULES_LINE, OPS_LINE, at_least, clock_slack, complete, device_runs, events_of, execution_starts,
                      parse_trace_file, returned_file_problem, scope_events, thread)
 
 STEP_SCOPE = "train"
@@ -354,21 +354,22 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
     pid, chip = (int(p) for p in rng.choice(np.arange(100, 9999), 2, replace=False))
     host, device, eigen, compiler, codegen, loader, modules_line, ops_line, steps_line = (
         int(t) for t in rng.choice(2**31, 9, replace=False))
-    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}}]
+    writer = TraceWriter(shortest=0.1)
+    events = writer.events
+    writer.process(pid, HOST_PROCESS)
     names = [(host, "python"), (compiler, "tf_PjRtCompilerThread/3"), (loader, "data_loader")]
     if tpu:
-        events.append({"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}})
-        for tid, label in ((steps_line, "Steps"), (modules_line, "XLA Modules"), (ops_line, "XLA Ops")):
-            events.append({"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": label}})
+        writer.process(chip, TPU_PROCESS)
+        for tid, label in ((steps_line, "Steps"), (modules_line, MODULES_LINE), (ops_line, OPS_LINE)):
+            writer.thread(chip, tid, label)
         names += [(device, "tfrt-non-blocking-queue/3544"), (eigen, "futex-default-SDomainT/3623")]
     else:
         names += [(device, "tf_XLAPjRtCpuClient/1"), (eigen, "tf_XLAEigen/2"), (codegen, "tf_xla-cpu-codegen/4")]
     for tid, label in names:
-        events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
+        writer.thread(pid, tid, label)
 
     def x(tid, ts, dur, name, process=None, **args):
-        events.append({"ph": "X", "pid": pid if process is None else process, "tid": tid, "ts": round(ts, 3),
-                       "dur": round(max(dur, 0.1), 3), "name": name, **({"args": args} if args else {})})
+        writer.complete(pid if process is None else process, tid, ts, dur, name, **args)
 
     device_free = [0.0]
     next_run = [int(rng.integers(10, 2**20))]   # the runtime's run ids: one counter for every program
@@ -390,19 +391,17 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
                 x(ops_line, d, dur, str(op), process=chip, long_name=f"%{op} = f32[4] {op}()", bytes_accessed="52",
                   hlo_category="loop fusion", tf_op=f"{module[4:]}/{op}:")
             else:
-                x(int(rng.choice([host, device, eigen])), d, dur, str(op), hlo_op=str(op), hlo_module=module,
-                  run_id=run_id, device_ordinal="0")
-                x(device, d + dur, 0.1, f"end: {op}")
+                writer.cpu_operation(pid, int(rng.choice([host, device, eigen])), device, d, dur, str(op), module,
+                                     run_id, marker_dur=0.1)
             d = round(d + dur + r(0.2, 2), 3)
         end = round(d, 3)
         if tpu:
-            x(modules_line, start, end - start, f"{module}({int(rng.integers(10**18, 10**19, dtype=np.uint64))})",
-              process=chip, run_id=run_id, core_type="0", queue_id="0", replica_id="0")
+            writer.tpu_execution(chip, modules_line, start, end - start, module,
+                                 int(rng.integers(10**18, 10**19, dtype=np.uint64)), run_id)
             x(steps_line, start, end - start, str(len(spans)), process=chip)
             x(eigen, end + r(1, 5), r(1, 4), "CompleteCallbacks", run_id=str(host_run[0]))
         else:
-            x(device, end, r(0.1, 3), "ThunkExecutor::Execute (wait for completion)", run_id=run_id,
-              device_ordinal="0")
+            writer.executor_wait(pid, device, end, r(0.1, 3), run_id)
             end = max(end, float(events[-1]["ts"]) + float(events[-1]["dur"]))
         spans.append((start, end))
         device_free[0] = end + r(0.5, 4)
@@ -526,9 +525,7 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
     transfers = [a + b for a, b in zip(transfers, at_edges["transfers"])]
     evidence = {"steps": steps, "compiles": compiles, "transfers": transfers, "executions": sum(programs),
                 "waiting": waiting}
-    if shuffle:
-        random.Random(int(rng.integers(2**31))).shuffle(events)
-    return {"trace": {"displayTimeUnit": "ns", "traceEvents": events}, "evidence": evidence}
+    return {"trace": writer.trace(int(rng.integers(2**31)) if shuffle else None), "evidence": evidence}
 
 
 def fresh_scope(rng: np.random.Generator) -> str:

@@ -119,13 +119,13 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import random
 import time
 
 import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, remote
 from ..kernel.probes.profiling import SYNC_CALLS, TRACE_FILE, function_name  # noqa: F401 (re-exported)
+from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
 from .traces import (MODULES_LINE, OPS_LINE, TIMING_SLACK_US, at_least, clock_slack, complete, executions,
                      op_events, parse_trace_file, returned_file_problem, scope_events, thread)
 
@@ -204,6 +204,12 @@ def _tpu_op_args(rng: np.random.Generator, op: str, dur: float, step_name: str) 
     return args
 
 
+def _cpu_runtime_threads(writer: TraceWriter, pid: int, runtime: int, eigen: int) -> None:
+    """The CPU runtime's two threads that run operations."""
+    writer.thread(pid, runtime, "tf_XLAPjRtCpuClient/1")
+    writer.thread(pid, eigen, "tf_XLAEigen/2")
+
+
 def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *, placements=("inside", "after"),
                 kinds=tuple(SYNC_KINDS), shuffle: bool = True, layout: str = "cpu") -> dict:
     """A trace of a `steps`-step training loop as JAX's profiler writes one, synchronized at the steps
@@ -221,31 +227,25 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
     module = f"jit_step_{int(rng.integers(16**4)):04x}"
     tpu = layout == "tpu"
     ops = [str(o) for o in rng.choice(TPU_OPS if tpu else OPS, int(rng.integers(3, len(OPS) + 1)), replace=False)]
-    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
-              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name",
-               "args": {"name": "python3" if tpu else "python"}},
-              {"ph": "M", "pid": pid, "tid": loader, "name": "thread_name", "args": {"name": "data_loader"}}]
+    writer = TraceWriter()
+    writer.process(pid, HOST_PROCESS)
+    writer.thread(pid, host, "python3" if tpu else "python")
+    writer.thread(pid, loader, "data_loader")
     if tpu:
         chip = int(rng.integers(1, 99))
         while chip == pid:
             chip = int(rng.integers(1, 99))
         runtime = device  # the host's runtime thread that launches each execution
-        events += [{"ph": "M", "pid": pid, "tid": runtime, "name": "thread_name",
-                    "args": {"name": f"main/{runtime % 9999}"}},
-                   {"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}},
-                   {"ph": "M", "pid": chip, "name": "process_sort_index", "args": {"sort_index": chip}}]
+        writer.thread(pid, runtime, f"main/{runtime % 9999}")
+        writer.process(chip, TPU_PROCESS, sort_index=chip)
         for tid, line in TPU_LINES.items():
-            events += [{"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": line}},
-                       {"ph": "M", "pid": chip, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}]
+            writer.thread(chip, tid, line, sort_index=tid)
         program, first_run = int(rng.integers(1, 2**62)), int(rng.integers(0, 99))
     else:
-        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name",
-                    "args": {"name": "tf_XLAPjRtCpuClient/1"}},
-                   {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
+        _cpu_runtime_threads(writer, pid, device, eigen)
 
     def x(tid, ts, dur, name, on=None, **args):
-        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3),
-                       "dur": round(dur, 3), "name": name, **({"args": args} if args else {})})
+        writer.complete(pid if on is None else on, tid, ts, dur, name, **args)
 
     def sync(ts, until, kind):
         names = SYNC_KINDS[kind]
@@ -283,17 +283,15 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
                 x(3, d, dur, op, on=chip, **_tpu_op_args(rng, op, dur, "step"))
             else:
                 dur = r(5, 900)
-                x(int(rng.choice([device, eigen])), d, dur, op, hlo_op=op, hlo_module=module, run_id=run_id,
-                  device_ordinal="0")
-                x(device, d + dur, 0.0, f"end: {op}")
+                writer.cpu_operation(pid, int(rng.choice([device, eigen])), device, d, dur, op, module, run_id)
             device_times[op] = device_times.get(op, 0.0) + round(dur, 3)
             d += dur + r(0.002 if tpu else 0.2, 3)
         if tpu:  # the execution and the chip's step: lines of the device that are not operations
-            x(2, begin, d - begin, f"{module}({program})", on=chip, core_type="0", queue_id="0", replica_id="0",
-              run_id=run_id, device_duration_ps=str(int(round((d - begin) * 1e6))))
+            writer.tpu_execution(chip, 2, begin, d - begin, module, program, run_id,
+                                 device_duration_ps=str(int(round((d - begin) * 1e6))))
             x(1, begin, d - begin + r(1, 20), str(i), on=chip, device_duration_ps=str(int(round((d - begin) * 1e6))))
         else:
-            x(device, d, r(0.1, 40), "ThunkExecutor::Execute (wait for completion)", run_id=run_id, device_ordinal="0")
+            writer.executor_wait(pid, device, d, r(0.1, 40), run_id)
         device_free = d + r(1, 20)
         if i in synced:
             kind = str(rng.choice(list(kinds)))
@@ -320,9 +318,7 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
         t += r(5, 40)
     x(host, t, max(device_free - t, 1.0) + r(1, 10), "$api.py:3102 block_until_ready")  # after the loop
     gaps = [round(b[0], 3) - (round(a[0], 3) + round(a[1], 3)) for a, b in zip(step_events, step_events[1:])]
-    if shuffle:
-        random.Random(int(rng.integers(2**31))).shuffle(events)
-    trace = {"displayTimeUnit": "ns", "traceEvents": events}
+    trace = writer.trace(int(rng.integers(2**31)) if shuffle else None)
     return {"trace": trace, "device": device_times, "gaps": gaps, "syncs": sorted(synced)}
 
 
@@ -706,23 +702,22 @@ def built_program_trace(rng: np.random.Generator, layout: str = "cpu") -> dict:
     stem = str(rng.choice(["work", "matmul", "step", "forward"])) + f"_{int(rng.integers(16**4)):04x}"
     module = f"jit_{stem}"
     others = [f"{module}_{int(rng.integers(1, 9))}", f"jit_{str(rng.choice(['stack', 'update', 'copy']))}"]
-    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
-              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name", "args": {"name": "python3"}}]
+    writer = TraceWriter()
+    writer.process(pid, HOST_PROCESS)
+    writer.thread(pid, host, "python3")
     if tpu:
         chip = int(rng.integers(1, 99))
-        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "main/1"}},
-                   {"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}}]
+        writer.thread(pid, device, "main/1")
+        writer.process(chip, TPU_PROCESS)
         for tid, line in TPU_LINES.items():
-            events.append({"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": line}})
+            writer.thread(chip, tid, line)
         programs = {name: int(rng.integers(1, 2**62)) for name in [module, *others]}
     else:
-        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name",
-                    "args": {"name": "tf_XLAPjRtCpuClient/1"}},
-                   {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
+        _cpu_runtime_threads(writer, pid, device, eigen)
+    events = writer.events
 
     def x(tid, ts, dur, name, on=None, **args):
-        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3),
-                       "dur": round(dur, 3), "name": name, **({"args": args} if args else {})})
+        writer.complete(pid if on is None else on, tid, ts, dur, name, **args)
 
     count = int(rng.integers(5, 10))
     # the module's executions, and the others' (each of them longer than any of the module's)
@@ -746,25 +741,21 @@ def built_program_trace(rng: np.random.Generator, layout: str = "cpu") -> dict:
             if tpu:
                 x(3, d, dur, op, on=chip, **_tpu_op_args(rng, op, dur, name[4:]))
             else:
-                x(int(rng.choice([device, eigen])), d, dur, op, hlo_op=op, hlo_module=name, run_id=str(run_id),
-                  device_ordinal="0")
-                x(device, d + dur, 0.0, f"end: {op}")
+                writer.cpu_operation(pid, int(rng.choice([device, eigen])), device, d, dur, op, name, str(run_id))
             d += dur + (r(0.5, 4) if k < len(ops) - 1 else 0.0)
         if tpu:
-            x(2, begin, d - begin, f"{name}({programs[name]})", on=chip, core_type="0", queue_id="0",
-              replica_id="0", run_id=str(run_id), device_duration_ps=str(int(round((d - begin) * 1e6))))
+            writer.tpu_execution(chip, 2, begin, d - begin, name, programs[name], str(run_id),
+                                 device_duration_ps=str(int(round((d - begin) * 1e6))))
             x(1, begin, d - begin + r(5, 30), str(run_id), on=chip)
         else:
-            x(device, d, r(5, 40), "ThunkExecutor::Execute (wait for completion)", run_id=str(run_id),
-              device_ordinal="0")
+            writer.executor_wait(pid, device, d, r(5, 40), str(run_id))
         if name == module:  # from the events as written (rounded), as a reader sees them
             written = [e for e in events[mark:] if e.get("tid") == 2 and e.get("pid") == chip] if tpu else \
                 [e for e in events[mark:] if (e.get("args") or {}).get("hlo_module") == name]
             seconds.append((max(e["ts"] + e["dur"] for e in written) - min(e["ts"] for e in written)) / 1e6)
         run_id += 1
         t = d + r(20, 200)
-    random.Random(int(rng.integers(2**31))).shuffle(events)
-    return {"trace": {"displayTimeUnit": "ns", "traceEvents": events}, "module": module, "seconds": seconds}
+    return {"trace": writer.trace(int(rng.integers(2**31))), "module": module, "seconds": seconds}
 
 
 def device_time_problem(device_seconds_per_call_, built: dict) -> str | None:
