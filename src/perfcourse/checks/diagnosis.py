@@ -103,7 +103,7 @@ from . import CheckFailed, InstrumentMissing, numerics, programs, remote, timing
 from .profiling import Plan, _number, plain
 from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
 from .traces import (MODULES_LINE, OPS_LINE, at_least, clock_slack, complete, device_runs, events_of, execution_starts,
-                     parse_trace_file, returned_file_problem, scope_events, thread)
+                     parse_trace_file, report_problem, returned_file_problem, scope_events, thread)
 
 STEP_SCOPE = "train"
 # A program JAX built anew: the lowering of a function it has just traced, which a compilation
@@ -241,13 +241,10 @@ def decay_expected(values, size: int, steps: int, decay: float, shift: float):
 def trace_steps_problems(report, name: str, steps: int, plan: Plan, values, size: int, decay: float,
                          shift: float) -> list[str]:
     """What is wrong with the trace the student's trace_steps wrote, read here from its bytes."""
-    if not isinstance(report, dict):
-        return ["trace_steps could not be run on a loop"]
-    if "raised" in report:
-        return [f"trace_steps(step, params, steps, trace_dir) raised {report['raised']}"]
-    if "returned" in report:
-        return [f"trace_steps should return (params, path), got {report['returned']}"]
-    problem = returned_file_problem(report, "trace_steps", "this trace")
+    problem = report_problem(report, "trace_steps could not be run on a loop",
+                             raised="trace_steps(step, params, steps, trace_dir) raised {}",
+                             returned="trace_steps should return (params, path), got {}")
+    problem = problem or returned_file_problem(report, "trace_steps", "this trace")
     if problem:
         return [problem]
     if plan._asked != steps + 1:
@@ -785,12 +782,11 @@ def loop_copies(trace, steps: list) -> int:
 
 def fix_problems(report, steps: int, plan: Plan, x, y, lr: float, w, b) -> list[str]:
     """What is wrong with the student's fixed loop, read here from the trace the course's driver wrote."""
-    if not isinstance(report, dict):
-        return ["the fixed loop could not be traced"]
-    if "raised" in report:
-        return [f"building or running the fixed loop raised {report['raised']}"]
-    if "result_error" in report:
-        return [f"step(params) should return (params, loss) with params a pair (w, b): {report['result_error']}"]
+    problem = report_problem(report, "the fixed loop could not be traced",
+                             raised="building or running the fixed loop raised {}",
+                             result_error="step(params) should return (params, loss) with params a pair (w, b): {}")
+    if problem:
+        return [problem]
     if report.get("no_trace"):
         return ["no trace was written while the fixed loop ran: do not start or stop a trace inside it"]
     if plan._asked != steps + 1:

@@ -127,7 +127,7 @@ from . import CheckFailed, InstrumentMissing, numerics, remote
 from ..kernel.probes.profiling import SYNC_CALLS, TRACE_FILE, function_name  # noqa: F401 (re-exported)
 from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
 from .traces import (MODULES_LINE, OPS_LINE, TIMING_SLACK_US, at_least, clock_slack, complete, executions,
-                     op_events, parse_trace_file, returned_file_problem, scope_events, thread)
+                     op_events, parse_trace_file, report_problem, returned_file_problem, scope_events, thread)
 
 STEP_SCOPE = "train_step"
 
@@ -442,13 +442,10 @@ def trace_instrument() -> None:
 def capture_problems(report, scope: str, name: str, plan: Plan, values, scale: float, offset: float) -> list[str]:
     """What is wrong with the capture the probe describes: the paths it gives, and the file's bytes,
     parsed here."""
-    if not isinstance(report, dict):
-        return ["capture could not be run on a workload"]
-    if "raised" in report:
-        return [f"capture(fn, trace_dir) raised {report['raised']}"]
-    if "returned" in report:
-        return [f"capture should return (result, path), got {report['returned']}"]
-    problem = returned_file_problem(report, "capture", "this capture")
+    problem = report_problem(report, "capture could not be run on a workload",
+                             raised="capture(fn, trace_dir) raised {}",
+                             returned="capture should return (result, path), got {}")
+    problem = problem or returned_file_problem(report, "capture", "this capture")
     if problem:
         return [problem]
     trace, why = parse_trace_file(report)
@@ -613,12 +610,10 @@ def train_problems(report, name: str, steps: int, plan: Plan, values, size: int,
                    shift: float) -> list[str]:
     """What is wrong with the student's loop, read here from the trace file the probe's own capture
     wrote (its bytes parsed here), from the steps this kernel counted, and from the results."""
-    if not isinstance(report, dict):
-        return ["train could not be traced"]
-    if "raised" in report:
-        return [f"train(step, params, batch, steps) raised {report['raised']}"]
-    if "result_error" in report:
-        return [f"train should return (params, losses): {report['result_error']}"]
+    problem = report_problem(report, "train could not be traced", raised="train(step, params, batch, steps) raised {}",
+                             result_error="train should return (params, losses): {}")
+    if problem:
+        return [problem]
     if report.get("no_trace"):
         return ["no trace was written while train ran: do not start or stop a trace inside train"]
     if plan._asked != steps:
@@ -818,13 +813,12 @@ def three_numbers_problems(report, run: dict):
     made, and the device time it reads itself from the trace file's bytes. A failure is decided only
     in a quiet run: this side saw the executions' work and each run's calls steady."""
     calls, hold, module = run["calls"], run["hold"], run["module"]
-    if not isinstance(report, dict):
-        return ["three_numbers could not be run"], True
-    for key, why in (("raised", "three_numbers(fn, *args, module=..., trace_dir=..., calls=...) raised {}"),
-                     ("returned", "three_numbers should return a dict with 'latency', 'throughput' and "
-                                  "'device', each seconds ({})")):
-        if key in report:
-            return [why.format(report[key])], True
+    problem = report_problem(report, "three_numbers could not be run",
+                             raised="three_numbers(fn, *args, module=..., trace_dir=..., calls=...) raised {}",
+                             returned="three_numbers should return a dict with 'latency', 'throughput' and "
+                                      "'device', each seconds ({})")
+    if problem:
+        return [problem], True
     numbers = report.get("numbers") or {}
     if not all(isinstance(numbers.get(k), float) and math.isfinite(numbers[k]) and numbers[k] > 0
                for k in ("latency", "throughput", "device")):

@@ -63,6 +63,19 @@ def parse_trace_file(report: dict):
     return trace, None
 
 
+def report_problem(report, could_not: str, **said: str) -> str | None:
+    """What a trace probe's report says went wrong before any file is read: `could_not` when no
+    report came back, else the message of the first key of `said` the report holds, in the order
+    given ("raised", "returned", "result_error"), formatted with what the report says there; None
+    when it holds none of them."""
+    if not isinstance(report, dict):
+        return could_not
+    for key, message in said.items():
+        if key in report:
+            return message.format(report[key])
+    return None
+
+
 def returned_file_problem(report: dict, function: str, run: str) -> str | None:
     """What is wrong with the path of the trace file a student's `function` returned, as the probe
     saw it (*evidence*: the student's kernel reports paths): it must be the file JAX's profiler wrote

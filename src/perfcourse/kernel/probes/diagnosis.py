@@ -46,7 +46,8 @@ from __future__ import annotations
 import functools
 import os
 
-from .trace_files import add_returned_file, error_text, file_bytes, in_scratch, newest, with_older_run
+from .trace_files import (add_returned_file, error_text, file_bytes, in_scratch, newest, returned_pair,
+                          with_older_run)
 
 STEP_SCOPE = "train"
 PROBES = ("capture_steps", "trace_fixed", "export_fixed")
@@ -367,13 +368,8 @@ def _capture_steps(trace_steps, name: str, steps: int, plan, values, size: int, 
     params = jnp.asarray(np.tile(values, max(1, int(size) // max(1, values.size))))
     trace_dir = os.path.join(trace_dir, str(folder))
     report = with_older_run(trace_dir)  # trace_steps must name its own file, not the older run's
-    try:
-        returned = trace_steps(step, params, int(steps), trace_dir)
-    except Exception as exc:
-        report["raised"] = error_text(exc)
-        return report
-    if not isinstance(returned, tuple) or len(returned) != 2:
-        report["returned"] = type(returned).__name__
+    returned = returned_pair(report, trace_steps, step, params, int(steps), trace_dir)
+    if returned is None:
         return report
     result, path = returned
     try:

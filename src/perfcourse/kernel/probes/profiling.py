@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import os
 
-from .trace_files import TRACE_FILE, add_returned_file, error_text, in_scratch, newest_bytes, with_older_run
+from .trace_files import (TRACE_FILE, add_returned_file, error_text, in_scratch, newest_bytes, returned_pair,
+                          with_older_run)
 
 PROBES = ("capture_region", "load_written", "trace_training", "three_numbers_run")
 # Calls that make the host wait for a device result, as the profiler names them: a Python-level
@@ -87,13 +88,8 @@ def _capture_region(capture, scope: str, name: str, size: int, plan, values, sca
 
     trace_dir = os.path.join(trace_dir, str(folder))
     report = with_older_run(trace_dir)  # the capture must name its own file, not the older run's
-    try:
-        returned = capture(fn, trace_dir)
-    except Exception as exc:
-        report["raised"] = error_text(exc)
-        return report
-    if not isinstance(returned, tuple) or len(returned) != 2:
-        report["returned"] = type(returned).__name__
+    returned = returned_pair(report, capture, fn, trace_dir)
+    if returned is None:
         return report
     result, path = returned
     report["result"] = np.asarray(jax.block_until_ready(result))[:values.size] if hasattr(result, "shape") else None

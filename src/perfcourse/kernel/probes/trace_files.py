@@ -60,6 +60,20 @@ def with_older_run(trace_dir: str) -> dict:
     return {"trace_dir": os.path.realpath(trace_dir), "older": os.path.realpath(older)}
 
 
+def returned_pair(report: dict, function, *args):
+    """Call the student's `function`, which returns a pair (a result and the trace file's path): the
+    pair, or None with what went wrong in `report` ("raised", or "returned": what came back instead)."""
+    try:
+        returned = function(*args)
+    except Exception as exc:
+        report["raised"] = error_text(exc)
+        return None
+    if not isinstance(returned, tuple) or len(returned) != 2:
+        report["returned"] = type(returned).__name__
+        return None
+    return returned
+
+
 def add_returned_file(report: dict, path, trace_dir: str) -> dict:
     """What the trusted side needs to judge the path a student's function returned: the path, where
     it really leads, whether it is a file, the newest trace file under `trace_dir`, and the bytes of
