@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 
-from perfcourse.checks import CheckFailed, InstrumentMissing, profiling
+from perfcourse.checks import CheckFailed, InstrumentMissing, profiling, traces
 from perfcourse.course import read_notebook, source_notebook
 from perfcourse.samples import build, discover
 
@@ -110,15 +110,15 @@ def test_built_traces_agree_with_the_reference_analyses(seed, layout):
     assert all(g > 0 for g in built["gaps"])
     json.dumps(built["trace"])  # plain JSON, as a trace file holds
     if layout == "tpu":  # no "hlo_op" anywhere: the operations are known by their line only
-        assert not any("hlo_op" in (e.get("args") or {}) for e in profiling.events_of(built["trace"]))
-        module = next(e["name"] for e in profiling.complete(built["trace"]) if e.get("tid") == 2)
-        assert len(profiling.executions(built["trace"], module.split("(")[0])) == steps
+        assert not any("hlo_op" in (e.get("args") or {}) for e in traces.events_of(built["trace"]))
+        module = next(e["name"] for e in traces.complete(built["trace"]) if e.get("tid") == 2)
+        assert len(traces.executions(built["trace"], module.split("(")[0])) == steps
 
 
 def test_built_traces_hold_the_distractors_a_wrong_reading_falls_for():
     rng = np.random.default_rng(7)
     built = profiling.built_trace(rng, 30, {3, 9}, "step_abc")
-    events = profiling.complete(built["trace"])
+    events = traces.complete(built["trace"])
     names = {e["name"] for e in events}
     assert "step_abc_logging" in names and any(n.startswith("end: ") for n in names)
     assert any(e["name"].startswith("ThunkExecutor") and "args" in e for e in events)
@@ -131,7 +131,7 @@ def test_built_traces_hold_the_distractors_a_wrong_reading_falls_for():
 
 def test_a_wait_after_the_last_step_belongs_to_no_step():
     built = profiling.built_trace(np.random.default_rng(3), 5, set(), "s", shuffle=False)
-    steps = profiling.scope_events(built["trace"], "s")
+    steps = traces.scope_events(built["trace"], "s")
     last = steps[-1]
     extra = {"ph": "X", "pid": last["pid"], "tid": last["tid"], "ts": last["ts"] + last["dur"] + 1.0,
              "dur": 5.0, "name": "$array.py:297 __float__"}
@@ -154,19 +154,19 @@ def test_built_program_traces_hold_the_module_and_what_a_wrong_reading_takes_in(
     built = profiling.built_program_trace(rng, layout)
     trace, module = built["trace"], built["module"]
     json.dumps(trace)
-    assert 5 <= len(built["seconds"]) == len(profiling.executions(trace, module))
+    assert 5 <= len(built["seconds"]) == len(traces.executions(trace, module))
     assert np.isclose(profiling.device_seconds_per_call(trace, module), np.median(built["seconds"]), rtol=1e-12)
     assert all(1e-5 < s < 1e-3 for s in built["seconds"])
     # the other programs: one whose name extends the module's, each execution longer than any of the module's
-    names = {e["name"].split("(")[0] for e in profiling.complete(trace) if e.get("tid") == 2} if layout == "tpu" else \
-        {(e.get("args") or {}).get("hlo_module") for e in profiling.complete(trace)} - {None}
+    names = {e["name"].split("(")[0] for e in traces.complete(trace) if e.get("tid") == 2} if layout == "tpu" else \
+        {(e.get("args") or {}).get("hlo_module") for e in traces.complete(trace)} - {None}
     others = names - {module}
     assert len(others) == 2 and any(n.startswith(module) for n in others)
     assert min(min(profiling.device_seconds(trace, n)) for n in others) > max(built["seconds"])
     if layout == "cpu":  # the runtime's wait carries each execution's run_id and ends after it
-        assert any(e["name"].startswith("ThunkExecutor") and "run_id" in e["args"] for e in profiling.complete(trace))
+        assert any(e["name"].startswith("ThunkExecutor") and "run_id" in e["args"] for e in traces.complete(trace))
     else:
-        assert not any("hlo_op" in (e.get("args") or {}) for e in profiling.complete(trace))
+        assert not any("hlo_op" in (e.get("args") or {}) for e in traces.complete(trace))
 
 
 def test_the_device_time_check_takes_seconds_and_refuses_the_other_readings():
@@ -345,7 +345,7 @@ def test_a_trace_written_without_living_through_the_capture_is_refused():
     problems = profiling.capture_problems(report, "region_1", "work_1", plan, values, 1.1, 0.2)
     assert problems and "when they ran" in problems[0]
     # The same events, shifted past the pauses this kernel made: what a real capture shows.
-    trace, _ = profiling.parse_trace_file(report)
+    trace, _ = traces.parse_trace_file(report)
     events = [dict(e, ts=e["ts"] + 10_000.0) if e.get("args", {}).get("run_id") else e for e in trace["traceEvents"]]
     assert profiling.capture_problems({**report, **as_file(events)}, "region_1", "work_1", plan, values, 1.1, 0.2) == []
     overlapping = [dict(e, dur=e["dur"] + 500.0) if e.get("args", {}).get("run_id") else e for e in events]
@@ -366,10 +366,10 @@ def test_a_forged_capture_probe_earns_nothing(monkeypatch):
 
 
 def test_a_trace_file_the_channel_would_not_carry_is_refused():
-    assert "larger" in profiling.parse_trace_file({"too_big": 10 << 20})[1]
-    bomb = gzip.compress(b" " * (profiling.MAX_TRACE_JSON + 10))
-    assert "larger" in profiling.parse_trace_file({"file": bomb})[1]
-    assert "traceEvents" in profiling.parse_trace_file({"file": gzip.compress(b"[1, 2]")})[1]
+    assert "larger" in traces.parse_trace_file({"too_big": 10 << 20})[1]
+    bomb = gzip.compress(b" " * (traces.MAX_TRACE_JSON + 10))
+    assert "larger" in traces.parse_trace_file({"file": bomb})[1]
+    assert "traceEvents" in traces.parse_trace_file({"file": gzip.compress(b"[1, 2]")})[1]
 
 
 def test_load_trace_is_judged_on_file_bytes_a_forged_probe_can_only_echo(monkeypatch):
@@ -513,10 +513,10 @@ def test_recorded_traces_read_as_each_backend_wrote_them(folder):
     namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
     for which, waits in (("logged", list(range(STEPS - 1))), ("async", [])):
         trace = recorded(folder, which)
-        steps = profiling.scope_events(trace, profiling.STEP_SCOPE)
-        runs = profiling.executions(trace, "jit_train_step")
+        steps = traces.scope_events(trace, profiling.STEP_SCOPE)
+        runs = traces.executions(trace, "jit_train_step")
         assert len(steps) == len(runs) == STEPS, (which, len(steps), len(runs))
-        slack = profiling.clock_slack(trace)
+        slack = traces.clock_slack(trace)
         for step, (start, end) in zip(steps, runs):
             assert start >= float(step["ts"]) - slack and end > start
         assert profiling.find_syncs(trace, profiling.STEP_SCOPE) == waits
@@ -527,17 +527,17 @@ def test_recorded_traces_read_as_each_backend_wrote_them(folder):
         assert sorted(theirs) == sorted(ops) and all(np.isclose(theirs[k], ops[k]) for k in ops)
         assert np.allclose(namespace["host_gaps"](trace, profiling.STEP_SCOPE),
                            profiling.host_gaps(trace, profiling.STEP_SCOPE))
-        events = profiling.events_of(trace)
+        events = traces.events_of(trace)
         if folder.startswith("tpu"):
             assert not any("hlo_op" in (e.get("args") or {}) for e in events)  # what the lesson teaches
             assert {"fusion", "multiply_reduce_fusion", "copy-start", "copy-done"} <= set(ops)
-            assert slack == profiling.DEVICE_CLOCK_SLACK_US
+            assert slack == traces.DEVICE_CLOCK_SLACK_US
             # 8 operations per step, each on the device's XLA Ops line
-            assert sum(1 for e in profiling.op_events(trace) if e["name"] in ("fusion", "multiply_reduce_fusion")) \
+            assert sum(1 for e in traces.op_events(trace) if e["name"] in ("fusion", "multiply_reduce_fusion")) \
                 == 2 * STEPS
         else:
-            assert "jit_train_step" in {e["args"]["hlo_module"] for e in profiling.op_events(trace)}
-            assert slack == profiling.TIMING_SLACK_US
+            assert "jit_train_step" in {e["args"]["hlo_module"] for e in traces.op_events(trace)}
+            assert slack == traces.TIMING_SLACK_US
     # A reader of "hlo_op" alone finds nothing in a TPU's trace, everything in a CPU's.
     hlo_only = lesson_namespace(build(ROOT, SAMPLES["hlo-op-only"]))["device_time_by_op"]
     assert (hlo_only(recorded(folder, "logged")) == {}) == folder.startswith("tpu")
@@ -564,14 +564,14 @@ def test_built_tpu_traces_are_laid_out_as_the_recorded_one():
 
     def device_lines(trace):
         return {name for (pid, tid), name in
-                {(e.get("pid"), e.get("tid")): e["args"]["name"] for e in profiling.events_of(trace)
+                {(e.get("pid"), e.get("tid")): e["args"]["name"] for e in traces.events_of(trace)
                  if e.get("ph") == "M" and e.get("name") == "thread_name"}.items()
-                if (pid, None) in {(e.get("pid"), None) for e in profiling.events_of(trace) if e.get("ph") == "M"
+                if (pid, None) in {(e.get("pid"), None) for e in traces.events_of(trace) if e.get("ph") == "M"
                                    and e.get("name") == "process_name" and e["args"]["name"].startswith("/device:")}}
     assert device_lines(built) == device_lines(real)
-    real_keys = set().union(*((e.get("args") or {}).keys() for e in profiling.op_events(real)))
-    for op in profiling.op_events(built):
+    real_keys = set().union(*((e.get("args") or {}).keys() for e in traces.op_events(real)))
+    for op in traces.op_events(built):
         assert set(op["args"]) <= real_keys and "long_name" in op["args"]
-    real_module = set().union(*((e.get("args") or {}).keys() for e in profiling.events_of(real)
+    real_module = set().union(*((e.get("args") or {}).keys() for e in traces.events_of(real)
                                 if str(e.get("name", "")).startswith("jit_train_step(")))
-    assert all(set(e["args"]) <= real_module for e in profiling.complete(built) if e["name"].startswith("jit_step_"))
+    assert all(set(e["args"]) <= real_module for e in traces.complete(built) if e["name"].startswith("jit_step_"))

@@ -16,7 +16,7 @@ from conftest import ROOT
 from lesson_samples import assert_samples_cover_every_cell, judged_cells
 from lesson_samples import lesson_namespace as run_lesson_cells
 
-from perfcourse.checks import CheckFailed, InstrumentMissing, diagnosis
+from perfcourse.checks import CheckFailed, InstrumentMissing, diagnosis, traces
 from perfcourse.course import read_notebook, source_notebook
 from perfcourse.kernel.probes import diagnosis as probe
 from perfcourse.samples import build, discover
@@ -415,23 +415,23 @@ def test_built_traces_hold_device_waits_cache_hits_and_a_tpus_lines():
     for seed in range(20):
         for layout in diagnosis.LAYOUTS:
             built = diagnosis.built_trace(np.random.default_rng(seed), 5, "s", layout=layout, shuffle=False)
-            events = diagnosis._complete(built["trace"])
+            events = traces.complete(built["trace"])
             waits += built["evidence"]["waiting"]
             names = [e["name"] for e in events]
             cached += names.count("lower_sharding_computation") > names.count("backend_compile_and_load")
             if layout == "tpu":
-                assert diagnosis.device_processes(built["trace"])
+                assert traces.device_processes(built["trace"])
                 assert not any("hlo_op" in (e.get("args") or {}) for e in events)
                 host_runs += sum(1 for e in events if "run_id" in (e.get("args") or {})
-                                 and e["pid"] not in diagnosis.device_processes(built["trace"]))
+                                 and e["pid"] not in traces.device_processes(built["trace"]))
     assert cached == 40 and host_runs > 0
     assert sum(w == 0 for w in waits) > 10 and sum(0.05 < w for w in waits) > 10
 
 
 def test_built_traces_hold_what_each_wrong_reading_falls_for():
     built = diagnosis.built_trace(np.random.default_rng(7), 6, "s_1", shuffle=False)
-    events = diagnosis._complete(built["trace"])
-    steps = diagnosis._scope_events(built["trace"], "s_1")
+    events = traces.complete(built["trace"])
+    steps = traces.scope_events(built["trace"], "s_1")
     first, last = steps[0]["ts"], steps[-1]["ts"] + steps[-1]["dur"]
     names = {e["name"] for e in events}
     assert {"PjRtCpuClient::Compile", "lower_sharding_computation", "shard_args", "s_1_logging"} & names
@@ -442,7 +442,7 @@ def test_built_traces_hold_what_each_wrong_reading_falls_for():
                and any(s["ts"] <= e["ts"] <= s["ts"] + s["dur"] for s in steps) for e in events)
     assert any(e["name"] in diagnosis.TRANSFER_EVENTS and (e["pid"], e["tid"]) == host and first < e["ts"] < last
                and not any(s["ts"] <= e["ts"] <= s["ts"] + s["dur"] for s in steps) for e in events)
-    starts = diagnosis.execution_starts(built["trace"])
+    starts = traces.execution_starts(built["trace"])
     assert any(ts < first for ts in starts.values()) and any(ts > last for ts in starts.values())
     op_events = sum(1 for e in events if "hlo_op" in (e.get("args") or {}))
     assert op_events > built["evidence"]["executions"]
@@ -677,8 +677,8 @@ def test_the_tpus_traces_read_as_their_loops(name):
     evidence = diagnosis.step_evidence(trace, diagnosis.STEP_SCOPE)
     assert diagnosis.cause_of(evidence) == TPU_CAUSES[name]
     assert evidence["steps"] == 4
-    runs = diagnosis.device_runs(trace)
-    assert not any("hlo_module" in (e.get("args") or {}) for e in diagnosis._complete(trace))
+    runs = traces.device_runs(trace)
+    assert not any("hlo_module" in (e.get("args") or {}) for e in traces.complete(trace))
     if name == "slow_C":  # 32 examples, 31 sums and the update: 64 programs per step, the chip waiting
         assert evidence["executions"] == 4 * 64 and min(evidence["waiting"]) > 0.9
         assert {module for module, _, _ in runs.values()} == {"jit_loss_fn", "jit__lambda"}
@@ -736,9 +736,9 @@ jax.config.update("jax_compilation_cache_dir", {str(tmp_path / 'cache')!r})
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
 import numpy as np
-from perfcourse.checks import diagnosis
+from perfcourse.checks import diagnosis, traces
 trace = diagnosis.course_trace("recompile", "fresh_jit", 3, diagnosis.draw_data(np.random.default_rng(0)))
-names = [e["name"] for e in diagnosis._complete(trace)]
+names = [e["name"] for e in traces.complete(trace)]
 print(json.dumps({{"cause": diagnosis.course_cause(trace), "compiled": names.count("backend_compile_and_load"),
                    "lowered": names.count("lower_sharding_computation")}}))
 """

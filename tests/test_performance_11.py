@@ -100,7 +100,7 @@ EIGHT = textwrap.dedent('''
     rng = np.random.default_rng(3)
     mesh = fsdp.meshes(rng, 8)[0]  # every device, shuffled
     net = fsdp.draw_network(rng, len(mesh["order"]))
-    here = sharding._mesh_here(mesh)
+    here = sharding.mesh_here(mesh)
     step = t.lesson_namespace(t.build(t.ROOT, t.SAMPLES["solution"]))["fsdp_step"](here)
     layouts = {{}}
     for name, specs in (("split", (P(None, fsdp.AXIS, None), P(fsdp.AXIS, None))), ("whole", (P(), P()))):

@@ -96,14 +96,15 @@ events stops the checks with InstrumentMissing, never as every student's mistake
 from __future__ import annotations
 
 import math
-import random
 
 import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, programs, remote, timing
-from .profiling import (DEVICE_CLOCK_SLACK_US, DEVICE_PROCESS, TIMING_SLACK_US, Plan, _at_least, _plain, events_of,
-                        parse_trace_file)
-from .student_calls import call_student, number, numbers
+from .profiling import Plan, plain
+from .student_calls import call_student, numbers
+from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
+from .traces import (MODULES_LINE, OPS_LINE, at_least, clock_slack, complete, device_runs, events_of, execution_starts,
+                     parse_trace_file, report_problem, returned_file_problem, scope_events, thread)
 
 STEP_SCOPE = "train"
 # A program JAX built anew: the lowering of a function it has just traced, which a compilation
@@ -120,63 +121,17 @@ HOLD = 0.15                 # seconds of device work that hold the last step's e
 WAITING_TOLERANCE = 1e-6    # a step's waiting share, read two ways, agrees to this
 
 
-# --- the reference readings ----------------------------------------------------------------------
-def _thread(event) -> tuple:
-    return event.get("pid"), event.get("tid")
-
-
-def _complete(trace) -> list:
-    return [e for e in events_of(trace) if e.get("ph") == "X" and number(e.get("ts")) is not None]
-
-
-def _scope_events(trace, scope: str) -> list:
-    return sorted((e for e in _complete(trace) if e.get("name") == scope and number(e.get("dur")) is not None),
-                  key=lambda e: float(e["ts"]))
-
-
-def device_processes(trace) -> set:
-    """The pids of the processes named /device:... (a TPU's or a GPU's); a CPU's trace has none."""
-    return {e.get("pid") for e in events_of(trace) if e.get("ph") == "M" and e.get("name") == "process_name"
-            and isinstance(e.get("args"), dict) and str(e["args"].get("name", "")).startswith(DEVICE_PROCESS)}
-
-
-def device_runs(trace) -> dict:
-    """{run_id: (module, start, end)}: every execution of a compiled program in the trace. Each
-    execution carries its run_id. Where the trace has device processes, the events there that carry
-    one (a TPU's "XLA Modules" line: one event per execution, named "<module>(<program id>)"; the
-    host's own events there carry other ids); on a CPU, whose device is the host, every event that
-    carries one (the operations, with "hlo_module", and the executor's wait)."""
-    devices = device_processes(trace)
-    runs: dict = {}
-    for event in _complete(trace):
-        args = event.get("args")
-        if not isinstance(args, dict) or "run_id" not in args or (devices and event.get("pid") not in devices):
-            continue
-        start = float(event["ts"])
-        end = start + max(number(event.get("dur")) or 0.0, 0.0)
-        module = args.get("hlo_module") if "hlo_module" in args else (
-            str(event.get("name", "")).split("(")[0] if devices else None)
-        key = str(args["run_id"])
-        old = runs.get(key, (None, math.inf, -math.inf))
-        runs[key] = (old[0] or (str(module) if module is not None else None), min(old[1], start), max(old[2], end))
-    return runs
-
-
-def execution_starts(trace) -> dict:
-    """{run_id: the start of its first event}: every execution in the trace."""
-    return {run: start for run, (_, start, _) in device_runs(trace).items()}
-
-
+# --- the reference readings (what an execution is: checks/traces.py) ---------------------------
 def step_evidence(trace, scope: str) -> dict:
     """Per step (the complete events named `scope`, in time order): the programs built and the
     copies on the steps' thread inside the step's span, and the share of the step's span in which
     the device waited between the executions that start inside it; for the whole loop: the
     executions that start at or after the first step's start."""
-    steps = _scope_events(trace, scope)
+    steps = scope_events(trace, scope)
     if not steps:
         return {"steps": 0, "compiles": [], "transfers": [], "executions": 0, "waiting": []}
-    thread = _thread(steps[0])
-    events = [e for e in _complete(trace) if _thread(e) == thread]
+    steps_thread = thread(steps[0])
+    events = [e for e in complete(trace) if thread(e) == steps_thread]
     first = float(steps[0]["ts"])
     runs = sorted((start, end) for _, start, end in device_runs(trace).values() if start >= first)
     compiles, transfers, waiting = [], [], []
@@ -255,7 +210,7 @@ def trace_instrument() -> None:
     # The clean loop: numbered steps, and one execution per step of the module JAX names jit_<function>
     # (test_trace_steps finds the step's executions by that name).
     trace = course_trace("none", "clean", 2, draw_data(rng, n=(6, 7), d=(2, 3)))
-    numbers = [str((e.get("args") or {}).get("step_num")) for e in _scope_events(trace or {}, STEP_SCOPE)]
+    numbers = [str((e.get("args") or {}).get("step_num")) for e in scope_events(trace or {}, STEP_SCOPE)]
     modules = [module for module, _, _ in sorted(device_runs(trace or {}).values(), key=lambda run: run[1])]
     if numbers != ["0", "1"] or modules != ["jit_sgd_update"] * 2 or course_cause(trace) != "none":
         raise _instrument_missing(f"a trace of the course's own clean loop shows steps {numbers} and executions of "
@@ -272,8 +227,7 @@ def _paced(trace, plan: Plan, steps: list, runs: list, first_index: int) -> bool
     """The k-th execution (in time order) starts no earlier than the k-th step's start plus the
     pause this kernel made before its dispatch (plan index first_index + k), give or take how far
     the device's clock may be from the host's where the trace has device processes."""
-    slack = DEVICE_CLOCK_SLACK_US if device_processes(trace) else TIMING_SLACK_US
-    return all(_at_least(start, float(step["ts"]), plan._pauses.get(first_index + k, 0.0), slack)
+    return all(at_least(start, float(step["ts"]), plan._pauses.get(first_index + k, 0.0), clock_slack(trace))
                for k, (step, start) in enumerate(zip(steps, runs)))
 
 
@@ -288,29 +242,19 @@ def decay_expected(values, size: int, steps: int, decay: float, shift: float):
 def trace_steps_problems(report, name: str, steps: int, plan: Plan, values, size: int, decay: float,
                          shift: float) -> list[str]:
     """What is wrong with the trace the student's trace_steps wrote, read here from its bytes."""
-    if not isinstance(report, dict):
-        return ["trace_steps could not be run on a loop"]
-    if "raised" in report:
-        return [f"trace_steps(step, params, steps, trace_dir) raised {report['raised']}"]
-    if "returned" in report:
-        return [f"trace_steps should return (params, path), got {report['returned']}"]
-    if not report.get("path"):
-        return ["trace_steps should return the path of the trace file as its second value"]
-    if not report.get("exists"):
-        return ["the path trace_steps returned is not a file: return the perfetto_trace.json.gz it wrote"]
-    real, folder = str(report.get("real_path", "")), str(report.get("trace_dir", ""))
-    if not real.endswith("/perfetto_trace.json.gz") or not real.startswith(folder.rstrip("/") + "/"):
-        return ["trace_steps should return the perfetto_trace.json.gz that jax.profiler.trace(trace_dir, "
-                "create_perfetto_trace=True) wrote under trace_dir"]
-    if real == report.get("older") or (report.get("newest") and real not in report["newest"]):
-        return ["trace_steps returned an older trace file, not the one this trace wrote"]
+    problem = report_problem(report, "trace_steps could not be run on a loop",
+                             raised="trace_steps(step, params, steps, trace_dir) raised {}",
+                             returned="trace_steps should return (params, path), got {}")
+    problem = problem or returned_file_problem(report, "trace_steps", "this trace")
+    if problem:
+        return [problem]
     if plan._asked != steps + 1:
         return [f"trace_steps called step {plan._asked} time(s) for {steps} steps: call it once before the trace "
                 "(the warm-up, which compiles) and once in each step"]
     trace, why = parse_trace_file(report)
     if trace is None:
         return [why]
-    found = _scope_events(trace, STEP_SCOPE)
+    found = scope_events(trace, STEP_SCOPE)
     numbers = [str((e.get("args") or {}).get("step_num")) for e in found]
     if len(found) != steps or numbers != [str(i) for i in range(steps)]:
         return [f"the trace should hold one jax.profiler.StepTraceAnnotation({STEP_SCOPE!r}, step_num=i) per "
@@ -322,7 +266,7 @@ def trace_steps_problems(report, name: str, steps: int, plan: Plan, values, size
     # step's first copies end at once, its loop much later, so a trace that stops early may hold a
     # part); a device's module line holds one event per execution, written once it ran.
     ops: dict = {}
-    for event in _complete(trace):
+    for event in complete(trace):
         args = event.get("args")
         if isinstance(args, dict) and args.get("hlo_module") == f"jit_{name}" and "run_id" in args:
             ops.setdefault(str(args["run_id"]), set()).add(str(args.get("hlo_op")))
@@ -408,21 +352,22 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
     pid, chip = (int(p) for p in rng.choice(np.arange(100, 9999), 2, replace=False))
     host, device, eigen, compiler, codegen, loader, modules_line, ops_line, steps_line = (
         int(t) for t in rng.choice(2**31, 9, replace=False))
-    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}}]
+    writer = TraceWriter(shortest=0.1)
+    events = writer.events
+    writer.process(pid, HOST_PROCESS)
     names = [(host, "python"), (compiler, "tf_PjRtCompilerThread/3"), (loader, "data_loader")]
     if tpu:
-        events.append({"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}})
-        for tid, label in ((steps_line, "Steps"), (modules_line, "XLA Modules"), (ops_line, "XLA Ops")):
-            events.append({"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": label}})
+        writer.process(chip, TPU_PROCESS)
+        for tid, label in ((steps_line, "Steps"), (modules_line, MODULES_LINE), (ops_line, OPS_LINE)):
+            writer.thread(chip, tid, label)
         names += [(device, "tfrt-non-blocking-queue/3544"), (eigen, "futex-default-SDomainT/3623")]
     else:
         names += [(device, "tf_XLAPjRtCpuClient/1"), (eigen, "tf_XLAEigen/2"), (codegen, "tf_xla-cpu-codegen/4")]
     for tid, label in names:
-        events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
+        writer.thread(pid, tid, label)
 
     def x(tid, ts, dur, name, process=None, **args):
-        events.append({"ph": "X", "pid": pid if process is None else process, "tid": tid, "ts": round(ts, 3),
-                       "dur": round(max(dur, 0.1), 3), "name": name, **({"args": args} if args else {})})
+        writer.complete(pid if process is None else process, tid, ts, dur, name, **args)
 
     device_free = [0.0]
     next_run = [int(rng.integers(10, 2**20))]   # the runtime's run ids: one counter for every program
@@ -444,19 +389,17 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
                 x(ops_line, d, dur, str(op), process=chip, long_name=f"%{op} = f32[4] {op}()", bytes_accessed="52",
                   hlo_category="loop fusion", tf_op=f"{module[4:]}/{op}:")
             else:
-                x(int(rng.choice([host, device, eigen])), d, dur, str(op), hlo_op=str(op), hlo_module=module,
-                  run_id=run_id, device_ordinal="0")
-                x(device, d + dur, 0.1, f"end: {op}")
+                writer.cpu_operation(pid, int(rng.choice([host, device, eigen])), device, d, dur, str(op), module,
+                                     run_id, marker_dur=0.1)
             d = round(d + dur + r(0.2, 2), 3)
         end = round(d, 3)
         if tpu:
-            x(modules_line, start, end - start, f"{module}({int(rng.integers(10**18, 10**19, dtype=np.uint64))})",
-              process=chip, run_id=run_id, core_type="0", queue_id="0", replica_id="0")
+            writer.tpu_execution(chip, modules_line, start, end - start, module,
+                                 int(rng.integers(10**18, 10**19, dtype=np.uint64)), run_id)
             x(steps_line, start, end - start, str(len(spans)), process=chip)
             x(eigen, end + r(1, 5), r(1, 4), "CompleteCallbacks", run_id=str(host_run[0]))
         else:
-            x(device, end, r(0.1, 3), "ThunkExecutor::Execute (wait for completion)", run_id=run_id,
-              device_ordinal="0")
+            writer.executor_wait(pid, device, end, r(0.1, 3), run_id)
             end = max(end, float(events[-1]["ts"]) + float(events[-1]["dur"]))
         spans.append((start, end))
         device_free[0] = end + r(0.5, 4)
@@ -580,9 +523,7 @@ def built_trace(rng: np.random.Generator, steps: int, scope: str, *, shuffle: bo
     transfers = [a + b for a, b in zip(transfers, at_edges["transfers"])]
     evidence = {"steps": steps, "compiles": compiles, "transfers": transfers, "executions": sum(programs),
                 "waiting": waiting}
-    if shuffle:
-        random.Random(int(rng.integers(2**31))).shuffle(events)
-    return {"trace": {"displayTimeUnit": "ns", "traceEvents": events}, "evidence": evidence}
+    return {"trace": writer.trace(int(rng.integers(2**31)) if shuffle else None), "evidence": evidence}
 
 
 def fresh_scope(rng: np.random.Generator) -> str:
@@ -604,7 +545,7 @@ EVIDENCE_KEYS = ("steps", "compiles", "transfers", "executions", "waiting")
 
 
 def evidence_problem(got, want: dict) -> str | None:
-    got = _plain(got) if isinstance(got, dict) else got
+    got = plain(got) if isinstance(got, dict) else got
     if not isinstance(got, dict) or not set(EVIDENCE_KEYS) <= set(got):
         return (f"step_evidence should return a dict with {', '.join(map(repr, EVIDENCE_KEYS))}, got "
                 + (f"the keys {sorted(map(str, got))}" if isinstance(got, dict) else type(got).__name__))
@@ -819,17 +760,16 @@ def loop_copies(trace, steps: list) -> int:
     start within the loop: from the first step's start to the last step's end. A fixed loop has none:
     the course's driver builds it before the trace and waits for it after the last step."""
     first, last = float(steps[0]["ts"]), float(steps[-1]["ts"]) + float(steps[-1]["dur"])
-    return sum(1 for e in _complete(trace) if e.get("name") in TRANSFER_EVENTS and first <= float(e["ts"]) <= last)
+    return sum(1 for e in complete(trace) if e.get("name") in TRANSFER_EVENTS and first <= float(e["ts"]) <= last)
 
 
 def fix_problems(report, steps: int, plan: Plan, x, y, lr: float, w, b) -> list[str]:
     """What is wrong with the student's fixed loop, read here from the trace the course's driver wrote."""
-    if not isinstance(report, dict):
-        return ["the fixed loop could not be traced"]
-    if "raised" in report:
-        return [f"building or running the fixed loop raised {report['raised']}"]
-    if "result_error" in report:
-        return [f"step(params) should return (params, loss) with params a pair (w, b): {report['result_error']}"]
+    problem = report_problem(report, "the fixed loop could not be traced",
+                             raised="building or running the fixed loop raised {}",
+                             result_error="step(params) should return (params, loss) with params a pair (w, b): {}")
+    if problem:
+        return [problem]
     if report.get("no_trace"):
         return ["no trace was written while the fixed loop ran: do not start or stop a trace inside it"]
     if plan._asked != steps + 1:
@@ -838,7 +778,7 @@ def fix_problems(report, steps: int, plan: Plan, x, y, lr: float, w, b) -> list[
     if trace is None:
         return [why]
     evidence = step_evidence(trace, STEP_SCOPE)
-    found = _scope_events(trace, STEP_SCOPE)
+    found = scope_events(trace, STEP_SCOPE)
     if evidence["steps"] != steps:
         return [f"the trace does not show the loop's {steps} steps: do not annotate or trace inside step"]
     if any(evidence["compiles"]):

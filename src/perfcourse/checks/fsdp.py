@@ -233,15 +233,15 @@ def verify_step_program(program, mesh: dict, net: dict, precision: str) -> list[
         problems = collective_problems(program.mlir_module(), k, net)
         if problems:
             return problems
-    here = sharding._mesh_here(mesh)
+    here = sharding.mesh_here(mesh)
     stacked_split = NamedSharding(here, P(None, AXIS, None))
     rows, whole = NamedSharding(here, P(AXIS, None)), NamedSharding(here, P())
     # The layout its arguments take is read from the program itself, not from the export's word: run
     # on split arrays, a program that takes them whole would be handed them re-laid out, silently.
     arguments = [(net["stacked"], stacked_split), (net["x"], rows), (net["y"], rows)]
-    given = [sharding._on_devices(hlo, here) for hlo in program.in_shardings_hlo]
+    given = [sharding.on_devices(hlo, here) for hlo in program.in_shardings_hlo]
     if len(given) != len(arguments) or any(
-            taken is None or sharding._blocks(taken, a.shape) != sharding._blocks(want, a.shape)
+            taken is None or sharding.device_blocks(taken, a.shape) != sharding.device_blocks(want, a.shape)
             for taken, (a, want) in zip(given, arguments)):
         return [f"{what} should take the stacked weights split by rows of every layer (in_specs P(None, '{AXIS}', "
                 f"None)) and the batch split by rows (P('{AXIS}', None)), block i on the mesh's i-th device"]
@@ -250,8 +250,8 @@ def verify_step_program(program, mesh: dict, net: dict, precision: str) -> list[
         compiled = jax.jit(program.call).lower(*placed).compile()
         loss, grads = compiled(*placed)
         got_loss, got = np.asarray(loss), np.asarray(grads)
-        blocks = sharding._blocks(grads.sharding, grads.shape)
-        loss_blocks = sharding._blocks(loss.sharding, loss.shape)
+        blocks = sharding.device_blocks(grads.sharding, grads.shape)
+        loss_blocks = sharding.device_blocks(loss.sharding, loss.shape)
     except Exception as exc:
         return [f"{what} did not compile and run here on stacked weights and a batch split by rows over '{AXIS}', "
                 f"returning (loss, gradient of the stacked weights) ({type(exc).__name__})"]
@@ -266,9 +266,9 @@ def verify_step_program(program, mesh: dict, net: dict, precision: str) -> list[
                              "counted once)", precision=precision)
     except (CheckFailed, TypeError, ValueError) as exc:
         return [str(exc)]
-    if loss_blocks != sharding._blocks(whole, loss.shape):
+    if loss_blocks != sharding.device_blocks(whole, loss.shape):
         return [f"{what} should give the loss whole on every device (out_specs P())"]
-    if blocks != sharding._blocks(stacked_split, want.shape):
+    if blocks != sharding.device_blocks(stacked_split, want.shape):
         return [f"{what} should give the gradient split like the weights (P(None, '{AXIS}', None)), block i on the "
                 "mesh's i-th device"]
     if k > 1:
@@ -281,7 +281,7 @@ def check_fsdp_step(fsdp_step, rng: np.random.Generator | None = None) -> None:
     count, precision = sharding.device_count(), numerics.matmul_precision()
     for mesh in meshes(rng, count):
         net = draw_network(rng, len(mesh["order"]))
-        held = sharding._held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
+        held = remote.stand_in("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
         fn = call_student("fsdp_step", fsdp_step, held)
         shapes = {"stacked": list(net["stacked"].shape), "x": list(net["x"].shape), "y": list(net["y"].shape)}
         report = remote.probe("fsdp.export_step", fn, held, shapes)

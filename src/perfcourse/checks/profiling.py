@@ -117,68 +117,29 @@ with InstrumentMissing, never as every student's mistake.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import math
-import random
 import time
 
 import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, remote
 from ..kernel.probes.profiling import SYNC_CALLS, TRACE_FILE, function_name  # noqa: F401 (re-exported)
-from .student_calls import number, numbers
+from .student_calls import numbers
+from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
+from .traces import (MODULES_LINE, OPS_LINE, TIMING_SLACK_US, at_least, clock_slack, complete, executions,
+                     op_events, parse_trace_file, report_problem, returned_file_problem, scope_events, thread)
 
 STEP_SCOPE = "train_step"
 
 
-def events_of(trace) -> list[dict]:
-    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
-    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
-
-
-def complete(trace) -> list[dict]:
-    return [e for e in events_of(trace) if e.get("ph") == "X"]
-
-
 # --- the reference analyses (run here, on traces built here or read from a probe's report) ----------
-# Where each runtime writes a device's work (see the lesson's "What is in a trace"). The CPU runtime
-# writes every XLA operation it runs as an event on one of its worker threads of "/host:CPU", with
-# "hlo_op", "hlo_module" and "run_id" in its args; a TPU (jax 0.10.2 on a v5e, read from
-# tests/data/tpu-v5e) writes a process per chip named "/device:TPU:0" whose line "XLA Ops" holds one
-# event per operation (named as the operation, args "long_name", "hlo_category", "bytes_accessed",
-# some "tf_op"; no "hlo_op") and whose line "XLA Modules" holds one event per execution of a compiled
-# program, named "<module>(<program id>)", with a "run_id".
-DEVICE_PROCESS = "/device:"
-OPS_LINE, MODULES_LINE = "XLA Ops", "XLA Modules"
-
-
-def device_lines(trace, line: str) -> set:
-    """(pid, tid) of every thread named `line` in a process whose name begins with /device:."""
-    events = events_of(trace)
-    devices = {e.get("pid") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
-               and isinstance(e.get("args"), dict) and str(e["args"].get("name", "")).startswith(DEVICE_PROCESS)}
-    return {(e.get("pid"), e.get("tid")) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
-            and e.get("pid") in devices and isinstance(e.get("args"), dict) and e["args"].get("name") == line}
-
-
-def op_events(trace) -> list[dict]:
-    """The complete events that are XLA operations: an "hlo_op" in args (the CPU runtime), or on a
-    device's "XLA Ops" line (a TPU)."""
-    ops_lines = device_lines(trace, OPS_LINE)
-    return [e for e in complete(trace)
-            if (isinstance(e.get("args"), dict) and "hlo_op" in e["args"]) or (e.get("pid"), e.get("tid")) in ops_lines]
-
-
+# Where each runtime writes a device's work: see checks/traces.py and the lesson's "What is in a trace".
 def device_time_by_op(trace) -> dict:
     totals: dict = {}
     for event in op_events(trace):
         totals[event["name"]] = totals.get(event["name"], 0.0) + float(event.get("dur", 0.0))
     return totals
-
-
-def scope_events(trace, scope: str) -> list[dict]:
-    return sorted((e for e in complete(trace) if e.get("name") == scope), key=lambda e: float(e["ts"]))
 
 
 def host_gaps(trace, scope: str) -> list[float]:
@@ -190,12 +151,12 @@ def find_syncs(trace, scope: str) -> list[int]:
     steps = scope_events(trace, scope)
     if not steps:
         return []
-    thread = (steps[0].get("pid"), steps[0].get("tid"))
+    steps_thread = thread(steps[0])
     windows = [(float(a["ts"]), float(b["ts"])) for a, b in zip(steps, steps[1:])]
     windows.append((float(steps[-1]["ts"]), float(steps[-1]["ts"]) + float(steps[-1]["dur"])))
     found = set()
     for event in complete(trace):
-        if (event.get("pid"), event.get("tid")) != thread or function_name(event.get("name", "")) not in SYNC_CALLS:
+        if thread(event) != steps_thread or function_name(event.get("name", "")) not in SYNC_CALLS:
             continue
         ts = float(event["ts"])
         for i, (start, end) in enumerate(windows):
@@ -244,6 +205,12 @@ def _tpu_op_args(rng: np.random.Generator, op: str, dur: float, step_name: str) 
     return args
 
 
+def _cpu_runtime_threads(writer: TraceWriter, pid: int, runtime: int, eigen: int) -> None:
+    """The CPU runtime's two threads that run operations."""
+    writer.thread(pid, runtime, "tf_XLAPjRtCpuClient/1")
+    writer.thread(pid, eigen, "tf_XLAEigen/2")
+
+
 def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *, placements=("inside", "after"),
                 kinds=tuple(SYNC_KINDS), shuffle: bool = True, layout: str = "cpu") -> dict:
     """A trace of a `steps`-step training loop as JAX's profiler writes one, synchronized at the steps
@@ -261,31 +228,25 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
     module = f"jit_step_{int(rng.integers(16**4)):04x}"
     tpu = layout == "tpu"
     ops = [str(o) for o in rng.choice(TPU_OPS if tpu else OPS, int(rng.integers(3, len(OPS) + 1)), replace=False)]
-    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
-              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name",
-               "args": {"name": "python3" if tpu else "python"}},
-              {"ph": "M", "pid": pid, "tid": loader, "name": "thread_name", "args": {"name": "data_loader"}}]
+    writer = TraceWriter()
+    writer.process(pid, HOST_PROCESS)
+    writer.thread(pid, host, "python3" if tpu else "python")
+    writer.thread(pid, loader, "data_loader")
     if tpu:
         chip = int(rng.integers(1, 99))
         while chip == pid:
             chip = int(rng.integers(1, 99))
         runtime = device  # the host's runtime thread that launches each execution
-        events += [{"ph": "M", "pid": pid, "tid": runtime, "name": "thread_name",
-                    "args": {"name": f"main/{runtime % 9999}"}},
-                   {"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}},
-                   {"ph": "M", "pid": chip, "name": "process_sort_index", "args": {"sort_index": chip}}]
+        writer.thread(pid, runtime, f"main/{runtime % 9999}")
+        writer.process(chip, TPU_PROCESS, sort_index=chip)
         for tid, line in TPU_LINES.items():
-            events += [{"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": line}},
-                       {"ph": "M", "pid": chip, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}]
+            writer.thread(chip, tid, line, sort_index=tid)
         program, first_run = int(rng.integers(1, 2**62)), int(rng.integers(0, 99))
     else:
-        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name",
-                    "args": {"name": "tf_XLAPjRtCpuClient/1"}},
-                   {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
+        _cpu_runtime_threads(writer, pid, device, eigen)
 
     def x(tid, ts, dur, name, on=None, **args):
-        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3),
-                       "dur": round(dur, 3), "name": name, **({"args": args} if args else {})})
+        writer.complete(pid if on is None else on, tid, ts, dur, name, **args)
 
     def sync(ts, until, kind):
         names = SYNC_KINDS[kind]
@@ -323,17 +284,15 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
                 x(3, d, dur, op, on=chip, **_tpu_op_args(rng, op, dur, "step"))
             else:
                 dur = r(5, 900)
-                x(int(rng.choice([device, eigen])), d, dur, op, hlo_op=op, hlo_module=module, run_id=run_id,
-                  device_ordinal="0")
-                x(device, d + dur, 0.0, f"end: {op}")
+                writer.cpu_operation(pid, int(rng.choice([device, eigen])), device, d, dur, op, module, run_id)
             device_times[op] = device_times.get(op, 0.0) + round(dur, 3)
             d += dur + r(0.002 if tpu else 0.2, 3)
         if tpu:  # the execution and the chip's step: lines of the device that are not operations
-            x(2, begin, d - begin, f"{module}({program})", on=chip, core_type="0", queue_id="0", replica_id="0",
-              run_id=run_id, device_duration_ps=str(int(round((d - begin) * 1e6))))
+            writer.tpu_execution(chip, 2, begin, d - begin, module, program, run_id,
+                                 device_duration_ps=str(int(round((d - begin) * 1e6))))
             x(1, begin, d - begin + r(1, 20), str(i), on=chip, device_duration_ps=str(int(round((d - begin) * 1e6))))
         else:
-            x(device, d, r(0.1, 40), "ThunkExecutor::Execute (wait for completion)", run_id=run_id, device_ordinal="0")
+            writer.executor_wait(pid, device, d, r(0.1, 40), run_id)
         device_free = d + r(1, 20)
         if i in synced:
             kind = str(rng.choice(list(kinds)))
@@ -360,9 +319,7 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
         t += r(5, 40)
     x(host, t, max(device_free - t, 1.0) + r(1, 10), "$api.py:3102 block_until_ready")  # after the loop
     gaps = [round(b[0], 3) - (round(a[0], 3) + round(a[1], 3)) for a, b in zip(step_events, step_events[1:])]
-    if shuffle:
-        random.Random(int(rng.integers(2**31))).shuffle(events)
-    trace = {"displayTimeUnit": "ns", "traceEvents": events}
+    trace = writer.trace(int(rng.integers(2**31)) if shuffle else None)
     return {"trace": trace, "device": device_times, "gaps": gaps, "syncs": sorted(synced)}
 
 
@@ -370,12 +327,12 @@ def fresh_scope(rng: np.random.Generator) -> str:
     return str(rng.choice(["step", "update", "train_step", "sgd_step"])) + f"_{int(rng.integers(16**3)):03x}"
 
 
-def _plain(value):
+def plain(value):
     """Channel containers as plain lists and dicts, for comparison."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -411,71 +368,6 @@ class Plan:
         return True
 
 
-MAX_TRACE_JSON = 64 << 20   # bytes of JSON a trace file may inflate to (the lesson's are a few MB)
-TIMING_SLACK_US = 100.0     # clock granularity between a pause here and the profiler's timestamps
-# A device with a clock of its own (a TPU) has its events placed on the host's clock by the profiler,
-# not exactly: in tests/data/tpu-v5e's trace of the loop with float(loss) (jax 0.10.2, v5e), the
-# chip's executions appear up to 215 us before the host had finished launching them. The pauses
-# made here are 3 ms or more.
-DEVICE_CLOCK_SLACK_US = 1000.0
-
-
-def parse_trace_file(report: dict):
-    """The trace file's bytes the probe sent, decompressed and parsed here: (trace, None), or
-    (None, why not). Nothing of the student's process judges what the file holds."""
-    if "too_big" in report:
-        return None, "the trace file is larger than the grader reads"
-    if "unreadable" in report:
-        return None, f"the trace file could not be read: {report['unreadable']}"
-    data = report.get("file")
-    if type(data) is not bytes or not data:
-        return None, "the trace file did not come back"
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
-            text = handle.read(MAX_TRACE_JSON + 1)
-        if len(text) > MAX_TRACE_JSON:
-            return None, "the trace file is larger than the grader reads"
-        trace = json.loads(text)
-    except (OSError, EOFError, ValueError, RecursionError, UnicodeDecodeError) as exc:
-        return None, f"the trace file is not gzip-compressed JSON ({type(exc).__name__})"
-    if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
-        return None, "the trace file holds no 'traceEvents' list"
-    return trace, None
-
-
-def executions(trace, module: str) -> list[tuple[float, float]]:
-    """(start, end) of each execution of the compiled module `module`, in time order: on a CPU the
-    operations whose args name it, grouped by run_id; on a TPU the events of a device's "XLA Modules"
-    line named `module(<program id>)`, one per execution (its run_id)."""
-    spans: dict = {}
-
-    def add(key, event):
-        ts, dur = number(event.get("ts")), number(event.get("dur"))
-        if ts is None or dur is None:
-            return
-        start, end = spans.get(key, (math.inf, -math.inf))
-        spans[key] = (min(start, ts), max(end, ts + dur))
-
-    modules_lines = device_lines(trace, MODULES_LINE)
-    for event in complete(trace):
-        args = event.get("args")
-        if not isinstance(args, dict) or "run_id" not in args:
-            continue
-        if args.get("hlo_module") == module:
-            add(("host", str(args["run_id"])), event)
-        elif (event.get("pid"), event.get("tid")) in modules_lines and (
-                event.get("name") == module or str(event.get("name", "")).startswith(module + "(")):
-            add((event.get("pid"), str(args["run_id"])), event)
-    return sorted(spans.values())
-
-
-def clock_slack(trace) -> float:
-    """How far apart the host's clock and the one executions are read on may be, in microseconds."""
-    return DEVICE_CLOCK_SLACK_US if device_lines(trace, MODULES_LINE) else TIMING_SLACK_US
-
-
-def _at_least(when: float, since: float, seconds: float, slack: float = TIMING_SLACK_US) -> bool:
-    return when >= since + seconds * 1e6 - slack
 
 
 # --- this JAX's traces -----------------------------------------------------------------------------
@@ -539,22 +431,12 @@ def trace_instrument() -> None:
 def capture_problems(report, scope: str, name: str, plan: Plan, values, scale: float, offset: float) -> list[str]:
     """What is wrong with the capture the probe describes: the paths it gives, and the file's bytes,
     parsed here."""
-    if not isinstance(report, dict):
-        return ["capture could not be run on a workload"]
-    if "raised" in report:
-        return [f"capture(fn, trace_dir) raised {report['raised']}"]
-    if "returned" in report:
-        return [f"capture should return (result, path), got {report['returned']}"]
-    if not report.get("path"):
-        return ["capture should return the path of the trace file as its second value"]
-    if not report.get("exists"):
-        return ["the path capture returned is not a file: return the perfetto_trace.json.gz it wrote"]
-    real, folder = str(report.get("real_path", "")), str(report.get("trace_dir", ""))
-    if not real.endswith("/" + TRACE_FILE) or not real.startswith(folder.rstrip("/") + "/"):
-        return ["capture should return the perfetto_trace.json.gz that jax.profiler.trace("
-                "trace_dir, create_perfetto_trace=True) wrote under trace_dir"]
-    if real == report.get("older") or (report.get("newest") and real not in report["newest"]):
-        return ["capture returned an older trace file, not the one this capture wrote"]
+    problem = report_problem(report, "capture could not be run on a workload",
+                             raised="capture(fn, trace_dir) raised {}",
+                             returned="capture should return (result, path), got {}")
+    problem = problem or returned_file_problem(report, "capture", "this capture")
+    if problem:
+        return [problem]
     trace, why = parse_trace_file(report)
     if trace is None:
         return [why]
@@ -569,7 +451,7 @@ def capture_problems(report, scope: str, name: str, plan: Plan, values, scale: f
     began, waited = float(found[0]["ts"]), 0.0
     for index, (start, _) in enumerate(runs):
         waited += plan._pauses.get(index, 0.0)
-        if not _at_least(start, began, waited, clock_slack(trace)):
+        if not at_least(start, began, waited, clock_slack(trace)):
             return ["the trace does not show the workload's executions when they ran: return the file "
                     "jax.profiler wrote during this capture"]
     if any(after[0] < before[1] - TIMING_SLACK_US for before, after in zip(runs, runs[1:])):
@@ -612,7 +494,7 @@ def check_capture(capture, load_trace, rng: np.random.Generator | None = None) -
     answer = remote.probe("profiling.load_written", load_trace, gzip.compress(json.dumps(sample).encode()))
     if not isinstance(answer, dict) or "raised" in answer:
         raise CheckFailed(f"load_trace raised {(answer or {}).get('raised', 'an error')} on a trace file")
-    if _plain(answer.get("returned")) != sample:
+    if plain(answer.get("returned")) != sample:
         raise CheckFailed("load_trace should return the file's JSON as it is (gzip, then json), "
                           "a dict with its 'traceEvents'")
 
@@ -621,7 +503,7 @@ def check_capture(capture, load_trace, rng: np.random.Generator | None = None) -
 def read_trace_problems(device_time_by_op_, host_gaps_, built: dict, scope: str) -> list[str]:
     problems = []
     got = device_time_by_op_(built["trace"])
-    got = _plain(got)
+    got = plain(got)
     want = built["device"]
     if not isinstance(got, dict):
         problems.append(f"device_time_by_op should return a dict, got {type(got).__name__}")
@@ -717,12 +599,10 @@ def train_problems(report, name: str, steps: int, plan: Plan, values, size: int,
                    shift: float) -> list[str]:
     """What is wrong with the student's loop, read here from the trace file the probe's own capture
     wrote (its bytes parsed here), from the steps this kernel counted, and from the results."""
-    if not isinstance(report, dict):
-        return ["train could not be traced"]
-    if "raised" in report:
-        return [f"train(step, params, batch, steps) raised {report['raised']}"]
-    if "result_error" in report:
-        return [f"train should return (params, losses): {report['result_error']}"]
+    problem = report_problem(report, "train could not be traced", raised="train(step, params, batch, steps) raised {}",
+                             result_error="train should return (params, losses): {}")
+    if problem:
+        return [problem]
     if report.get("no_trace"):
         return ["no trace was written while train ran: do not start or stop a trace inside train"]
     if plan._asked != steps:
@@ -739,7 +619,7 @@ def train_problems(report, name: str, steps: int, plan: Plan, values, size: int,
     if len(runs) != steps:
         return ["the trace does not show step executed once per step: call step once per step"]
     for index, (scope, (start, _)) in enumerate(zip(steps_seen, runs)):
-        if not _at_least(start, float(scope["ts"]), plan._pauses.get(index, 0.0), clock_slack(trace)):
+        if not at_least(start, float(scope["ts"]), plan._pauses.get(index, 0.0), clock_slack(trace)):
             return ["the trace does not show each step's execution after the step began: call step inside "
                     f"the step's TraceAnnotation({STEP_SCOPE!r})"]
     syncs = find_syncs(trace, STEP_SCOPE)
@@ -806,23 +686,22 @@ def built_program_trace(rng: np.random.Generator, layout: str = "cpu") -> dict:
     stem = str(rng.choice(["work", "matmul", "step", "forward"])) + f"_{int(rng.integers(16**4)):04x}"
     module = f"jit_{stem}"
     others = [f"{module}_{int(rng.integers(1, 9))}", f"jit_{str(rng.choice(['stack', 'update', 'copy']))}"]
-    events = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": "/host:CPU"}},
-              {"ph": "M", "pid": pid, "tid": host, "name": "thread_name", "args": {"name": "python3"}}]
+    writer = TraceWriter()
+    writer.process(pid, HOST_PROCESS)
+    writer.thread(pid, host, "python3")
     if tpu:
         chip = int(rng.integers(1, 99))
-        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name", "args": {"name": "main/1"}},
-                   {"ph": "M", "pid": chip, "name": "process_name", "args": {"name": "/device:TPU:0"}}]
+        writer.thread(pid, device, "main/1")
+        writer.process(chip, TPU_PROCESS)
         for tid, line in TPU_LINES.items():
-            events.append({"ph": "M", "pid": chip, "tid": tid, "name": "thread_name", "args": {"name": line}})
+            writer.thread(chip, tid, line)
         programs = {name: int(rng.integers(1, 2**62)) for name in [module, *others]}
     else:
-        events += [{"ph": "M", "pid": pid, "tid": device, "name": "thread_name",
-                    "args": {"name": "tf_XLAPjRtCpuClient/1"}},
-                   {"ph": "M", "pid": pid, "tid": eigen, "name": "thread_name", "args": {"name": "tf_XLAEigen/2"}}]
+        _cpu_runtime_threads(writer, pid, device, eigen)
+    events = writer.events
 
     def x(tid, ts, dur, name, on=None, **args):
-        events.append({"ph": "X", "pid": pid if on is None else on, "tid": tid, "ts": round(ts, 3),
-                       "dur": round(dur, 3), "name": name, **({"args": args} if args else {})})
+        writer.complete(pid if on is None else on, tid, ts, dur, name, **args)
 
     count = int(rng.integers(5, 10))
     # the module's executions, and the others' (each of them longer than any of the module's)
@@ -846,25 +725,21 @@ def built_program_trace(rng: np.random.Generator, layout: str = "cpu") -> dict:
             if tpu:
                 x(3, d, dur, op, on=chip, **_tpu_op_args(rng, op, dur, name[4:]))
             else:
-                x(int(rng.choice([device, eigen])), d, dur, op, hlo_op=op, hlo_module=name, run_id=str(run_id),
-                  device_ordinal="0")
-                x(device, d + dur, 0.0, f"end: {op}")
+                writer.cpu_operation(pid, int(rng.choice([device, eigen])), device, d, dur, op, name, str(run_id))
             d += dur + (r(0.5, 4) if k < len(ops) - 1 else 0.0)
         if tpu:
-            x(2, begin, d - begin, f"{name}({programs[name]})", on=chip, core_type="0", queue_id="0",
-              replica_id="0", run_id=str(run_id), device_duration_ps=str(int(round((d - begin) * 1e6))))
+            writer.tpu_execution(chip, 2, begin, d - begin, name, programs[name], str(run_id),
+                                 device_duration_ps=str(int(round((d - begin) * 1e6))))
             x(1, begin, d - begin + r(5, 30), str(run_id), on=chip)
         else:
-            x(device, d, r(5, 40), "ThunkExecutor::Execute (wait for completion)", run_id=str(run_id),
-              device_ordinal="0")
+            writer.executor_wait(pid, device, d, r(5, 40), str(run_id))
         if name == module:  # from the events as written (rounded), as a reader sees them
             written = [e for e in events[mark:] if e.get("tid") == 2 and e.get("pid") == chip] if tpu else \
                 [e for e in events[mark:] if (e.get("args") or {}).get("hlo_module") == name]
             seconds.append((max(e["ts"] + e["dur"] for e in written) - min(e["ts"] for e in written)) / 1e6)
         run_id += 1
         t = d + r(20, 200)
-    random.Random(int(rng.integers(2**31))).shuffle(events)
-    return {"trace": {"displayTimeUnit": "ns", "traceEvents": events}, "module": module, "seconds": seconds}
+    return {"trace": writer.trace(int(rng.integers(2**31))), "module": module, "seconds": seconds}
 
 
 def device_time_problem(device_seconds_per_call_, built: dict) -> str | None:
@@ -927,13 +802,12 @@ def three_numbers_problems(report, run: dict):
     made, and the device time it reads itself from the trace file's bytes. A failure is decided only
     in a quiet run: this side saw the executions' work and each run's calls steady."""
     calls, hold, module = run["calls"], run["hold"], run["module"]
-    if not isinstance(report, dict):
-        return ["three_numbers could not be run"], True
-    for key, why in (("raised", "three_numbers(fn, *args, module=..., trace_dir=..., calls=...) raised {}"),
-                     ("returned", "three_numbers should return a dict with 'latency', 'throughput' and "
-                                  "'device', each seconds ({})")):
-        if key in report:
-            return [why.format(report[key])], True
+    problem = report_problem(report, "three_numbers could not be run",
+                             raised="three_numbers(fn, *args, module=..., trace_dir=..., calls=...) raised {}",
+                             returned="three_numbers should return a dict with 'latency', 'throughput' and "
+                                      "'device', each seconds ({})")
+    if problem:
+        return [problem], True
     numbers = report.get("numbers") or {}
     if not all(isinstance(numbers.get(k), float) and math.isfinite(numbers[k]) and numbers[k] > 0
                for k in ("latency", "throughput", "device")):
@@ -955,8 +829,8 @@ def three_numbers_problems(report, run: dict):
                 "and nothing else (the first call and the timed calls outside it)"], True
     # Each call was held here before its dispatch, the first too: the k-th execution (from 0) starts at
     # least k + 1 holds after the trace began.
-    began = min((e["ts"] for e in complete(trace) if number(e.get("ts")) is not None), default=0.0)
-    if any(not _at_least(start, began, (k + 1) * hold, max(clock_slack(trace), 1000.0))
+    began = min((float(e["ts"]) for e in complete(trace)), default=0.0)
+    if any(not at_least(start, began, (k + 1) * hold, max(clock_slack(trace), 1000.0))
            for k, (start, _) in enumerate(runs)):
         return ["the trace does not show the calls as they ran: return the numbers read from the file "
                 "jax.profiler wrote"], True

@@ -231,15 +231,6 @@ def fresh_arrays(rng: np.random.Generator, rows_per_block: int, batch_parts: int
     return {"w": w, "x": x, "y": y}
 
 
-def _held(name: str, *args):
-    """A probe whose answer is an object that stays in the student's process (a mesh, a jitted step
-    and its placed arguments). Here it is a stand-in, only ever handed back to the student's own
-    functions as an argument: never compared, read or believed."""
-    if not remote.grading():
-        return remote.probe(name, *args)  # one process: the objects themselves
-    return remote._request("probe", name, *args)
-
-
 _own: list = []
 
 
@@ -258,7 +249,7 @@ def own_devices(count: int) -> list:
     return _own[:count]
 
 
-def _blocks(sharding, shape) -> list | None:
+def device_blocks(sharding, shape) -> list | None:
     """(place of the device among the mesh's, [[start, stop], ...]) of each block, sorted."""
     try:
         where = {device: i for i, device in enumerate(_own)}
@@ -268,14 +259,14 @@ def _blocks(sharding, shape) -> list | None:
         return None
 
 
-def _mesh_here(mesh: dict):
+def mesh_here(mesh: dict):
     from jax.sharding import Mesh
 
     devices = own_devices(len(mesh["order"]))
     return Mesh(np.array(devices, dtype=object).reshape(mesh["shape"]), tuple(mesh["axes"]))
 
 
-def _on_devices(hlo, here):
+def on_devices(hlo, here):
     """The sharding an exported program's HLO sharding means on the devices of `here`, in its order
     (whatever the axis names the student's mesh gave them), or None."""
     try:
@@ -300,13 +291,13 @@ def verify_program(program, mesh: dict, arrays: dict, layout: dict, what: str, p
     if program.nr_devices != k:
         return [f"{what}: the step laid out with its shardings runs on {program.nr_devices} device(s), the mesh "
                 f"you are given has {k}: build the shardings on that mesh"]
-    here = _mesh_here(mesh)
+    here = mesh_here(mesh)
     want = {name: NamedSharding(here, P(*layout[name])) for name in ("w", "x", "y")}
-    given = [_on_devices(hlo, here) for hlo in program.in_shardings_hlo]
+    given = [on_devices(hlo, here) for hlo in program.in_shardings_hlo]
     problems = []
     for name, sharding in zip(("w", "x", "y"), given):
         shape = arrays[name].shape
-        if sharding is None or _blocks(sharding, shape) != _blocks(want[name], shape):
+        if sharding is None or device_blocks(sharding, shape) != device_blocks(want[name], shape):
             problems.append(f"{what}: {name} should be {DESCRIPTIONS[tuple(layout[name])]}, each block on the "
                             "mesh's own device for that position (use the mesh you are given)")
     if problems:
@@ -316,7 +307,7 @@ def verify_program(program, mesh: dict, arrays: dict, layout: dict, what: str, p
         compiled = jax.jit(program.call).lower(*placed).compile()
         new_w, loss = compiled(*placed)
         text = compiled.as_text() or ""
-        new_w_blocks, got_w, got_loss = _blocks(new_w.sharding, new_w.shape), np.asarray(new_w), float(loss)
+        new_w_blocks, got_w, got_loss = device_blocks(new_w.sharding, new_w.shape), np.asarray(new_w), float(loss)
     except Exception as exc:
         return [f"the lesson's step laid out by {what} did not compile and run here ({type(exc).__name__})"]
     want_w, want_loss = reference_step(arrays["w"], arrays["x"], arrays["y"])
@@ -326,7 +317,7 @@ def verify_program(program, mesh: dict, arrays: dict, layout: dict, what: str, p
                              f"the step's loss with {what}'s placement", precision=precision)
     except (CheckFailed, TypeError, ValueError) as exc:
         return [str(exc)]
-    if new_w_blocks != _blocks(want["w"], arrays["w"].shape):
+    if new_w_blocks != device_blocks(want["w"], arrays["w"].shape):
         problems.append(f"{what}: the new weights should keep w's layout ({DESCRIPTIONS[tuple(layout['w'])]})")
     if k > 1 and not any(count_collectives(text).get(kind) for kind in SUMMING):
         problems.append(f"{what}: the compiled step sums no gradient across devices (no all-reduce or "
@@ -364,7 +355,7 @@ def placement_problems(report, mesh: dict, arrays: dict, layout: dict, what: str
 def layout_problems(shardings_of, mesh: dict, arrays: dict, layout: dict, what: str, precision: str) -> list[str]:
     """The student's `shardings_of`, called here on a mesh built in the student's process; the step
     laid out with its answer, exported there and judged here."""
-    held = _held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
+    held = remote.stand_in("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
     shardings = call_student(what, shardings_of, held)
     shapes = {name: [int(d) for d in a.shape] for name, a in arrays.items()}
     report = remote.probe("sharding.export_step", shardings, shapes, LEARNING_RATE)
@@ -417,12 +408,12 @@ def verify_gradient_program(program, mesh: dict, arrays: dict, precision: str) -
     if k > 1 and not _WRITTEN_SUM.search(program.mlir_module()):
         return [f"{what} sums nothing across devices in its own program (before XLA's passes): in the "
                 "function jax.shard_map runs, sum the devices' parts with jax.lax.psum(..., 'data')"]
-    here = _mesh_here(mesh)
+    here = mesh_here(mesh)
     try:
         placed = [jax.device_put(arrays[name], NamedSharding(here, P(*GRADIENT_SPECS[name]))) for name in NAMES]
         got = jax.jit(program.call).lower(*placed).compile()(*placed)
         got = got[0] if isinstance(got, (tuple, list)) else got
-        blocks, value = _blocks(got.sharding, got.shape), np.asarray(got)
+        blocks, value = device_blocks(got.sharding, got.shape), np.asarray(got)
     except Exception as exc:
         return [f"{what} did not compile and run here on arrays laid out as its in_specs say ({type(exc).__name__})"]
     want, _ = reference_gradient(arrays["w"], arrays["x"], arrays["y"])
@@ -431,7 +422,7 @@ def verify_gradient_program(program, mesh: dict, arrays: dict, precision: str) -
                              "device's rows once)", precision=precision)
     except (CheckFailed, TypeError, ValueError) as exc:
         return [str(exc)]
-    if blocks != _blocks(NamedSharding(here, P()), arrays["w"].shape):
+    if blocks != device_blocks(NamedSharding(here, P()), arrays["w"].shape):
         return [f"{what} should give the whole gradient on every device (out_specs=P())"]
     return []
 
@@ -445,7 +436,7 @@ def check_grad_with_psum(grad_with_psum, rng: np.random.Generator | None = None)
 
 def _gradient_on(grad_with_psum, mesh: dict, rng: np.random.Generator, precision: str) -> None:
     arrays = fresh_arrays(rng, int(rng.integers(2, 6)), len(mesh["order"]), int(rng.integers(3, 9)), 1)
-    held = _held("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
+    held = remote.stand_in("sharding.mesh", mesh["order"], mesh["shape"], mesh["axes"])
     fn = call_student("grad_with_psum", grad_with_psum, held)
     shapes = {name: [int(d) for d in a.shape] for name, a in arrays.items()}
     report = remote.probe("sharding.export_gradient", fn, held, shapes)
@@ -625,7 +616,7 @@ def check_compile_key(compiles_per_call, rng: np.random.Generator | None = None)
     warm = warm_placements(rng, calls)
     shapes = {"batch": count * int(rng.integers(2, 5)), "inputs": int(rng.integers(3, 10)),
               "outputs": int(rng.integers(2, 8))}
-    setup = _held("sharding.compile_setup", calls, warm, shapes, int(rng.integers(2**31)), LEARNING_RATE)
+    setup = remote.stand_in("sharding.compile_setup", calls, warm, shapes, int(rng.integers(2**31)), LEARNING_RATE)
     try:
         step, arguments = setup["step"], setup["calls"]
     except Exception:

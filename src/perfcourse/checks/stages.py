@@ -380,17 +380,6 @@ def execution_instrument() -> None:
     _execution_instrument_confirmed = True
 
 
-def _built_in_student_kernel(name: str, *args):
-    """Objects the course's code builds in the student's kernel (`perfcourse.kernel.probes`), as
-    stand-ins to hand to student code: never read as values here, so not `remote.probe`. Without
-    a channel (tests, the command-line checker) the probe runs in this process."""
-    if not remote.grading():
-        from ..kernel import probes
-
-        return probes.run(name, *args)
-    return remote._request("probe", name, *args)
-
-
 @dataclass
 class Reading:
     """One call of the student's read_program on the watched workload, as this kernel saw it."""
@@ -422,7 +411,7 @@ def read_watched(read_program, m: int, k: int, n: int, rng: np.random.Generator,
     body, executions = WatchedProduct(m, k, n, scale, shift), Executions() if reported else None
     reading = Reading(m, k, n, body, executions)
     try:
-        built = _built_in_student_kernel("stages.watched_workload", body, executions, [[m, k], [k, n]])
+        built = remote.stand_in("stages.watched_workload", body, executions, [[m, k], [k, n]])
     except ChannelError:
         raise
     except Exception as exc:

@@ -44,13 +44,10 @@ Nothing here judges.
 from __future__ import annotations
 
 import functools
-import glob
 import os
-import shutil
-import tempfile
 
-# The trace file's name and size bound, and how its bytes are sent back: performance-06's probes.
-from .profiling import MAX_TRACE_BYTES, TRACE_FILE, _error, _file_bytes  # noqa: F401
+from .trace_files import (add_returned_file, error_text, file_bytes, in_scratch, newest, returned_pair,
+                          with_older_run)
 
 STEP_SCOPE = "train"
 PROBES = ("capture_steps", "trace_fixed", "export_fixed")
@@ -297,11 +294,6 @@ def build(variant: str, x, y, lr):
 
 
 # --- the course's own trace driver ----------------------------------------------------------------
-def _newest(trace_dir) -> str | None:
-    found = sorted(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True), key=os.path.getmtime)
-    return found[-1] if found else None
-
-
 def trace_loop(step, params, steps: int, trace_dir):
     """The lesson's trace of a loop, as the course takes it: one warm-up step waited for before the
     trace (its result unused), then `steps` steps from `params`, each in a StepTraceAnnotation, the
@@ -320,7 +312,7 @@ def trace_loop(step, params, steps: int, trace_dir):
                 params, loss = step(params)
                 losses.append(loss)
         jax.block_until_ready((params, losses))
-    return params, jnp.stack(losses) if losses else jnp.zeros((0,)), _newest(trace_dir)
+    return params, jnp.stack(losses) if losses else jnp.zeros((0,)), newest(trace_dir)
 
 
 def _params(w, b):
@@ -342,14 +334,12 @@ def _trace_built(kind: str, variant: str, steps: int, x, y, lr: float, w, b, tra
         raise ValueError(f"no {kind} loop {variant!r}")
     step = build(variant, x, y, lr)
     _, _, path = trace_loop(step, _params(w, b), steps, trace_dir)
-    return _file_bytes(path) if path else {"no_trace": True}
+    return file_bytes(path) if path else {"no_trace": True}
 
 
 def _capture_steps(trace_steps, name: str, steps: int, plan, values, size: int, decay: float, shift: float,
                    folder: str, hold: int, trace_dir):
     """The student's trace_steps(step, params, steps, trace_dir) on a step that is not compiled yet."""
-    import gzip
-    import json
 
     import jax
     import jax.numpy as jnp
@@ -377,35 +367,16 @@ def _capture_steps(trace_steps, name: str, steps: int, plan, values, size: int, 
     values = np.asarray(values, dtype=np.float32).reshape(-1)
     params = jnp.asarray(np.tile(values, max(1, int(size) // max(1, values.size))))
     trace_dir = os.path.join(trace_dir, str(folder))
-    older = os.path.join(trace_dir, "plugins", "profile", "2000_01_01_00_00_00", TRACE_FILE)
-    os.makedirs(os.path.dirname(older), exist_ok=True)
-    with gzip.open(older, "wt", encoding="utf-8") as handle:
-        json.dump({"displayTimeUnit": "ns", "traceEvents": []}, handle)
-    os.utime(older, (946684800, 946684800))
-    report = {"trace_dir": os.path.realpath(trace_dir), "older": os.path.realpath(older)}
-    try:
-        returned = trace_steps(step, params, int(steps), trace_dir)
-    except Exception as exc:
-        report["raised"] = _error(exc)
-        return report
-    if not isinstance(returned, tuple) or len(returned) != 2:
-        report["returned"] = type(returned).__name__
+    report = with_older_run(trace_dir)  # trace_steps must name its own file, not the older run's
+    returned = returned_pair(report, trace_steps, step, params, int(steps), trace_dir)
+    if returned is None:
         return report
     result, path = returned
     try:
         report["params"] = np.asarray(jax.block_until_ready(result), dtype=np.float32)[:values.size]
     except Exception as exc:
-        report["result_error"] = _error(exc)
-    report["path"] = str(path) if isinstance(path, (str, os.PathLike)) else None
-    if report["path"] is None:
-        return report
-    report["real_path"] = os.path.realpath(report["path"])
-    report["exists"] = os.path.isfile(report["path"])
-    newest = _newest(trace_dir)
-    report["newest"] = [os.path.realpath(newest)] if newest else []
-    if report["exists"]:
-        report.update(_file_bytes(report["path"]))
-    return report
+        report["result_error"] = error_text(exc)
+    return add_returned_file(report, path, trace_dir)
 
 
 def _fixed_step(factory, host: bool, x, y, lr: float):
@@ -430,7 +401,7 @@ def _trace_fixed(factory, host: bool, steps: int, plan, x, y, lr: float, w, b, t
 
         params, losses, path = trace_loop(asked, _params(w, b), steps, trace_dir)
     except Exception as exc:
-        report["raised"] = _error(exc)
+        report["raised"] = error_text(exc)
         return report
     try:
         import numpy as np
@@ -438,11 +409,11 @@ def _trace_fixed(factory, host: bool, steps: int, plan, x, y, lr: float, w, b, t
         report["params"] = _flat(params)
         report["losses"] = np.asarray(losses, np.float32)
     except Exception as exc:
-        report["result_error"] = _error(exc)
+        report["result_error"] = error_text(exc)
     if not path:
         report["no_trace"] = True
         return report
-    report.update(_file_bytes(path))
+    report.update(file_bytes(path))
     return report
 
 
@@ -462,26 +433,15 @@ def export_fixed(factory, host: bool, x, y, lr: float):
     return bytes(jax.export.export(jax.jit(one_step))(*structs).serialize())
 
 
-def _in_scratch(probe, trace_dir, *args):
-    """Run `probe` with `trace_dir`, or with a folder of its own that is removed afterwards."""
-    if trace_dir is not None:
-        return probe(*args, trace_dir=trace_dir)
-    folder = tempfile.mkdtemp(prefix="trace-")
-    try:
-        return probe(*args, trace_dir=folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def trace_built(kind: str, variant: str, steps: int, x, y, lr: float, w, b, trace_dir=None):
-    return _in_scratch(_trace_built, trace_dir, kind, variant, steps, x, y, lr, w, b)
+    return in_scratch(_trace_built, trace_dir, kind, variant, steps, x, y, lr, w, b)
 
 
 def capture_steps(trace_steps, name: str, steps: int, plan, values, size: int, decay: float, shift: float,
                   folder: str, hold: int = 0, trace_dir=None):
-    return _in_scratch(_capture_steps, trace_dir, trace_steps, name, steps, plan, values, size, decay, shift,
+    return in_scratch(_capture_steps, trace_dir, trace_steps, name, steps, plan, values, size, decay, shift,
                        folder, hold)
 
 
 def trace_fixed(factory, host: bool, steps: int, plan, x, y, lr: float, w, b, trace_dir=None):
-    return _in_scratch(_trace_fixed, trace_dir, factory, host, steps, plan, x, y, lr, w, b)
+    return in_scratch(_trace_fixed, trace_dir, factory, host, steps, plan, x, y, lr, w, b)

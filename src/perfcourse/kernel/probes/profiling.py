@@ -35,17 +35,12 @@ Nothing here judges: the trusted side (`perfcourse.checks.profiling`) parses the
 """
 from __future__ import annotations
 
-import glob
-import gzip
-import json
 import os
-import shutil
-import tempfile
 
-MAX_TRACE_BYTES = 3 << 20  # a compressed trace the channel carries back (the lesson's are ~100 KB)
+from .trace_files import (TRACE_FILE, add_returned_file, error_text, in_scratch, newest_bytes, returned_pair,
+                          with_older_run)
 
 PROBES = ("capture_region", "load_written", "trace_training", "three_numbers_run")
-TRACE_FILE = "perfetto_trace.json.gz"
 # Calls that make the host wait for a device result, as the profiler names them: a Python-level
 # event "$file.py:LINE function" (the Python tracer), JAX's own annotation of a transfer, or the CPU
 # runtime's record of a wait for a buffer (Array.block_until_ready is C++, which the Python tracer
@@ -60,10 +55,6 @@ def function_name(name: str) -> str:
     return name.rsplit(" ", 1)[-1] if name.startswith("$") else name
 
 
-def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:500]
-
-
 def _elementwise(name: str):
     import jax
     import jax.numpy as jnp
@@ -73,18 +64,6 @@ def _elementwise(name: str):
 
     workload.__name__ = workload.__qualname__ = name
     return jax.jit(workload)
-
-
-def _file_bytes(path) -> dict:
-    """The file's bytes as they are (never parsed here), or why they are not sent."""
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_TRACE_BYTES:
-            return {"too_big": size}
-        with open(path, "rb") as handle:
-            return {"file": handle.read(MAX_TRACE_BYTES + 1)}
-    except OSError as exc:
-        return {"unreadable": _error(exc)}
 
 
 def _capture_region(capture, scope: str, name: str, size: int, plan, values, scale: float, offset: float,
@@ -108,34 +87,13 @@ def _capture_region(capture, scope: str, name: str, size: int, plan, values, sca
         return out  # not waited for: the capture must wait for it inside the trace
 
     trace_dir = os.path.join(trace_dir, str(folder))
-    # An older run already in the folder, as after an earlier capture: the capture must name its own.
-    older = os.path.join(trace_dir, "plugins", "profile", "2000_01_01_00_00_00", TRACE_FILE)
-    os.makedirs(os.path.dirname(older), exist_ok=True)
-    with gzip.open(older, "wt", encoding="utf-8") as handle:
-        json.dump({"displayTimeUnit": "ns", "traceEvents": []}, handle)
-    os.utime(older, (946684800, 946684800))
-    report = {"trace_dir": os.path.realpath(trace_dir), "older": os.path.realpath(older)}
-    try:
-        returned = capture(fn, trace_dir)
-    except Exception as exc:
-        report["raised"] = _error(exc)
-        return report
-    if not isinstance(returned, tuple) or len(returned) != 2:
-        report["returned"] = type(returned).__name__
+    report = with_older_run(trace_dir)  # the capture must name its own file, not the older run's
+    returned = returned_pair(report, capture, fn, trace_dir)
+    if returned is None:
         return report
     result, path = returned
     report["result"] = np.asarray(jax.block_until_ready(result))[:values.size] if hasattr(result, "shape") else None
-    report["path"] = str(path) if isinstance(path, (str, os.PathLike)) else None
-    if report["path"] is None:
-        return report
-    report["real_path"] = os.path.realpath(report["path"])
-    report["exists"] = os.path.isfile(report["path"])
-    report["newest"] = sorted(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True),
-                              key=os.path.getmtime)[-1:]
-    report["newest"] = [os.path.realpath(p) for p in report["newest"]]
-    if report["exists"]:
-        report.update(_file_bytes(report["path"]))
-    return report
+    return add_returned_file(report, path, trace_dir)
 
 
 def _load_written(load_trace, data: bytes, trace_dir):
@@ -146,7 +104,7 @@ def _load_written(load_trace, data: bytes, trace_dir):
     try:
         return {"returned": load_trace(path)}
     except Exception as exc:
-        return {"raised": _error(exc)}
+        return {"raised": error_text(exc)}
 
 
 def _train_step(name: str, plan):
@@ -187,19 +145,15 @@ def _trace_training(train, name: str, steps: int, plan, values, size: int, decay
             out = train(step, params, batch, int(steps))
             jax.block_until_ready(out)
     except Exception as exc:
-        report["raised"] = _error(exc)
+        report["raised"] = error_text(exc)
         return report
     try:
         new_params, losses = out
         report["params"] = np.asarray(new_params, dtype=np.float32)
         report["losses"] = np.asarray(losses, dtype=np.float32)
     except Exception as exc:
-        report["result_error"] = _error(exc)
-    paths = sorted(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True), key=os.path.getmtime)
-    if not paths:
-        report["no_trace"] = True
-        return report
-    report.update(_file_bytes(paths[-1]))
+        report["result_error"] = error_text(exc)
+    report.update(newest_bytes(trace_dir))
     return report
 
 
@@ -236,47 +190,32 @@ def _three_numbers_run(three_numbers, name: str, schedule, calls: int, trace_dir
     try:
         numbers = three_numbers(fn, matrix, module=f"jit_{name}", trace_dir=trace_dir, calls=int(calls))
     except Exception as exc:
-        report["raised"] = _error(exc)
+        report["raised"] = error_text(exc)
         return report
     finally:
         schedule.finished()  # the trusted side's clock: the function's return, before any file is read
     try:
         report["numbers"] = {key: float(numbers[key]) for key in ("latency", "throughput", "device")}
     except Exception as exc:
-        report["returned"] = _error(exc)
+        report["returned"] = error_text(exc)
         return report
-    paths = sorted(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True), key=os.path.getmtime)
-    if not paths:
-        report["no_trace"] = True
-        return report
-    report.update(_file_bytes(paths[-1]))
+    report.update(newest_bytes(trace_dir))
     return report
-
-
-def _in_scratch(probe, trace_dir, *args):
-    """Run `probe` with `trace_dir`, or with a folder of its own that is removed afterwards."""
-    if trace_dir is not None:
-        return probe(*args, trace_dir=trace_dir)
-    folder = tempfile.mkdtemp(prefix="trace-")
-    try:
-        return probe(*args, trace_dir=folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def capture_region(capture, scope: str, name: str, size: int, plan, values, scale: float, offset: float,
                    folder: str, trace_dir=None):
-    return _in_scratch(_capture_region, trace_dir, capture, scope, name, size, plan, values, scale, offset, folder)
+    return in_scratch(_capture_region, trace_dir, capture, scope, name, size, plan, values, scale, offset, folder)
 
 
 def load_written(load_trace, data: bytes, trace_dir=None):
-    return _in_scratch(_load_written, trace_dir, load_trace, data)
+    return in_scratch(_load_written, trace_dir, load_trace, data)
 
 
 def trace_training(train, name: str, steps: int, plan, values, size: int, decay: float, shift: float,
                    trace_dir=None):
-    return _in_scratch(_trace_training, trace_dir, train, name, steps, plan, values, size, decay, shift)
+    return in_scratch(_trace_training, trace_dir, train, name, steps, plan, values, size, decay, shift)
 
 
 def three_numbers_run(three_numbers, name: str, schedule, calls: int, trace_dir=None):
-    return _in_scratch(_three_numbers_run, trace_dir, three_numbers, name, schedule, calls)
+    return in_scratch(_three_numbers_run, trace_dir, three_numbers, name, schedule, calls)
