@@ -766,6 +766,9 @@ def train_problems(report, name: str, steps: int, plan: Plan, values, size: int,
                              precision=numerics.FLOAT32)
     except CheckFailed as failure:
         return [str(failure)]
+    if report.get("losses_on_device") is False:
+        return ["train should return the losses as one array still on the device (jnp.stack of the steps' "
+                "losses): not a list of them, nor NumPy numbers"]
     return []
 
 

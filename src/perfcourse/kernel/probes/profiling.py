@@ -114,6 +114,11 @@ def _capture_region(capture, scope: str, name: str, size: int, plan, values, sca
     with gzip.open(older, "wt", encoding="utf-8") as handle:
         json.dump({"displayTimeUnit": "ns", "traceEvents": []}, handle)
     os.utime(older, (946684800, 946684800))
+    # And one right under the folder, older still: a recursive glob or os.walk lists it first, so a capture
+    # that takes the first file found, not the newest, names it whatever order the folder lists its runs in.
+    oldest = os.path.join(trace_dir, TRACE_FILE)
+    shutil.copyfile(older, oldest)
+    os.utime(oldest, (946684700, 946684700))
     report = {"trace_dir": os.path.realpath(trace_dir), "older": os.path.realpath(older)}
     try:
         returned = capture(fn, trace_dir)
@@ -191,6 +196,7 @@ def _trace_training(train, name: str, steps: int, plan, values, size: int, decay
         return report
     try:
         new_params, losses = out
+        report["losses_on_device"] = isinstance(losses, jax.Array)  # one array, not numbers or a list of them
         report["params"] = np.asarray(new_params, dtype=np.float32)
         report["losses"] = np.asarray(losses, dtype=np.float32)
     except Exception as exc:
