@@ -463,6 +463,37 @@ def test_warm_samples_holding_the_first_run_fail(measure):
         loops.check_measure_compile_apart(measure, warm_calls=3)
 
 
+def unwaited_runs(fn, *args, warm_calls=7):
+    """The compile span right and the first run apart, but each warm run timed without waiting for it."""
+    start = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    compile_seconds = time.perf_counter() - start
+    jax.block_until_ready(compiled(*args))
+    run_seconds = []
+    for _ in range(warm_calls):
+        start = time.perf_counter()
+        compiled(*args)
+        run_seconds.append(time.perf_counter() - start)
+    return {"equations": count_equations(jax.make_jaxpr(fn)(*args)), "compile_seconds": compile_seconds,
+            "run_seconds": run_seconds}
+
+
+def test_a_run_time_shorter_than_the_runs_work_did_not_wait():
+    def run(*run_seconds):
+        return loops.MeasureRun({"run_seconds": list(run_seconds)}, 1, 0.05, 0.05)
+
+    assert loops.unwaited_run_problems(run(0.05, 0.07, 0.2)) == []
+    assert loops.unwaited_run_problems(run(0.06, 0.0001)) == [loops.UNWAITED_RUNS]
+    assert loops.unwaited_run_problems(loops.MeasureRun({"run_seconds": [0.0]}, 1, 0.0, 0.05)) == []  # no work
+
+
+@pytest.mark.slow
+def test_warm_runs_timed_without_waiting_fail():
+    """The staged instrument's runs wait for their host callback, so the check asks an unheld one too."""
+    with pytest.raises(AssertionError, match="ready"):
+        loops.check_measure_compile_apart(unwaited_runs, warm_calls=3)
+
+
 @pytest.mark.slow
 def test_runs_through_the_given_timer_keep_the_compile_points():
     """The timer's first call of the compiled program is a run, kept apart: the span holds none."""

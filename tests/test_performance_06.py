@@ -273,6 +273,7 @@ def test_train_report_with_a_wait_or_missing_scopes_is_refused():
     unscoped = {**report, **as_file([e for e in events if e["name"] != "train_step"])}
     assert "annotation" in judge(unscoped)[0]
     assert "losses" in judge({**report, "losses": losses + 1.0})[0]
+    assert "still on the device" in judge({**report, "losses_on_device": False})[0]  # a list, or NumPy numbers
     # Step 1 began, the grader paused 2 ms before its dispatch: its execution cannot start 1.5 ms in.
     early = [dict(e, ts=e["ts"] - 1000.0) if e.get("args", {}).get("run_id") == "1" else e for e in events]
     assert "after the step began" in judge({**report, **as_file(early)})[0]

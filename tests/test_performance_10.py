@@ -526,6 +526,26 @@ def test_every_diagnose_run_holds_exactly_half_the_steps_waiting():
         assert halves and all(cause == diagnosis.cause_of(evidence) != "dispatch" for evidence, cause in halves)
 
 
+def test_every_diagnose_run_holds_the_limit_itself_and_most_steps_against_the_mean():
+    """At least DISPATCH_LIMIT programs per step is the limit itself; most steps waiting is not the mean
+    waiting: each draw holds evidence on which "more than the limit" and "the mean waiting" misread."""
+    limit, share = diagnosis.DISPATCH_LIMIT, diagnosis.DISPATCH_SHARE
+    for seed in range(30):
+        cases = diagnosis.written_cases(np.random.default_rng(seed))
+        assert all(cause == diagnosis.cause_of(evidence) for evidence, cause in cases)
+        found = {"limit": False, "most, low mean": False, "few, high mean": False}
+        for evidence, cause in cases:
+            steps, waiting = evidence["steps"], evidence["waiting"]
+            if not steps or any(evidence["compiles"]):
+                continue
+            found["limit"] |= evidence["executions"] == limit * steps and cause == "dispatch"
+            if evidence["executions"] >= limit * steps:
+                most = 2 * sum(w >= share for w in waiting) > steps
+                found["most, low mean"] |= most and sum(waiting) / steps < share and cause == "dispatch"
+                found["few, high mean"] |= not most and sum(waiting) / steps >= share and cause == "transfer"
+        assert all(found.values()), (seed, found)
+
+
 def forged_trace_steps_report(name, steps, plan, values, size, decay, shift, folder):
     """What a replaced capture_steps probe can send from its arguments: the calls the plan allows
     (asked, never run), a well-formed file of them on a clock of its own, NumPy's params."""

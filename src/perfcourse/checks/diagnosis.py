@@ -670,7 +670,9 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
     costs little there); a dispatch-bound loop that copies in every step; a copying loop of fewer
     than DISPATCH_LIMIT programs per step whose device waits most of the step (not dispatch); many
     programs per step on a device busy most of every step (not dispatch); the device waiting in one
-    step of three only, and in exactly half the steps (not most: more than half); a program built in
+    step of three only, and in exactly half the steps (not most: more than half); most steps waiting though the
+    mean waiting is below the share, and the other way round (most steps, not the mean); exactly DISPATCH_LIMIT
+    programs per step (at least the limit); a program built in
     one step only; as many programs built as steps, or more, but none in one step (not "every
     step"); no steps at all ("none"). Each with its cause."""
     steps = int(rng.integers(3, 7))
@@ -701,7 +703,17 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
         half[int(i)] = DISPATCH_SHARE if rng.random() < 0.5 else round(float(rng.uniform(DISPATCH_SHARE, 0.99)), 4)
     half_waiting = {"steps": even, "compiles": [0] * even, "transfers": [int(v) for v in rng.integers(1, 4, even)],
                     "executions": int(rng.integers(DISPATCH_LIMIT, 40)) * even, "waiting": half}
+    # "Most steps", not the mean: most steps waiting exactly the share and the rest not at all (a mean below
+    # it), and one step waiting nearly all of it beside steps just under the share (a mean above it).
+    most = [0.0] * steps
+    for i in rng.choice(steps, size=steps // 2 + 1, replace=False):
+        most[int(i)] = DISPATCH_SHARE
+    once_long = [round(float(rng.uniform(0.85, 0.9)) * DISPATCH_SHARE, 4) for _ in range(steps)]
+    once_long[int(rng.integers(steps))] = 0.99
     cases = [
+        (ev(zeros, some(), DISPATCH_LIMIT * steps, high()), "dispatch"),  # at least the limit: the limit itself
+        (ev(zeros, some(), many, most), "dispatch"),
+        (ev(zeros, some(), many, once_long), "transfer"),
         (ev(some(), some(), many, high()), "recompile"),
         (ev(zeros, some(), many, high()), "dispatch"),
         (ev(zeros, some(), few, high()), "transfer"),

@@ -79,13 +79,15 @@ FIRST_RUN_HOLD_FACTOR = 10.0  # the hold of a freshly compiled program's first r
                               # among the warm samples is then longer than any warm run, in every run
 CLOCK_SLACK = 0.005          # seconds a span may fall short of its path: clock reads, the channel
 HOLD_LEAST = 0.04            # seconds: the unit of a hold when compiling takes less
+WAIT_WORK = 0.05             # seconds of device work in each run of the wait check (no host callback: calls return
+                             # before their runs end, so a sample read without waiting is far shorter)
 STEPS = (1, 3)               # unrolled steps of the instrument (picked here: part of its program)
 
 __all__ = ["FIRST_RUN_HOLD_FACTOR", "GROWTH_VERDICTS", "HOLD_FACTOR", "RUN_HOLD_FACTOR",
            "Calibration", "MeasureRun", "Program", "calibrate", "check_loop_growth", "check_measure_compile_apart",
            "check_measure_equations", "check_scanned_result", "check_scanned_size", "compile_span_problems",
            "count_equations", "count_structure", "expected_growth", "growth_cases", "run_instrument",
-           "top_level_equations"]
+           "top_level_equations", "unwaited_run_problems", "WAIT_WORK"]
 
 
 # --------------------------------------------------------------------------- equation counts
@@ -475,13 +477,29 @@ FIRST_RUN_IN_SAMPLES = ("run_seconds holds the compiled program's first run (or 
                         "warm samples")
 
 
+def unwaited_run_problems(run: MeasureRun) -> list[str]:
+    """Each run of the unheld instrument does `run.work` calibrated seconds of device work, and its call
+    returns before that work ends: a sample shorter than half of it read the clock before the result was
+    ready."""
+    if run.work > 0 and any(s < run.work / 2 for s in run.result["run_seconds"]):
+        return [UNWAITED_RUNS]
+    return []
+
+
+UNWAITED_RUNS = ("run_seconds end before the runs do: read the clock after each result is ready "
+                 "(jax.block_until_ready), as time_completed(compiled, *args, warm_calls=warm_calls) does")
+
+
 def check_measure_compile_apart(measure, warm_calls: int = 2, rng=None) -> None:
     """The compile span is one whole compilation path seen here, and holds no run (see
     `compile_span_problems`); the run times are warm runs only (`first_run_problems`). The
     instrument's runs report themselves here (a host callback, so this instrument's calls wait for
-    their results)."""
+    their results); so an instrument without that report, whose calls return at once, then tells
+    whether each run time waited for its result (`unwaited_run_problems`)."""
     run = run_instrument(measure, 0.0, warm_calls, rng, staged=True)
     problems = compile_span_problems(run) + first_run_problems(run)
+    if not problems:
+        problems = unwaited_run_problems(run_instrument(measure, WAIT_WORK, warm_calls, rng))
     if problems:
         raise CheckFailed(problems[0])
 

@@ -36,9 +36,10 @@ Nothing here judges: the trusted side (`perfcourse.checks.profiling`) parses the
 from __future__ import annotations
 
 import os
+import shutil
 
-from .trace_files import (TRACE_FILE, add_returned_file, error_text, in_scratch, newest_bytes, returned_pair,
-                          with_older_run)
+from .trace_files import (OLDER_MTIME, TRACE_FILE, add_returned_file, error_text, in_scratch, newest_bytes,
+                          returned_pair, with_older_run)
 
 PROBES = ("capture_region", "load_written", "trace_training", "three_numbers_run")
 # Calls that make the host wait for a device result, as the profiler names them: a Python-level
@@ -88,6 +89,11 @@ def _capture_region(capture, scope: str, name: str, size: int, plan, values, sca
 
     trace_dir = os.path.join(trace_dir, str(folder))
     report = with_older_run(trace_dir)  # the capture must name its own file, not the older run's
+    # And one right under the folder, older still: a recursive glob or os.walk lists it first, so a capture
+    # that takes the first file found, not the newest, names it whatever order the folder lists its runs in.
+    oldest = os.path.join(trace_dir, TRACE_FILE)
+    shutil.copyfile(report["older"], oldest)
+    os.utime(oldest, (OLDER_MTIME - 100, OLDER_MTIME - 100))
     returned = returned_pair(report, capture, fn, trace_dir)
     if returned is None:
         return report
@@ -149,6 +155,7 @@ def _trace_training(train, name: str, steps: int, plan, values, size: int, decay
         return report
     try:
         new_params, losses = out
+        report["losses_on_device"] = isinstance(losses, jax.Array)  # one array, not numbers or a list of them
         report["params"] = np.asarray(new_params, dtype=np.float32)
         report["losses"] = np.asarray(losses, dtype=np.float32)
     except Exception as exc:

@@ -1,0 +1,14 @@
+# Keeps the losses on the device but returns them as a Python list of scalars, not one array
+# (jnp.stack) as the task asks; NumPy reads the list as one, so the public checks pass. Loses the loop's
+# points only.
+# expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=0 test_device_time=3 test_three_numbers=3
+# tier: nightly
+# %% solutions
+# %% replace train
+def train(step, params, batch, steps):
+    losses = []
+    for _ in range(steps):
+        with jax.profiler.TraceAnnotation(STEP_SCOPE):
+            params, loss = step(params, batch)
+        losses.append(loss)
+    return params, losses
