@@ -65,6 +65,7 @@ from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
 from . import bounded_scan
+from . import recount  # recount (issue 51): performance-04's measure run apart from the notebook
 from .code_scan import code_cells, python_of
 from .sanitize import sanitize_html
 
@@ -345,6 +346,8 @@ class GuardedExecute(Execute):
         self._in_grade_cell = False
         self._socket = str(self._channel_dir / trusted_kernel.SOCKET)
         self.extra_arguments = self._student_arguments(self._socket)
+        # recount (issue 51): performance-04's measure run apart, its answer beside the channel folder
+        self._recount = recount.start(self, nb, instructor, self._channel_dir)
         try:
             # A worker's SIGTERM kills this notebook's kernels: its cell fails as a dead kernel's,
             # or the next cell stops (interruption.py), and the teardown below runs as after any failure.
@@ -368,6 +371,7 @@ class GuardedExecute(Execute):
                 flags = read_evidence(self._evidence, cells=self._cells_run)  # a missing file is flagged
             except Exception as exc:  # noqa: BLE001
                 flags = [f"the evidence could not be read ({type(exc).__name__})"]
+            flags += self._recount.finish() if self._recount is not None else []  # recount (issue 51)
             shutil.rmtree(self._base, ignore_errors=True)
             ended = time.perf_counter()
         # Always: a key a student wrote into the notebook is replaced.
