@@ -703,3 +703,120 @@ def test_the_text_expects_the_error_the_tpu_recorded():
     for claim in ("`tanh_error_vs_numpy`", "up to `2.4e-5` in units of `1 + |exact|`", "by `4.5e-5` in this sweep",
                   "up to about `1e-4`"):
         assert claim in text, claim
+
+
+# --------------------------------------------------------------- the recount: measure run apart (issue 51)
+
+def recount_request(case, seed=7, folder="samples"):
+    """What the grader hands the recount for a sample of this lesson (grading/recount.py)."""
+    from perfcourse import samples
+    from perfcourse.grading import recount
+
+    sample = next(s for s in samples.discover(ROOT, [LESSON], folder=folder) if s.case == case)
+    source = nbformat.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    return recount.request_of(samples.build(ROOT, sample), source, seed)
+
+
+def test_the_recount_is_handed_the_lessons_cells_and_the_submissions():
+    request = recount_request("solution")
+    assert any("def count_equations" in s for s in request["lesson"])
+    assert any("def time_completed" in s for s in request["lesson"])
+    assert not any("def measure" in s or "BEGIN HIDDEN" in s or "def scanned" in s for s in request["lesson"])
+    assert request["cells"][request["target"]].startswith("def measure")
+    assert not any("BEGIN HIDDEN" in s for s in request["cells"])
+
+
+MEASURE_CELL = "def measure(fn, *args, warm_calls=7):\n    return {'equations': count(fn, *args)}\n"
+
+
+@pytest.mark.parametrize("other,chosen,unseen", [
+    ("import math\ndef count(fn, *args):\n    return depth(jax.make_jaxpr(fn)(*args))\ndef depth(j):\n    return 1\n"
+     "print('ready')\nunused = 3\n", 2, []),                           # a def and what it uses; no print
+    ("count = lambda fn, *args: 1\n", 0, ["count"]),                         # bound by an assignment
+    ("def count(fn, *args):\n    return 1\ncount.calls = 0\n", 1, ["count"]),  # changed at the top level
+    ("def count_equations(j):\n    return 6\ndef count(fn, *args):\n    return count_equations(fn)\n", 1, []),
+    ("def count(fn, *args):\n    raise NotImplementedError\n%time x = 1\n", 1, []),  # a magic; a builtin
+])
+def test_the_recount_takes_only_the_definitions_measure_needs(other, chosen, unseen):
+    from perfcourse.kernel import recount
+
+    lesson = ["def count_equations(j):\n    return 0\n"]
+    statements, found = recount.selection(lesson, [recount.python_of(other), MEASURE_CELL], 1)
+    assert len(statements) == chosen and sorted(found) == unseen
+    assert not any("def count_equations" in s for s in statements)  # the lesson's helper is the lesson's
+
+
+def test_a_cell_that_does_not_parse_leaves_its_names_unknown():
+    from perfcourse.kernel import recount
+
+    assert recount.selection([], ["def count(:\n", MEASURE_CELL], 1)[1] == {recount.UNPARSED}
+
+
+@pytest.mark.parametrize("case", ["solution", "helpers-in-another-cell"])
+def test_an_honest_measure_run_apart_counts_what_the_checks_count(case):
+    from perfcourse.kernel import recount
+
+    request = recount_request(case, seed=11)
+    result = recount.verify(request)
+    assert result["counts"] == loops.recounted_equations(11) and "error" not in result
+    assert loops.recount_problem({"seed": 11, "counts": result["counts"]}) is None
+
+
+def test_the_seeded_functions_vary_and_nest():
+    counts = [loops.recounted_equations(seed) for seed in range(6)]
+    assert len({c for pair in counts for c in pair}) >= 6
+    from perfcourse.kernel import recount
+
+    for fn, args in recount.seeded_functions(3):
+        closed = jax.make_jaxpr(fn)(*args)
+        assert count_equations(closed) > top_level_equations(closed)  # a top-level count is wrong
+
+
+def forged_run_measure(real):
+    """alias-forger's replaced probe: asked to run measure, it counts the course's function itself."""
+    from perfcourse.kernel.probes import loops as probe
+
+    def forged(name, *args, **kwargs):
+        if name == "loops.run_measure" and args[1] in ("nested", "unrolled"):
+            return {"equations": count_equations(jax.make_jaxpr(probe.build(args[1]))(*args[2])),
+                    "compile_seconds": 0.01, "run_seconds": [0.001] * args[3]}
+        return real(name, *args, **kwargs)
+    return forged
+
+
+def test_a_forged_probe_earns_the_probes_count_but_not_the_recount(monkeypatch):
+    from perfcourse.kernel import recount
+
+    counts_nothing = lambda fn, *args, warm_calls=7: {"equations": 6}  # noqa: E731 (alias-forger's measure)
+    monkeypatch.setattr(loops.remote, "probe", forged_run_measure(loops.remote.probe))
+    loops.check_measure_equations(counts_nothing)  # the probe's word alone passes it
+    result = recount.verify(recount_request("alias-forger", seed=5, folder="adversarial"))
+    assert result["counts"] == [6, 6] and result["unseen"] == []
+    assert "counted [6, 6] equations" in loops.recount_problem({"seed": 5, **result})
+
+
+def test_the_recount_of_a_top_level_count_fails():
+    from perfcourse.kernel import recount
+
+    result = recount.verify(recount_request("top-level-count", seed=4))
+    assert "counted" in loops.recount_problem({"seed": 4, **result})
+
+
+def test_what_the_grader_writes_for_each_end_of_the_recount():
+    from perfcourse.grading.recount import outcome_of
+    from perfcourse.kernel.recount import RESULT_MARK, STARTED_MARK
+
+    def said(reply):
+        return f"{STARTED_MARK}\nT =  1: 5 equations\n{RESULT_MARK}{json.dumps(reply)}\n"
+
+    assert outcome_of(said({"counts": [3, 4], "unseen": []}), 0, 9) == {"seed": 9, "counts": [3, 4]}
+    assert outcome_of(said({"counts": [3], "unseen": []}), 0, 9)["error"]
+    assert outcome_of(said({"error": "measure raised X", "stage": "measure", "unseen": []}), 0, 9) == {
+        "seed": 9, "error": "measure raised X"}
+    assert "fallback" in outcome_of(said({"error": "NameError", "stage": "measure", "unseen": ["count"]}), 0, 9)
+    assert "fallback" in outcome_of(said({"error": "ImportError", "stage": "cells", "unseen": []}), 0, 9)
+    assert "error" in outcome_of(STARTED_MARK + "\n", -9, 9)        # the cells ended the process
+    assert "fallback" in outcome_of("perfcourse sandbox: refused\n", 2, 9)  # it never started
+    assert loops.recount_problem({"fallback": "it did not finish"}) is None  # the probe's word stands, flagged
+    assert loops.recount_problem(None) is None
+    assert "did not count" in loops.recount_problem({"seed": 9, "error": "measure raised X"})
