@@ -30,12 +30,19 @@ Anything in the student's kernel can be replaced, the course's probes included:
   result's), so the programs examined are the student's loop's. A forger whose `scanned` is a
   Python loop would have to hand in a program of constant size computing what its loop does: a
   scan written for the purpose, which is the solution.
-- `check_measure_equations`: *evidence only* against a replaced probe. `measure` is handed
+- `check_measure_equations`: *verified* where the grader's recount stands. `measure` is handed
   functions built in its kernel from course code (a nested jit and scan; the lesson's unrolled
   loop at a fresh length); this side builds the same functions for the same shapes, traces them
-  itself and counts, so an honest `measure` must count every level; but the count comes back as
-  the probe's number, and a replaced probe can count those functions with the course's own code
-  (that is the counting the cell asks for, done by the forger instead of by `measure`).
+  itself and counts, so an honest `measure` must count every level. That count comes back as the
+  probe's number, which a replaced probe can make up (counting those functions with the course's
+  own code, `measure` never run). So the grader also runs the `measure` cell alone, in a sandboxed
+  process of its own (grading/recount.py, kernel/recount.py: the lesson's cells before it from
+  source/, and of the other cells only the definitions and imports it uses), on functions built
+  from a seed drawn at grading time, and writes what it counted where only this kernel reads
+  (`check_recount`); this side builds the seed's functions, counts them and requires the same
+  counts. A forger would have to make the measure cell itself count fresh functions: the task.
+  Where the cell needs a name another cell binds by a top-level assignment, or the recount did
+  not run, the probe's count stands, *evidence only*, and the grader flags the notebook.
 - `check_measure_compile_apart`: *observed*, the span's number *evidence*. `measure` is handed
   the instrument (`probes.loops.instrument`), a plain function each stage of whose compilation
   reports to this side's `Program`: its trace (its Python body asks for its size), its lowering
