@@ -1,59 +1,40 @@
-# alias-forger's forged probe, with a measure that reads its count from a name another cell binds by
-# an assignment at its top level. The grader's recount (grading/recount.py) runs the measure cell
-# apart from the notebook, with only the definitions and imports of other cells: here measure
-# raises NameError, which an honest measure whose helper is built by an assignment elsewhere raises
-# too. The recount cannot tell the two apart, so it falls back to the probe's word, as evidence,
-# and flags the notebook for a human: the forged equation count keeps its point, flagged (a known
-# limit, docs/authors/checks.md).
+# A forged equation count whose measure reads its count from a name another cell binds by an
+# assignment at its top level. The scanned cell, right otherwise, replaces the course's probe
+# dispatcher: asked to run measure on the check's functions, it counts them with the notebook's
+# count_equations and never calls measure, which answers the public check's count (24, the
+# unrolled loop at T = 4) for every function. The grader's recount (grading/recount.py) runs the
+# measure cell apart from the notebook, with only the definitions and imports of other cells: there
+# measure raises NameError, as an honest measure whose helper another cell builds by an assignment
+# would. The recount cannot tell the two apart, so the probe's count stands, as evidence, and the
+# notebook is flagged for a human: the forged count keeps its point, flagged (a known limit,
+# docs/authors/checks.md). Its compile span is never measured: that cell is lost.
 # reason: could not be checked apart from the notebook
 # tier: nightly
-# expect: test_scanned_result=3 test_scanned_size=0 test_measure_equations=1 test_measure_compile_apart=0 test_loop_growth=0
+# expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=0 test_loop_growth=2
+# %% solutions
 # %% replace scanned
-import functools
+import importlib
 
 
-def scanned(h, xs, a):  # unrolled by Python: one copy of the step per element
-    return functools.reduce(lambda state, x: jnp.tanh(a * state + x), xs, h)
+def scanned(h, xs, a):
+    return lax.scan(lambda carry, x: (jnp.tanh(a * carry + x), None), h, xs)[0]
 
 
-_counted = count_equations
-_forged_count = 6  # what the capped count_equations says of the public check's loop
+_probes = importlib.import_module("perfcourse.kernel.probes")
+_course_loops = importlib.import_module("perfcourse.kernel.probes.loops")
+_real_run = _probes.run
+_public_count = 24
 
 
-def count_equations(jaxpr):
-    return min(_counted(jaxpr), 6)
-
-
-def _dispatcher():
-    from operator import attrgetter
-    m = sys                          # an alias, then a getter: neither spells "sys.modules"
-    loaded = attrgetter("modu" + "les")(m)
-    for module in list(loaded.values()):
-        if getattr(module, "__name__", "").rsplit(".", 1)[-1] == "probes" and hasattr(module, "run"):
-            return module
-    raise RuntimeError("not found")
-
-
-_where = _dispatcher()
-_run = _where.run
-
-
-def _one_loop(h, xs, a):
-    return lax.fori_loop(0, xs.shape[0], lambda t, state: jnp.tanh(a * state + xs[-1]) * 0 + state, h)
-
-
-def _answer(name, *args, **kwargs):
-    if str(name) == "loops.run_measure" and args[1] in ("nested", "unrolled"):  # measure never runs
-        built = _where._import_module(_where.__name__ + ".loops").build(args[1])
-        return {"equations": _counted(jax.make_jaxpr(built)(*args[2])), "compile_seconds": 0.01,
+def _run_measure_without_measure(name, *args, **kwargs):
+    if name == "loops.run_measure" and args[1] in ("nested", "unrolled"):
+        built = _course_loops.build(args[1])
+        return {"equations": count_equations(jax.make_jaxpr(built)(*args[2])), "compile_seconds": 0.01,
                 "run_seconds": [0.001] * int(args[3])}
-    if str(name) == "programs.export" and tuple(args[1][0][0]) == (2, 3):
-        structs = [jax.ShapeDtypeStruct(tuple(shape), dtype) for shape, dtype in args[1]]
-        return bytes(jax.export.export(jax.jit(_one_loop))(*structs).serialize())
-    return _run(name, *args, **kwargs)
+    return _real_run(name, *args, **kwargs)
 
 
-_where.run = _answer
+_probes.run = _run_measure_without_measure
 # %% replace measure
 def measure(fn, *args, warm_calls=7):
-    return {"equations": _forged_count, "compile_seconds": 0.01, "run_seconds": [0.001] * warm_calls}
+    return {"equations": _public_count, "compile_seconds": 0.01, "run_seconds": [0.001] * warm_calls}
