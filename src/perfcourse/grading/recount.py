@@ -40,7 +40,7 @@ from . import fork_server, sandbox
 CHECK_CELL = "test_measure_equations"  # a notebook holding this grade cell is recounted
 CELL = "measure"                       # the solution cell run apart, and the name it defines
 SKIPPED_TAGS = ("figure", "report")
-RECOUNT_SECONDS = 40.0                 # wall-clock; the check waits a little longer (loops.RECOUNT_WAIT)
+RECOUNT_SECONDS = 40.0                 # wall-clock, at most half a cell's limit (loops.RECOUNT_WAIT is longer)
 LOG_TAIL_BYTES = 1 << 16               # what is read of the process's output: its last line is the result
 FLAG = ("performance-04's measure could not be checked apart from the notebook ({}): its equation count is the "
         "probe's word")
@@ -77,8 +77,8 @@ class Recount:
     """One notebook's recount: started by `start`, its file written when the process ends,
     everything of it removed by `finish`."""
 
-    def __init__(self, request: dict | None, path: Path, launch: dict | None):
-        self.request, self.path, self.launch = request, path, launch
+    def __init__(self, request: dict | None, path: Path, launch: dict | None, seconds: float = RECOUNT_SECONDS):
+        self.request, self.path, self.launch, self.seconds = request, path, launch, seconds
         self.process: subprocess.Popen | None = None
         self.runtime: Path | None = None
         self.written: dict | None = None
@@ -108,10 +108,10 @@ class Recount:
             self.process.stdin.write((json.dumps(self.request) + "\n").encode())
             self.process.stdin.close()
         try:
-            status = self.process.wait(RECOUNT_SECONDS)
+            status = self.process.wait(self.seconds)
         except subprocess.TimeoutExpired:
             self._stop()
-            return {"fallback": f"it did not finish within {RECOUNT_SECONDS:g} s"}
+            return {"fallback": f"it did not finish within {self.seconds:g} s"}
         return outcome_of(self._said(), status, seed)
 
     def _said(self) -> str:
@@ -183,20 +183,24 @@ def start(execute, nb, instructor, channel: Path) -> Recount | None:
     if request is None:
         return None
     try:
-        launch = _launch(execute)
+        launch = _launch(execute, nb)
     except Exception:  # noqa: BLE001 (then the recount falls back, flagged: grading goes on)
         launch = None
-    recount = Recount(request, result_path(channel), launch)
+    # Its answer, or the fallback, is written while the check can still wait for it within its cell's limit.
+    cell_limit = getattr(execute, "timeout", None)
+    seconds = min(RECOUNT_SECONDS, cell_limit / 2) if isinstance(cell_limit, (int, float)) and cell_limit > 0 \
+        else RECOUNT_SECONDS
+    recount = Recount(request, result_path(channel), launch, seconds)
     recount.thread.start()
     return recount
 
 
-def _launch(execute) -> dict:
+def _launch(execute, nb) -> dict:
     """The launcher's command and environment: a student's kernel's, with no channel, evidence or
     submission, running perfcourse.kernel.recount instead of the kernel."""
     from jupyter_client.kernelspec import KernelSpecManager
 
-    spec = KernelSpecManager().get_kernel_spec(execute.kernel_name)
+    spec = KernelSpecManager().get_kernel_spec(execute.kernel_name or nb.metadata.get("kernelspec", {}).get("name"))
     # Python and its flags as execute.kernel_argv runs a kernel (with -P), then this module
     python, flags = spec.argv[0], spec.argv[1:spec.argv.index("-m")]
     argv = [python, *([] if "-P" in flags else ["-P"]), *flags, "-m", child.__name__]
