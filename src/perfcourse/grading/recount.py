@@ -41,6 +41,7 @@ CHECK_CELL = "test_measure_equations"  # a notebook holding this grade cell is r
 CELL = "measure"                       # the solution cell run apart, and the name it defines
 SKIPPED_TAGS = ("figure", "report")
 RECOUNT_SECONDS = 40.0                 # wall-clock, at most half a cell's limit (loops.RECOUNT_WAIT is longer)
+HEAD_BYTES = 4096
 LOG_TAIL_BYTES = 1 << 16               # what is read of the process's output: its last line is the result
 FLAG = ("performance-04's measure could not be checked apart from the notebook ({}): its equation count is the "
         "probe's word")
@@ -115,11 +116,14 @@ class Recount:
         return outcome_of(self._said(), status, seed)
 
     def _said(self) -> str:
+        """Its output's first lines (the start mark, written before any cell ran, after the launcher's
+        notes if any) and its last ones."""
         try:
             with open(self.runtime / "kernel.log", "rb") as log:
+                first = log.read(HEAD_BYTES)
                 log.seek(0, os.SEEK_END)
                 log.seek(max(0, log.tell() - LOG_TAIL_BYTES))
-                return log.read().decode("utf-8", "replace")
+                return (first + b"\n" + log.read()).decode("utf-8", "replace")
         except OSError:
             return ""
 
