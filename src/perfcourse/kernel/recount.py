@@ -12,9 +12,10 @@ kernel is): a plain Python process, no Jupyter kernel, that runs
    lesson's cells bind: whatever those cells did at their top level (a replaced probe) is not here;
 3. the submission's `measure` cell;
 
-then calls `measure(fn, *args, warm_calls=1)` on each function `seeded_functions(seed)` builds:
-random nestings of jit, scan, cond, fori_loop, Python-unrolled steps and elementwise chains, so no
-table by kind and length predicts a count. The trusted kernel builds the same functions from the
+then calls `measure(fn, *args, warm_calls=1)` on each function `seeded_functions(seed)` builds (of
+the lesson's loop's arguments, h, xs and a, at shapes drawn from the seed): random nestings of jit,
+scan, cond, fori_loop, Python-unrolled steps and elementwise chains, so no table by kind and
+length predicts a count. The trusted kernel builds the same functions from the
 same seed and counts them itself (checks/loops.py). Nothing here counts anything.
 
 A name the `measure` cell needs that another cell binds otherwise (an assignment, a loop, an
@@ -83,17 +84,18 @@ def _holder(rng):
 
 
 def _build(plan, constant: float):
-    """The function of v (batch, width) and xs (length, batch, width) that `plan` describes."""
+    """The function of h (batch, width), xs (length, batch, width) and a (width,), the lesson's
+    loop's arguments, that `plan` describes."""
     import jax
     import jax.numpy as jnp
     from jax import lax
 
     kind = plan[0]
     if kind == "chain":
-        def chain(v, xs):
+        def chain(v, xs, a):
             for step in plan[1]:
                 if step == "scale":
-                    v = v * constant
+                    v = v * a * constant
                 elif step == "shift":
                     v = v + xs[0]
                 else:
@@ -103,34 +105,34 @@ def _build(plan, constant: float):
     if kind == "seq":
         parts = [_build(part, constant) for part in plan[1]]
 
-        def seq(v, xs):
+        def seq(v, xs, a):
             for part in parts:
-                v = part(v, xs)
+                v = part(v, xs, a)
             return v
         return seq
     if kind == "cond":
         yes, no = _build(plan[1], constant), _build(plan[2], constant)
-        return lambda v, xs: lax.cond(jnp.sum(v) > 0, lambda u: yes(u, xs), lambda u: no(u, xs), v)
+        return lambda v, xs, a: lax.cond(jnp.sum(v) > 0, lambda u: yes(u, xs, a), lambda u: no(u, xs, a), v)
     if kind in ("fori", "unroll"):
         trips, inner = plan[1], _build(plan[2], constant)
         if kind == "fori":
-            return lambda v, xs: lax.fori_loop(0, trips, lambda i, c: inner(c, xs), v)
+            return lambda v, xs, a: lax.fori_loop(0, trips, lambda i, c: inner(c, xs, a), v)
 
-        def unroll(v, xs):
+        def unroll(v, xs, a):
             for _ in range(trips):
-                v = inner(v, xs)
+                v = inner(v, xs, a)
             return v
         return unroll
     inner = _build(plan[1], constant)
     if kind == "jit":
         jitted = jax.jit(inner)
-        return lambda v, xs: jitted(v, xs)
-    return lambda v, xs: lax.scan(lambda c, x: (inner(c, xs) + x, None), v, xs)[0]
+        return lambda v, xs, a: jitted(v, xs, a)
+    return lambda v, xs, a: lax.scan(lambda c, x: (inner(c, xs, a) + x, None), v, xs)[0]
 
 
 def _as_function(body):
-    def fn(v, xs):
-        return body(v, xs)
+    def fn(h, xs, a):
+        return body(h, xs, a)
     return fn
 
 
@@ -146,7 +148,8 @@ def seeded_functions(seed: int) -> list[tuple]:
         batch, width, length = int(rng.integers(1, 5)), int(rng.integers(2, 9)), int(rng.integers(2, 8))
         fn = _as_function(_build(plan, float(rng.uniform(0.5, 0.9))))
         args = (rng.standard_normal((batch, width)).astype(np.float32),
-                rng.standard_normal((length, batch, width)).astype(np.float32))
+                rng.standard_normal((length, batch, width)).astype(np.float32),
+                rng.uniform(-0.9, 0.9, width).astype(np.float32))
         built.append((fn, args))
     return built
 
