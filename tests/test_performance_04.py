@@ -820,3 +820,27 @@ def test_what_the_grader_writes_for_each_end_of_the_recount():
     assert loops.recount_problem({"fallback": "it did not finish"}) is None  # the probe's word stands, flagged
     assert loops.recount_problem(None) is None
     assert "did not count" in loops.recount_problem({"seed": 9, "error": "measure raised X"})
+
+
+@pytest.mark.slow
+def test_the_recount_agrees_with_every_entry_of_this_lesson():
+    """Each sample and hostile entry, run apart as the grader runs it: an honest measure counts the
+    seed's functions right, a wrong or missing one is named, recount-dodger falls back (flagged)."""
+    import contextlib
+    import io
+
+    from perfcourse import samples
+    from perfcourse.grading.recount import outcome_of
+    from perfcourse.kernel import recount
+
+    for folder in ("samples", "adversarial"):
+        for sample in samples.discover(ROOT, [LESSON], folder=folder):
+            request = recount_request(sample.case, seed=21, folder=folder)
+            with contextlib.redirect_stdout(io.StringIO()):  # the lesson's cells print
+                reply = recount.verify(request)
+            outcome = outcome_of(f"{recount.STARTED_MARK}\n{recount.RESULT_MARK}{json.dumps(reply)}\n", 0, 21)
+            if sample.case == "recount-dodger":
+                assert "fallback" in outcome
+                continue
+            problem = loops.recount_problem(outcome)
+            assert (problem is None) == (sample.expected["test_measure_equations"] > 0), (sample.case, outcome)
