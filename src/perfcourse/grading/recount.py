@@ -83,6 +83,7 @@ class Recount:
         self.process: subprocess.Popen | None = None
         self.runtime: Path | None = None
         self.written: dict | None = None
+        self.lock, self.stopping = threading.Lock(), False  # no process is started once the notebook has ended
         self.thread = threading.Thread(target=self._run, name="recount", daemon=True)
 
     def _run(self) -> None:
@@ -102,9 +103,12 @@ class Recount:
         self.runtime = Path(tempfile.mkdtemp(prefix="perfcourse-recount-"))
         settings = {**self.launch["settings"], "runtime": str(self.runtime)}
         env = {**self.launch["env"], sandbox.ENV_SETTINGS: json.dumps(settings)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "perfcourse.grading.sandbox", *self.launch["argv"]], env=env, cwd=str(self.runtime),
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with self.lock:
+            if self.stopping:
+                return {"fallback": "the notebook ended before it started"}
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "perfcourse.grading.sandbox", *self.launch["argv"]], env=env,
+                cwd=str(self.runtime), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with contextlib.suppress(OSError):
             self.process.stdin.write((json.dumps(self.request) + "\n").encode())
             self.process.stdin.close()
@@ -130,9 +134,10 @@ class Recount:
     def _write(self, outcome: dict) -> None:
         self.written = outcome
         temporary = self.path.with_name(self.path.name + ".part")
-        temporary.write_text(json.dumps(outcome))
-        temporary.chmod(0o644)  # the trusted kernel's user reads it
-        temporary.replace(self.path)
+        with contextlib.suppress(OSError):  # the notebook's folders already gone: nothing reads it
+            temporary.write_text(json.dumps(outcome))
+            temporary.chmod(0o644)  # the trusted kernel's user reads it
+            temporary.replace(self.path)
 
     def _stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -141,9 +146,11 @@ class Recount:
 
     def finish(self) -> list[str]:
         """Stop the process if it still runs, remove its files; the flag, where it fell back."""
+        with self.lock:
+            self.stopping = True
         if self.thread.is_alive():
             self._stop()
-            self.thread.join(5.0)
+            self.thread.join()  # at once: its process is killed, or none was started
         if self.runtime is not None:
             sandbox.cleanup(self.runtime)
             import shutil
