@@ -844,3 +844,45 @@ def test_the_recount_agrees_with_every_entry_of_this_lesson():
                 continue
             problem = loops.recount_problem(outcome)
             assert (problem is None) == (sample.expected["test_measure_equations"] > 0), (sample.case, outcome)
+
+
+def test_the_check_reads_the_recount_the_grader_writes_beside_the_channel(tmp_path, monkeypatch):
+    """The grader writes beside the notebook's channel folder; the check finds it from the channel's socket."""
+    from types import SimpleNamespace
+
+    from perfcourse.grading import recount, trusted_kernel
+
+    channel = tmp_path / "abcdefgh"
+    channel.mkdir()
+    monkeypatch.setattr(loops.remote, "_channel", SimpleNamespace(path=str(channel / trusted_kernel.SOCKET)))
+    monkeypatch.setattr(loops, "RECOUNT_WAIT", 0.2)
+    writer = recount.Recount(None, recount.result_path(channel), None)
+    writer._write({"seed": 3, "counts": [1, 2]})
+    with pytest.raises(AssertionError, match=r"counted \[1, 2\] equations"):
+        loops.check_recount()
+    writer._write({"seed": 3, "counts": loops.recounted_equations(3)})
+    loops.check_recount()
+    writer._write({"fallback": "it did not finish"})
+    loops.check_recount()  # the probe's word stands; the grader flags it
+    assert writer.finish() == [recount.FLAG.format("it did not finish")] and not recount.result_path(channel).exists()
+    loops.check_recount()  # none written (the grader flags that too): nothing to judge
+
+
+@pytest.mark.slow
+def test_the_grader_runs_the_recount_in_a_process_of_its_own(tmp_path):
+    """grading/recount.py end to end, unsandboxed (the launcher's "none" mode): the solution's measure
+    counts the seed's functions as the checks do, and nothing of the run is left behind."""
+    from types import SimpleNamespace
+
+    from perfcourse.grading import recount
+
+    source = nbformat.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    execute = SimpleNamespace(kernel_name="jax-cpu", xla_flags=None, sandbox="none", timeout=60, memory_bytes=None,
+                              pids=None, disk_bytes=None, cpu_seconds=None, file_bytes=None)
+    channel = tmp_path / "abcdefgh"
+    channel.mkdir()
+    run = recount.start(execute, source, source, channel)
+    run.thread.join()
+    assert set(run.written) == {"seed", "counts"}, run.written
+    assert run.written["counts"] == loops.recounted_equations(run.written["seed"])
+    assert run.finish() == [] and not run.runtime.exists() and list(tmp_path.iterdir()) == [channel]
