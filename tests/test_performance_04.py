@@ -752,19 +752,19 @@ def test_a_cell_that_does_not_parse_leaves_its_names_unknown():
     assert recount.selection([], ["def count(:\n", MEASURE_CELL], 1)[1] == {recount.UNPARSED}
 
 
-@pytest.mark.parametrize("case", ["solution", "helpers-in-another-cell"])
-def test_an_honest_measure_run_apart_counts_what_the_checks_count(case):
+def test_an_honest_measure_run_apart_counts_what_the_checks_count():
+    """Its helper and its clock come from another cell (the slow test below runs every sample)."""
     from perfcourse.kernel import recount
 
-    request = recount_request(case, seed=11)
+    request = recount_request("helpers-in-another-cell", seed=11)
     result = recount.verify(request)
     assert result["counts"] == loops.recounted_equations(11) and "error" not in result
     assert loops.recount_problem({"seed": 11, "counts": result["counts"]}) is None
 
 
 def test_the_seeded_functions_vary_and_nest():
-    counts = [loops.recounted_equations(seed) for seed in range(6)]
-    assert len({c for pair in counts for c in pair}) >= 6
+    counts = [loops.recounted_equations(seed) for seed in range(4)]
+    assert len({c for pair in counts for c in pair}) >= 5
     from perfcourse.kernel import recount
 
     for fn, args in recount.seeded_functions(3):
