@@ -734,3 +734,186 @@ def test_the_text_expects_the_error_the_tpu_recorded():
     for claim in ("`tanh_error_vs_numpy`", "up to `2.4e-5` in units of `1 + |exact|`", "by `4.5e-5` in this sweep",
                   "up to about `1e-4`"):
         assert claim in text, claim
+
+
+# --------------------------------------------------------------- the recount: measure run apart (issue 51)
+
+def recount_request(case, seed=7, folder="samples"):
+    """What the grader hands the recount for a sample of this lesson (grading/recount.py)."""
+    from perfcourse import samples
+    from perfcourse.grading import recount
+
+    sample = next(s for s in samples.discover(ROOT, [LESSON], folder=folder) if s.case == case)
+    source = nbformat.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    return recount.request_of(samples.build(ROOT, sample), source, seed)
+
+
+def test_the_recount_is_handed_the_lessons_cells_and_the_submissions():
+    request = recount_request("solution")
+    assert any("def count_equations" in s for s in request["lesson"])
+    assert any("def time_completed" in s for s in request["lesson"])
+    assert not any("def measure" in s or "BEGIN HIDDEN" in s or "def scanned" in s for s in request["lesson"])
+    assert request["cells"][request["target"]].startswith("def measure")
+    assert not any("BEGIN HIDDEN" in s for s in request["cells"])
+
+
+MEASURE_CELL = "def measure(fn, *args, warm_calls=7):\n    return {'equations': count(fn, *args)}\n"
+
+
+@pytest.mark.parametrize("other,chosen,unseen", [
+    ("import math\ndef count(fn, *args):\n    return depth(jax.make_jaxpr(fn)(*args))\ndef depth(j):\n    return 1\n"
+     "print('ready')\nunused = 3\n", 2, []),                           # a def and what it uses; no print
+    ("count = lambda fn, *args: 1\n", 0, ["count"]),                         # bound by an assignment
+    ("def count(fn, *args):\n    return 1\ncount.calls = 0\n", 1, ["count"]),  # changed at the top level
+    ("def count_equations(j):\n    return 6\ndef count(fn, *args):\n    return count_equations(fn)\n", 1, []),
+    ("def count(fn, *args):\n    raise NotImplementedError\n%time x = 1\n", 1, []),  # a magic; a builtin
+])
+def test_the_recount_takes_only_the_definitions_measure_needs(other, chosen, unseen):
+    from perfcourse.kernel import recount
+
+    lesson = ["def count_equations(j):\n    return 0\n"]
+    statements, found = recount.selection(lesson, [recount.python_of(other), MEASURE_CELL], 1)
+    assert len(statements) == chosen and sorted(found) == unseen
+    assert not any("def count_equations" in s for s in statements)  # the lesson's helper is the lesson's
+
+
+def test_a_cell_that_does_not_parse_leaves_its_names_unknown():
+    from perfcourse.kernel import recount
+
+    assert recount.selection([], ["def count(:\n", MEASURE_CELL], 1)[1] == {recount.UNPARSED}
+
+
+def test_an_honest_measure_run_apart_counts_what_the_checks_count():
+    """Its helper and its clock come from another cell (the slow test below runs every sample)."""
+    from perfcourse.kernel import recount
+
+    request = recount_request("helpers-in-another-cell", seed=11)
+    result = recount.verify(request)
+    assert result["counts"] == loops.recounted_equations(11) and "error" not in result
+    assert loops.recount_problem({"seed": 11, "counts": result["counts"]}) is None
+
+
+def test_the_seeded_functions_vary_and_nest():
+    counts = [loops.recounted_equations(seed) for seed in range(4)]
+    assert len({c for pair in counts for c in pair}) >= 5
+    from perfcourse.kernel import recount
+
+    for fn, args in recount.seeded_functions(3):
+        closed = jax.make_jaxpr(fn)(*args)
+        assert count_equations(closed) > top_level_equations(closed)  # a top-level count is wrong
+
+
+def forged_run_measure(real):
+    """alias-forger's replaced probe: asked to run measure, it counts the course's function itself."""
+    from perfcourse.kernel.probes import loops as probe
+
+    def forged(name, *args, **kwargs):
+        if name == "loops.run_measure" and args[1] in ("nested", "unrolled"):
+            return {"equations": count_equations(jax.make_jaxpr(probe.build(args[1]))(*args[2])),
+                    "compile_seconds": 0.01, "run_seconds": [0.001] * args[3]}
+        return real(name, *args, **kwargs)
+    return forged
+
+
+def test_a_forged_probe_earns_the_probes_count_but_not_the_recount(monkeypatch):
+    from perfcourse.kernel import recount
+
+    counts_nothing = lambda fn, *args, warm_calls=7: {"equations": 6}  # noqa: E731 (alias-forger's measure)
+    monkeypatch.setattr(loops.remote, "probe", forged_run_measure(loops.remote.probe))
+    loops.check_measure_equations(counts_nothing)  # the probe's word alone passes it
+    result = recount.verify(recount_request("alias-forger", seed=5, folder="adversarial"))
+    assert result["counts"] == [6, 6] and result["unseen"] == []
+    assert "counted [6, 6] equations" in loops.recount_problem({"seed": 5, **result})
+
+
+def test_the_recount_of_a_top_level_count_fails():
+    from perfcourse.kernel import recount
+
+    result = recount.verify(recount_request("top-level-count", seed=4))
+    assert "counted" in loops.recount_problem({"seed": 4, **result})
+
+
+def test_what_the_grader_writes_for_each_end_of_the_recount():
+    from perfcourse.grading.recount import outcome_of
+    from perfcourse.kernel.recount import RESULT_MARK, STARTED_MARK
+
+    def said(reply):
+        return f"{STARTED_MARK}\nT =  1: 5 equations\n{RESULT_MARK}{json.dumps(reply)}\n"
+
+    assert outcome_of(said({"counts": [3, 4], "unseen": []}), 0, 9) == {"seed": 9, "counts": [3, 4]}
+    assert outcome_of(said({"counts": [3], "unseen": []}), 0, 9)["error"]
+    assert outcome_of(said({"error": "measure raised X", "stage": "measure", "unseen": []}), 0, 9) == {
+        "seed": 9, "error": "measure raised X"}
+    assert "fallback" in outcome_of(said({"error": "NameError", "stage": "measure", "unseen": ["count"]}), 0, 9)
+    assert "fallback" in outcome_of(said({"error": "ImportError", "stage": "cells", "unseen": []}), 0, 9)
+    assert "error" in outcome_of(STARTED_MARK + "\n", -9, 9)        # the cells ended the process
+    assert "fallback" in outcome_of("perfcourse sandbox: refused\n", 2, 9)  # it never started
+    assert loops.recount_problem({"fallback": "it did not finish"}) is None  # the probe's word stands, flagged
+    assert loops.recount_problem(None) is None
+    assert "did not count" in loops.recount_problem({"seed": 9, "error": "measure raised X"})
+
+
+@pytest.mark.slow
+def test_the_recount_agrees_with_every_entry_of_this_lesson():
+    """Each sample and hostile entry, run apart as the grader runs it: an honest measure counts the
+    seed's functions right, a wrong or missing one is named, recount-dodger falls back (flagged)."""
+    import contextlib
+    import io
+
+    from perfcourse import samples
+    from perfcourse.grading.recount import outcome_of
+    from perfcourse.kernel import recount
+
+    for folder in ("samples", "adversarial"):
+        for sample in samples.discover(ROOT, [LESSON], folder=folder):
+            request = recount_request(sample.case, seed=21, folder=folder)
+            with contextlib.redirect_stdout(io.StringIO()):  # the lesson's cells print
+                reply = recount.verify(request)
+            outcome = outcome_of(f"{recount.STARTED_MARK}\n{recount.RESULT_MARK}{json.dumps(reply)}\n", 0, 21)
+            if sample.case == "recount-dodger":
+                assert "fallback" in outcome
+                continue
+            problem = loops.recount_problem(outcome)
+            assert (problem is None) == (sample.expected["test_measure_equations"] > 0), (sample.case, outcome)
+
+
+def test_the_check_reads_the_recount_the_grader_writes_beside_the_channel(tmp_path, monkeypatch):
+    """The grader writes beside the notebook's channel folder; the check finds it from the channel's socket."""
+    from types import SimpleNamespace
+
+    from perfcourse.grading import recount, trusted_kernel
+
+    channel = tmp_path / "abcdefgh"
+    channel.mkdir()
+    monkeypatch.setattr(loops.remote, "_channel", SimpleNamespace(path=str(channel / trusted_kernel.SOCKET)))
+    monkeypatch.setattr(loops, "RECOUNT_WAIT", 0.2)
+    writer = recount.Recount(None, recount.result_path(channel), None)
+    writer._write({"seed": 3, "counts": [1, 2]})
+    with pytest.raises(AssertionError, match=r"counted \[1, 2\] equations"):
+        loops.check_recount()
+    writer._write({"seed": 3, "counts": loops.recounted_equations(3)})
+    loops.check_recount()
+    writer._write({"fallback": "it did not finish"})
+    loops.check_recount()  # the probe's word stands; the grader flags it
+    assert writer.finish() == [recount.FLAG.format("it did not finish")] and not recount.result_path(channel).exists()
+    loops.check_recount()  # none written (the grader flags that too): nothing to judge
+
+
+@pytest.mark.slow
+def test_the_grader_runs_the_recount_in_a_process_of_its_own(tmp_path):
+    """grading/recount.py end to end, unsandboxed (the launcher's "none" mode): the solution's measure
+    counts the seed's functions as the checks do, and nothing of the run is left behind."""
+    from types import SimpleNamespace
+
+    from perfcourse.grading import recount
+
+    source = nbformat.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    execute = SimpleNamespace(kernel_name="jax-cpu", xla_flags=None, sandbox="none", timeout=60, memory_bytes=None,
+                              pids=None, disk_bytes=None, cpu_seconds=None, file_bytes=None)
+    channel = tmp_path / "abcdefgh"
+    channel.mkdir()
+    run = recount.start(execute, source, source, channel)
+    run.thread.join()
+    assert set(run.written) == {"seed", "counts"}, run.written
+    assert run.written["counts"] == loops.recounted_equations(run.written["seed"])
+    assert run.finish() == [] and not run.runtime.exists() and list(tmp_path.iterdir()) == [channel]

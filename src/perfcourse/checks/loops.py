@@ -30,12 +30,19 @@ Anything in the student's kernel can be replaced, the course's probes included:
   result's), so the programs examined are the student's loop's. A forger whose `scanned` is a
   Python loop would have to hand in a program of constant size computing what its loop does: a
   scan written for the purpose, which is the solution.
-- `check_measure_equations`: *evidence only* against a replaced probe. `measure` is handed
+- `check_measure_equations`: *verified* where the grader's recount stands. `measure` is handed
   functions built in its kernel from course code (a nested jit and scan; the lesson's unrolled
   loop at a fresh length); this side builds the same functions for the same shapes, traces them
-  itself and counts, so an honest `measure` must count every level; but the count comes back as
-  the probe's number, and a replaced probe can count those functions with the course's own code
-  (that is the counting the cell asks for, done by the forger instead of by `measure`).
+  itself and counts, so an honest `measure` must count every level. That count comes back as the
+  probe's number, which a replaced probe can make up (counting those functions with the course's
+  own code, `measure` never run). So the grader also runs the `measure` cell alone, in a sandboxed
+  process of its own (grading/recount.py, kernel/recount.py: the lesson's cells before it from
+  source/, and of the other cells only the definitions and imports it uses), on functions built
+  from a seed drawn at grading time, and writes what it counted where only this kernel reads
+  (`check_recount`); this side builds the seed's functions, counts them and requires the same
+  counts. A forger would have to make the measure cell itself count fresh functions: the task.
+  Where the cell needs a name another cell binds by a top-level assignment, or the recount did
+  not run, the probe's count stands, *evidence only*, and the grader flags the notebook.
 - `check_measure_compile_apart`: *observed*, the span's number *evidence*. `measure` is handed
   the instrument (`probes.loops.instrument`), a plain function each stage of whose compilation
   reports to this side's `Program`: its trace (its Python body asks for its size), its lowering
@@ -64,6 +71,7 @@ Anything in the student's kernel can be replaced, the course's probes included:
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -275,6 +283,73 @@ def check_measure_equations(measure, rng: np.random.Generator | None = None) -> 
                 f"a function with a nested jit and scan: measure counted {counted} equations, its jaxpr has "
                 f"{expected} (count the operations inside nested jaxprs too)" if kind == "nested" else
                 f"the unrolled loop: measure counted {counted} equations, its jaxpr has {expected}")
+    check_recount()
+
+
+RECOUNT_WAIT = 45.0  # seconds the check waits for the grader's recount (grading/recount.py runs it for 40 at most)
+RECOUNT_BYTES = 1 << 16
+
+
+def _recount_result() -> dict | None:
+    """The grader's recount of this notebook (grading/recount.py), or None: no grader runs one here
+    (no channel: tests and the project's checker), or none came in time (the grader flags that)."""
+    from ..kernel import recount
+
+    channel = getattr(remote._channel, "path", None)
+    if not remote.grading() or not channel:
+        return None
+    from pathlib import Path
+
+    path = recount.result_path(Path(channel).parent)
+    deadline = time.monotonic() + RECOUNT_WAIT
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        with open(path, encoding="utf-8") as file:
+            result = json.loads(file.read(RECOUNT_BYTES))
+    except (OSError, ValueError):
+        return None
+    return result if isinstance(result, dict) else None
+
+
+def recounted_equations(seed: int) -> list[int]:
+    """Every level's operations of the functions `seed` builds (kernel/recount.py), counted here."""
+    import jax
+    import jax.numpy as jnp
+
+    from ..kernel import recount
+    from ..kernel.probes import loops as probe
+
+    return [count_structure(probe.structure(jax.make_jaxpr(fn)(*(jnp.asarray(a) for a in args))))
+            for fn, args in recount.seeded_functions(seed)]
+
+
+def recount_problem(result: dict | None) -> str | None:
+    """What is wrong with measure as the grader ran it apart from the notebook, on functions built
+    from a seed drawn at grading time; None when it counted them as this side does, when nothing
+    was recounted, or when the recount could not stand for the notebook (`fallback`: the grader
+    flags it, and the probe's count stands, as evidence)."""
+    if result is None or "fallback" in result:
+        return None
+    where = ("measure, run by the grader apart from the notebook's other cells (only the definitions and imports "
+             "it uses) on functions built at grading time")
+    if "error" in result:
+        return f"{where}, did not count: {str(result['error'])[:300]}"
+    try:
+        counts, expected = [int(c) for c in result["counts"]], recounted_equations(int(result["seed"]))
+    except (KeyError, TypeError, ValueError):
+        return f"{where}: its answer could not be read"
+    if counts != expected:
+        return (f"{where}, counted {counts} equations where their jaxprs have {expected}: count every level, "
+                "nested jaxprs included, in measure itself (was perfcourse.kernel.probes replaced?)")
+    return None
+
+
+def check_recount() -> None:
+    """measure's count, verified on the grader's run of the measure cell alone (kernel/recount.py)."""
+    problem = recount_problem(_recount_result())
+    if problem:
+        raise CheckFailed(problem)
 
 
 class Program:

@@ -62,6 +62,7 @@ from .cell_roles import CellRoles, run_anyway
 from .code_scan import code_cells
 from .kernel_pair import KernelPair
 from .output_limits import CAPPED_MESSAGES, MESSAGE_FACTOR, NOTEBOOK_FACTOR, OutputBudget, copies, message_size, trimmed
+from . import recount  # recount (issue 51): performance-04's measure run apart from the notebook
 from .sanitize import sanitize_html
 
 # Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
@@ -134,6 +135,7 @@ class GuardedExecute(KernelPair, Execute):
         self._grade_timed_out = False  # ... the grade cell passed the cell limit (its interrupt ends serve())
         self._grade_cells, self._grade_seconds, self._cell_seconds = 0, 0.0, 0.0  # where the time goes (TIMING_KEY)
         self._first_cell_at: float | None = None  # when the first cell began: the kernels were up
+        self._recount = None         # performance-04's measure run apart (recount.py), for its notebooks only
 
     @property
     def max_notebook_output_bytes(self) -> int:
@@ -171,12 +173,15 @@ class GuardedExecute(KernelPair, Execute):
         self.reset_notebook_state()
         self._deadline = time.monotonic() + self.notebook_timeout
         submission = nbgrader_folders.submission_folder(self.config, resources)
-        self._roles = CellRoles.of(nbgrader_folders.source_notebook(self.config, resources), nb)
+        instructor = nbgrader_folders.source_notebook(self.config, resources)
+        self._roles = CellRoles.of(instructor, nb)
         scanned = self._admit(nb, resources, submission)
         # The trusted kernel may be the one that graded this worker's last notebook, or one started
         # for this notebook while the last was graded (trusted_kernel.py); likewise the student's
         # kernel, started for this submission while the last notebook ran (ready_kernel.py).
         ahead = self.take_kernels(submission, self._digest, self._roles.imports)
+        # recount (issue 51): performance-04's measure run apart, its answer beside the channel folder
+        self._recount = recount.start(self, nb, instructor, self._channel_dir)
         try:
             # A worker's SIGTERM kills this notebook's kernels: its cell fails as a dead kernel's,
             # or the next cell stops (interruption.py), and the teardown below runs as after any failure.
@@ -249,6 +254,7 @@ class GuardedExecute(KernelPair, Execute):
             flags = read_evidence(self._evidence, cells=self._cells_run)  # a missing file is flagged
         except Exception as exc:  # noqa: BLE001
             flags = [f"the evidence could not be read ({type(exc).__name__})"]
+        flags += self._recount.finish() if self._recount is not None else []  # recount (issue 51)
         shutil.rmtree(self._base, ignore_errors=True)
         if self._refused_cells:
             flags.append(f"the student's kernel sent messages of more than {self.max_message_bytes} bytes: refused "

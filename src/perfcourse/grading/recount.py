@@ -1,0 +1,227 @@
+"""The grader's side of performance-04's recount: `measure` run apart from the notebook (issue 51).
+
+A notebook that holds the grade cell `test_measure_equations` gets, as its grading begins, a
+process of its own beside its two kernels (`perfcourse.kernel.recount`: plain Python, no Jupyter
+kernel), started through the sandbox's launcher with a student's kernel's sandbox and bounds and
+forked, where a grading worker keeps one, from the students' warm process. It is handed, as one
+JSON line on its stdin, the instructor's cells before `measure` (from source/), the submission's
+non-grade code cells, and a seed drawn here; it runs the measure cell alone and prints what
+`measure` counted for the functions the seed builds.
+
+What it said is written, once it ends, to `result_path(channel folder)`: beside the notebook's
+channel folder in the folder the trusted kernel has bound, which the student's kernel never sees.
+The equation check (checks/loops.py) waits there for it, builds the seed's functions and counts
+them itself. The file holds one of
+
+- {"seed", "counts"}: measure's counts, judged by the check;
+- {"seed", "error"}: measure, the cell that defines it, or the process failed on its own: the
+  check fails with that reason;
+- {"fallback"}: the recount could not stand for the notebook (the cell needs a name another cell
+  binds by a top-level assignment; the process did not start or finish in time): the check keeps
+  the probe's count, as evidence only, and `Recount.finish` flags the notebook for a human.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from nbgrader.utils import is_grade, is_solution
+
+from ..kernel import recount as child
+from . import cgroups, fork_server, sandbox
+
+CHECK_CELL = "test_measure_equations"  # a notebook holding this grade cell is recounted
+CELL = "measure"                       # the solution cell run apart, and the name it defines
+SKIPPED_TAGS = ("figure", "report")
+RECOUNT_SECONDS = 40.0                 # wall-clock, at most half a cell's limit (loops.RECOUNT_WAIT is longer)
+HEAD_BYTES = 4096
+LOG_TAIL_BYTES = 1 << 16               # what is read of the process's output: its last line is the result
+FLAG = ("performance-04's measure could not be checked apart from the notebook ({}): its equation count is the "
+        "probe's word")
+
+
+def result_path(channel: Path) -> Path:
+    """Where the recount of the notebook whose channel folder is `channel` is written."""
+    return child.result_path(channel)
+
+
+def request_of(nb, instructor, seed: int) -> dict | None:
+    """What the process is handed, or None when the notebook has no such check."""
+    if not any(is_grade(cell) and _grade_id(cell) == CHECK_CELL for cell in nb.cells):
+        return None
+    lesson = []
+    for cell in instructor.cells if instructor is not None else ():
+        if cell.cell_type != "code":
+            continue
+        if _grade_id(cell) == CELL:
+            break
+        if not (is_grade(cell) or is_solution(cell) or set(SKIPPED_TAGS) & set(cell.metadata.get("tags", []))):
+            lesson.append(cell.source)
+    cells = [cell for cell in nb.cells if cell.cell_type == "code" and not is_grade(cell)]
+    target = next((i for i, cell in enumerate(cells) if _grade_id(cell) == CELL), None)
+    return {"lesson": lesson, "cells": [cell.source for cell in cells], "target": target, "name": CELL,
+            "seed": seed}
+
+
+def _grade_id(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+class Recount:
+    """One notebook's recount: started by `start`, its file written when the process ends,
+    everything of it removed by `finish`."""
+
+    def __init__(self, request: dict | None, path: Path, launch: dict | None, seconds: float = RECOUNT_SECONDS):
+        self.request, self.path, self.launch, self.seconds = request, path, launch, seconds
+        self.process: subprocess.Popen | None = None
+        self.runtime: Path | None = None
+        self.written: dict | None = None
+        self.lock, self.stopping = threading.Lock(), False  # no process is started once the notebook has ended
+        self.thread = threading.Thread(target=self._run, name="recount", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self._write(self._outcome())
+        except Exception as exc:  # noqa: BLE001 (the check then keeps the probe's word, flagged)
+            self._write({"fallback": f"the grader could not run it: {type(exc).__name__}"})
+
+    def _outcome(self) -> dict:
+        seed = self.request["seed"]
+        if self.request["target"] is None:
+            return {"seed": seed, "error": "the notebook has no measure cell"}
+        if not self.request["lesson"]:
+            return {"fallback": "the lesson's source notebook was not found"}
+        if self.launch is None:
+            return {"fallback": "the grader could not prepare its sandbox"}
+        self.runtime = Path(tempfile.mkdtemp(prefix="perfcourse-recount-"))
+        settings = {**self.launch["settings"], "runtime": str(self.runtime)}
+        env = {**self.launch["env"], sandbox.ENV_SETTINGS: json.dumps(settings)}
+        with self.lock:
+            if self.stopping:
+                return {"fallback": "the notebook ended before it started"}
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "perfcourse.grading.sandbox", *self.launch["argv"]], env=env,
+                cwd=str(self.runtime), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with contextlib.suppress(OSError):
+            self.process.stdin.write((json.dumps(self.request) + "\n").encode())
+            self.process.stdin.close()
+        try:
+            status = self.process.wait(self.seconds)
+        except subprocess.TimeoutExpired:
+            self._stop()
+            return {"fallback": f"it did not finish within {self.seconds:g} s"}
+        return outcome_of(self._said(), status, seed)
+
+    def _said(self) -> str:
+        """Its output's first lines (the start mark, written before any cell ran, after the launcher's
+        notes if any) and its last ones."""
+        try:
+            with open(self.runtime / "kernel.log", "rb") as log:
+                first = log.read(HEAD_BYTES)
+                log.seek(0, os.SEEK_END)
+                log.seek(max(0, log.tell() - LOG_TAIL_BYTES))
+                return (first + b"\n" + log.read()).decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def _write(self, outcome: dict) -> None:
+        self.written = outcome
+        temporary = self.path.with_name(self.path.name + ".part")
+        with contextlib.suppress(OSError):  # the notebook's folders already gone: nothing reads it
+            temporary.write_text(json.dumps(outcome))
+            temporary.chmod(0o644)  # the trusted kernel's user reads it
+            temporary.replace(self.path)
+
+    def _stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def finish(self) -> list[str]:
+        """Stop the process if it still runs, remove its files; the flag, where it fell back."""
+        with self.lock:
+            self.stopping = True
+        if self.thread.is_alive():
+            self._stop()
+            self.thread.join()  # at once: its process is killed, or none was started
+        if self.runtime is not None:
+            cgroups.cleanup(self.runtime)
+            import shutil
+
+            shutil.rmtree(self.runtime, ignore_errors=True)
+        for path in (self.path, self.path.with_name(self.path.name + ".part")):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        written = self.written or {"fallback": "it had not finished when the notebook ended"}
+        return [FLAG.format(str(written["fallback"])[:300])] if "fallback" in written else []
+
+
+def outcome_of(said: str, status: int, seed: int) -> dict:
+    """The file's content from what the process wrote (its last result line) and its exit status."""
+    lines = said.splitlines()
+    reply = None
+    for line in reversed(lines):
+        if line.startswith(child.RESULT_MARK):
+            with contextlib.suppress(ValueError):
+                reply = json.loads(line[len(child.RESULT_MARK):])
+            break
+    if not isinstance(reply, dict):
+        if child.STARTED_MARK in lines:  # the cells ran and ended the process before it answered
+            return {"seed": seed, "error": f"the process running measure ended without an answer (status {status})"}
+        return {"fallback": f"it did not start (status {status})"}
+    unseen = [str(name)[:60] for name in reply.get("unseen") or [] if isinstance(name, str)][:10]
+    counts = reply.get("counts")
+    if isinstance(counts, list) and len(counts) == child.FUNCTIONS and all(type(c) is int for c in counts):
+        return {"seed": seed, "counts": counts}
+    error = str(reply.get("error") or "measure's counts could not be read")[:500]
+    if unseen:
+        return {"fallback": f"the measure cell needs {', '.join(unseen)}, which another cell binds at its top level"}
+    if reply.get("stage") in ("lesson", "cells"):
+        return {"fallback": f"{error} (run apart)"}
+    return {"seed": seed, "error": error}
+
+
+def start(execute, nb, instructor, channel: Path) -> Recount | None:
+    """Begin the recount of `nb` (graded by the GuardedExecute `execute`) if it holds the check."""
+    request = request_of(nb, instructor, secrets.randbits(62))
+    if request is None:
+        return None
+    try:
+        launch = _launch(execute, nb)
+    except Exception:  # noqa: BLE001 (then the recount falls back, flagged: grading goes on)
+        launch = None
+    # Its answer, or the fallback, is written while the check can still wait for it within its cell's limit.
+    cell_limit = getattr(execute, "timeout", None)
+    seconds = min(RECOUNT_SECONDS, cell_limit / 2) if isinstance(cell_limit, (int, float)) and cell_limit > 0 \
+        else RECOUNT_SECONDS
+    recount = Recount(request, result_path(channel), launch, seconds)
+    recount.thread.start()
+    return recount
+
+
+def _launch(execute, nb) -> dict:
+    """The launcher's command and environment: a student's kernel's, with no channel, evidence or
+    submission, running perfcourse.kernel.recount instead of the kernel."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(execute.kernel_name or nb.metadata.get("kernelspec", {}).get("name"))
+    # Python and its flags as execute.kernel_argv runs a kernel (with -P), then this module
+    python, flags = spec.argv[0], spec.argv[1:spec.argv.index("-m")]
+    argv = [python, *([] if "-P" in flags else ["-P"]), *flags, "-m", child.__name__]
+    env = dict(os.environ)
+    if execute.xla_flags:  # after the grader's own, as the kernels get them (execute.xla_flags_after)
+        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS') or ''} {execute.xla_flags}".strip()
+    limits = {"memory_bytes": execute.memory_bytes, "pids": execute.pids, "disk_bytes": execute.disk_bytes,
+              "cpu_seconds": execute.cpu_seconds, "file_bytes": execute.file_bytes, "open_files": 1024}
+    settings = {"mode": execute.sandbox, "role": "student", "binds": [], "limits": limits}
+    if execute.sandbox == "bwrap":
+        kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, "student", sandbox.kernel_user())
+        settings["fork"] = fork_server.for_kernel("student", argv, kernel_env)
+    return {"argv": argv, "env": {**env, **spec.env}, "settings": settings}
