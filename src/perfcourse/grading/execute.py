@@ -65,6 +65,7 @@ from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
 from . import bounded_scan
+from .nesting import MAX_NESTING, deeper_than, flattened
 from .code_scan import code_cells, python_of
 from .sanitize import sanitize_html
 
@@ -948,6 +949,11 @@ class GuardedExecute(Execute):
             said = str(limit)[:60] if limit else "its budget"
             return self._cut(cell.outputs, cell_index, said, notebook=said.startswith("the notebook"))
         kind = msg.get("msg_type")
+        if kind in CAPPED_MESSAGES and deeper_than(content):  # nbformat reads an output by recursion
+            self._cut(cell.outputs, cell_index, f"{MAX_NESTING} levels of nesting")
+            if not self._decides_grade(msg):
+                return None
+            msg = _trimmed(flattened(msg))
         if kind in CAPPED_MESSAGES:
             # Counted here, before nbclient keeps anything of it; past a cap it is dropped here: a
             # flood of small messages costs seconds, not the cell's time limit, and no kind of

@@ -1,0 +1,40 @@
+"""The adversarial catalogue read without grading it: what an entry says of itself holds (fast tier;
+tests/test_adversarial.py and the nightly tier grade the entries)."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT
+
+from perfcourse import samples
+from perfcourse.grading import code_scan
+
+HOSTILE = samples.discover(ROOT, folder="adversarial", prefix="hostile")
+
+
+def test_each_known_limit_is_marked_flagged_and_named_in_the_checks_known_limits():
+    """An entry the grader over-scores says what it deserves (`# deserves:`) beside what it is
+    graded (`# expect:`), in the cells it is over-scored in only, is flagged for a human, and
+    docs/authors/checks.md names it."""
+    known = (ROOT / "docs" / "authors" / "checks.md").read_text(encoding="utf-8")
+    limits = [s for s in HOSTILE if s.deserved]
+    assert limits
+    for entry in limits:
+        assert entry.expected is not None and entry.reasons, entry.case
+        assert all(cell in entry.expected and points < entry.expected[cell]
+                   for cell, points in entry.deserved.items()), entry.case
+        assert f"adversarial/{entry.lesson}/{entry.case}.py" in known, entry.case
+
+
+SCANNED = [entry for entry in HOSTILE if any(reason.startswith("code ") for reason in entry.reasons)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", SCANNED, ids=lambda s: f"{s.lesson}/{s.case}")
+def test_an_entry_whose_reason_is_the_scans_is_flagged_by_the_scan(entry):
+    """The scan reads the submitted notebook alone: each such entry, built as submitted, raises its flag
+    here, without a kernel."""
+    flags = code_scan.scan(samples.build(ROOT, entry))
+    for reason in entry.reasons:
+        if reason.startswith("code "):
+            assert any(flag.startswith(reason) for flag in flags), (reason, flags)
