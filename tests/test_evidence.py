@@ -305,7 +305,8 @@ def test_frames_and_the_course_reached_through_a_library_are_the_students(tmp_pa
             "#ok\\nimport pickle\\nm, n = 'perfcourse.kernel.evidence'.encode(), b'install'\\n"
             "_ = pickle.loads(bytes([128, 4, 140, len(m)]) + m + bytes([140, len(n)]) + n + bytes([147, 46]))",
             '#ok\\nimport signal\\nsignal.signal(signal.SIGUSR1, lambda number, frame: None)',
-            '#ok\\nsignal.signal(signal.SIGUSR1, signal.SIG_DFL)\\nsignal.signal(signal.SIGINT, signal.default_int_handler)',
+            '#ok\\nsignal.signal(signal.SIGUSR1, signal.SIG_DFL)\\n'
+            'signal.signal(signal.SIGINT, signal.default_int_handler)',
             '#ok\\nimport json\\n_ = pickle.loads(pickle.dumps(json.dumps))\\n%prun -q x = 1',
         ])
     """)
