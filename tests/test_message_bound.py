@@ -243,3 +243,24 @@ def test_an_output_nested_past_the_bound_is_dropped_unread_with_a_note():
     assert kinds == ["display_data", "stream", "error"], kinds
     assert "100 levels of nesting" in cell.outputs[1].text and cell.outputs[2].evalue == "v"
     assert execute._cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
+
+
+def test_a_message_part_too_deep_to_parse_reads_as_too_deep_and_is_dropped():
+    # adversarial/performance-09/nested-past-the-parser.py: a kernel that raised its own recursion limit
+    # sent 5,000 levels, and the grader's client raised as the message arrived.
+    from jupyter_client.session import json_unpacker
+
+    from perfcourse.grading.nesting import TOO_DEEP, bounded_unpack
+
+    unpack = bounded_unpack(json_unpacker)
+    assert bounded_unpack(unpack) is unpack
+    assert unpack(b'{"data": {"text/plain": "ok"}}') == {"data": {"text/plain": "ok"}}
+    assert unpack(b'{"a":' * 5000 + b"1" + b"}" * 5000) == {TOO_DEEP: True}
+    with pytest.raises(ValueError):
+        unpack(b"{not json")
+    execute = budgeted()
+    start_cell(execute)
+    execute.process_message(message("display_data", {TOO_DEEP: True}), execute.nb.cells[0], 0)
+    assert execute._cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
+    km = BoundedKernelManager(kernel_name="python3")
+    assert getattr(km.client().session.unpack, "bounded", False)

@@ -65,7 +65,7 @@ from ..nbgrader_bridge import NOT_GRADED
 from ..kernel.evidence import EVIDENCE_KEY, heartbeats, read_evidence
 from . import cell_error, fork_server, interruption, ready_kernel, sandbox, trusted_kernel
 from . import bounded_scan
-from .nesting import MAX_NESTING, deeper_than, flattened
+from .nesting import MAX_NESTING, bounded_unpack, deeper_than, flattened
 from .code_scan import code_cells, python_of
 from .sanitize import sanitize_html
 
@@ -187,7 +187,9 @@ class BoundedKernelManager(AsyncKernelManager):
 
     def client(self, **kwargs) -> BoundedKernelClient:
         kwargs.setdefault("max_message_bytes", self.max_message_bytes)
-        return super().client(**kwargs)
+        client = super().client(**kwargs)
+        client.session.unpack = bounded_unpack(client.session.unpack)  # JSON too deep to parse: nesting.py
+        return client
 
 
 class MessageWatch:
