@@ -17,7 +17,7 @@ from perfcourse import samples
 from perfcourse.course import lessons, read_notebook, source_notebook
 from perfcourse.grading import code_scan
 from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, FRAMES, GC, IMPORT_MACHINERY,
-                                          MODULES, PACKAGE, SUBCLASSES, UNRESOLVED, UNSCANNED, scan)
+                                          MODULES, PACKAGE, REPLACES, SUBCLASSES, UNRESOLVED, UNSCANNED, scan)
 
 
 def notebook(*sources, grade=()):
@@ -37,7 +37,8 @@ def test_the_flags_read_as_other_tools_expect():
         "code iterates sys.modules", "code imports a computed name", "code reads closures", "code uses gc",
         "code takes frames", "code touches file descriptors")
     assert PACKAGE == "code names the grading package 'perfcourse'"
-    assert (IMPORT_MACHINERY, SUBCLASSES) == ("code changes how modules are imported", "code walks every class")
+    assert (IMPORT_MACHINERY, SUBCLASSES, REPLACES) == (
+        "code changes how modules are imported", "code walks every class", "code replaces a module's attribute")
 
 
 MECHANISMS = {
@@ -117,6 +118,15 @@ MECHANISMS = {
         "import importlib.machinery\nimportlib.machinery.PathFinder.find_spec(name)",
         "from importlib.abc import MetaPathFinder",
         "import importlib.util\nimportlib.util.module_from_spec(name)",
+    ],
+    REPLACES: [
+        # What a probe imports when it runs (adversarial/performance-12/library-swapped-under-the-probe.py).
+        "import jax.experimental\njax.experimental.pallas = fn",
+        "import jax\njax.jit = fn",
+        "import numpy as np\nm = np\nm.asarray = fn",
+        "setattr(__builtins__, name, fn)",
+        "import builtins\nbuiltins.__import__ = fn",
+        "del os.environ",
     ],
     SUBCLASSES: [
         "object.__subclasses__()",
@@ -219,6 +229,9 @@ HONEST = [
     "import importlib, json\nimportlib.reload(json)\nimportlib.import_module('.decoder', package='json')",
     "import signal\nsignal.SIGINT\nimport pkgutil\npkgutil.resolve_name('json.decoder')\n"
     "fig.patch.set_alpha(0)\nlayout.locate(name)\nimport jax\njax.profiler.trace('/tmp/t')",
+    "import os, jax\nos.environ['XLA_FLAGS'] = '--x'\njax.config.update('jax_enable_x64', True)\n"
+    "class Box:\n    pass\nbox = Box()\nbox.value = 3\nsetattr(box, 'other', 4)\n"
+    "real, sys.stdout = sys.stdout, io.StringIO()\nsys.stdout = real",
 ]
 
 

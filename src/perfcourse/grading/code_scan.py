@@ -19,6 +19,10 @@ code in its own kernel does need:
                                                    importlib's loader and finder classes
     code walks every class                         __subclasses__ (every class there is, the
                                                    course's among them, without naming a module)
+    code replaces a module's attribute             `module.name = value`, setattr or delattr on a
+                                                   module (a library the course's probes import
+                                                   when they run, `jax.experimental.pallas`, or
+                                                   one of its functions)
     code reads closures                            __closure__, cell_contents, getclosurevars, and a
                                                    function's __globals__ (which leads from any function
                                                    the course hands over to its module)
@@ -93,9 +97,10 @@ DESCRIPTORS = "code touches file descriptors"
 UNRESOLVED = "code reaches a module by a path the scan cannot read"
 IMPORT_MACHINERY = "code changes how modules are imported"
 SUBCLASSES = "code walks every class"
+REPLACES = "code replaces a module's attribute"
 UNSCANNED = "code could not be scanned"
-FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, UNRESOLVED, IMPORT_MACHINERY, SUBCLASSES, CLOSURES, GC,
-         FRAMES, DESCRIPTORS)  # the order they are reported in
+FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, UNRESOLVED, IMPORT_MACHINERY, REPLACES, SUBCLASSES,
+         CLOSURES, GC, FRAMES, DESCRIPTORS)  # the order they are reported in
 
 # Names a notebook need not import to use: the lessons' first cell imports sys and os, and a
 # student's cell may rely on that.
@@ -115,6 +120,8 @@ FRAME_ATTRIBUTES = {"_getframe", "_current_frames", "currentframe", "f_back", "f
                     "f_builtins", "f_code", "f_lasti", "f_trace", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
                     "getouterframes", "getinnerframes", "walk_stack", "walk_tb", "_getframemodulename",
                     "extract_module_locals", "extract_vars", "extract_vars_above"}  # the last three: IPython's
+# Module attributes honest code rebinds: `sys.stdout = io.StringIO()` to capture a printout.
+REDIRECTED = {("sys", "stdout"), ("sys", "stderr"), ("sys", "stdin")}
 # Modules whose hooks are handed every frame they watch (debuggers, tracers, the pure-Python profiler).
 FRAME_MODULES = {"bdb", "pdb", "trace", "profile"}
 # How a module is found and run: finders and loaders of one's own can hand the course's modules
@@ -532,6 +539,22 @@ class _Cell(_Resolver):
         if found is not None:
             self.visit_attribute(node, *found)
         self.visit_module_paths(node)
+        self.visit_replacement(node)
+
+    def visit_replacement(self, node) -> None:
+        """REPLACES where a module's attribute is assigned or deleted (`jax.experimental.pallas = mine`,
+        `setattr(module, name, value)`): what the course's probes find there when they run is then
+        the student's."""
+        replaced = (isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del))
+                    or isinstance(node, ast.Call) and _called_name(node.func) in ("setattr", "delattr")
+                    and len(node.args) >= 2)
+        if not replaced:
+            return
+        owner, name = (node.value, node.attr) if isinstance(node, ast.Attribute) else (node.args[0],
+                                                                                       literal(node.args[1]))
+        module = self.module(owner)
+        if module is not None and (module, name) not in REDIRECTED:
+            self.found.add(REPLACES)
 
     def visit_module_paths(self, node) -> None:
         """UNRESOLVED where a module object goes where the scan cannot follow it."""

@@ -136,6 +136,8 @@ LABELS = {
     "code.__new__": "built a code object (types.CodeType or code.replace)",
     "function.__new__": "built a function from a code object (types.FunctionType)",
     "pickle:course": "unpickled a name from the grading package (pickle.find_class)",
+    "hook:__import__": ("builtins.__import__ was replaced when a cell started: every import statement runs "
+                        "the student's code, handed the importing module's namespace"),
     "hook:signal": ("a signal handler of the student's was in place when a cell started (signal.signal: "
                     "it is handed the frame it interrupts)"),
     **{f"ctypes:{event}": f"used ctypes ({event})" for event in CTYPES_EVENTS},
@@ -422,10 +424,14 @@ def _make_hook(fd: int):
         code = handler.__code__
         return id(code) in codes or classify(code.co_filename) in (CELL, THROUGH)
 
-    def hooks(trace=sys.gettrace, profile=sys.getprofile, threads=vars(threading), signals=_signals()):
+    def hooks(trace=sys.gettrace, profile=sys.getprofile, threads=vars(threading), signals=_signals(),
+              builtin=vars(sys.modules["builtins"]), importer=__import__):
         """The trace and profile functions in place now: this thread's, and those set for new threads;
-        and a signal handler of the student's (Python hands a handler the frame it interrupts)."""
+        a signal handler of the student's (Python hands a handler the frame it interrupts); and
+        builtins.__import__ replaced (an import statement hands it the importing module's globals)."""
         found = []
+        if builtin.get("__import__") is not importer:
+            found.append("hook:__import__")
         valid, handler_of = signals
         for number in valid:
             try:
