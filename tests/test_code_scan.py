@@ -107,6 +107,8 @@ MECHANISMS = {
         "import pydoc\npydoc.locate(name)",
         "from unittest import mock\nmock.patch(name, print).start()",
         "import pkgutil\nlist(map(pkgutil.resolve_name, [name]))",
+        "from unittest import mock\nmock.patch.dict(name + '.__dict__', {'run': print}).start()",
+        "from unittest.mock import patch\npatch.multiple(name, run=print).start()",
     ],
     IMPORT_MACHINERY: [
         "sys.meta_path.insert(0, fn)",
@@ -231,7 +233,8 @@ HONEST = [
     "fig.patch.set_alpha(0)\nlayout.locate(name)\nimport jax\njax.profiler.trace('/tmp/t')",
     "import os, jax\nos.environ['XLA_FLAGS'] = '--x'\njax.config.update('jax_enable_x64', True)\n"
     "class Box:\n    pass\nbox = Box()\nbox.value = 3\nsetattr(box, 'other', 4)\n"
-    "real, sys.stdout = sys.stdout, io.StringIO()\nsys.stdout = real",
+    "real, sys.stdout = sys.stdout, io.StringIO()\nsys.stdout = real\n"
+    "from unittest import mock\nwith mock.patch.object(box, 'value', 5):\n    pass",
 ]
 
 

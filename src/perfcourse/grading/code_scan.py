@@ -109,7 +109,9 @@ PRESUMED = {"sys": "sys", "os": "os", "inspect": "inspect", "importlib": "import
 IMPORTERS = {"__import__", "import_module"}
 # Library functions that import the module a string names and hand back what it holds: importers
 # too, but only as these modules' (other libraries use the names for other things).
-NAMED_IMPORTERS = {("pkgutil", "resolve_name"), ("pydoc", "locate"), ("unittest.mock", "patch"), ("mock", "patch")}
+NAMED_IMPORTERS = {("pkgutil", "resolve_name"), ("pydoc", "locate"),
+                   *((mock, name) for mock in ("unittest.mock", "mock") for name in ("patch", "_importer")),
+                   *((f"{mock}.patch", name) for mock in ("unittest.mock", "mock") for name in ("dict", "multiple"))}
 GETTERS = {"getattr", "getattr_static"}             # getter(object, name), under any name bound to it
 # Calls a module may be handed to without leaving the scan's sight: they read nothing of it a
 # forger needs (a name, a type, a printout).
@@ -432,7 +434,8 @@ class _Resolver:
             return None
         bound = self.notebook.imported.get(call.func.id) if isinstance(call.func, ast.Name) else None
         dunder = bound == ("builtins", "__import__")
-        if _called_name(call.func) in ("resolve_name", "locate", "patch") or bound in NAMED_IMPORTERS:
+        found = self.attribute(call.func)
+        if bound in NAMED_IMPORTERS or found is not None and (self.module(found[0]), found[1]) in NAMED_IMPORTERS:
             return name.replace(":", ".")  # `module:attribute` or a dotted path: what it names, imported
         if _called_name(call.func) == "__import__" or dunder:
             level = _keyword(call, "level", 4)
@@ -663,7 +666,8 @@ class _Cell(_Resolver):
             self.found.add(PACKAGE)
         if self.importer(node):
             parent = self.parents.get(node)
-            if not (isinstance(parent, ast.Call) and parent.func is node):
+            # Passed around, what it imports is not read here; `mock.patch.object(...)` imports nothing.
+            if not (isinstance(parent, ast.Call) and parent.func is node or isinstance(parent, ast.Attribute)):
                 self.found.add(COMPUTED_IMPORT)
 
     def plain_lookup(self, node) -> bool:
