@@ -38,3 +38,25 @@ def test_an_entry_whose_reason_is_the_scans_is_flagged_by_the_scan(entry):
     for reason in entry.reasons:
         if reason.startswith("code "):
             assert any(flag.startswith(reason) for flag in flags), (reason, flags)
+
+
+def test_a_pallas_put_in_place_of_jaxs_is_named_after_a_pallas_probe(monkeypatch):
+    """adversarial/performance-12/library-swapped-under-the-probe.py swaps `jax.experimental.pallas` for
+    a copy whose pallas_call fixes the body: the probes' watch (kernel/library.py) names it."""
+    import sys
+    import types
+
+    import jax.experimental
+    from jax.experimental import pallas
+
+    from perfcourse.kernel import library
+    from perfcourse.kernel.probes import pallas as probe
+
+    assert probe.pallas_as_installed() and "jax.experimental.pallas" not in library.changed()
+    copy = types.ModuleType(pallas.__name__)
+    copy.when, copy.program_id = pallas.when, pallas.program_id
+    copy.pallas_call = lambda body, *args, **kwargs: pallas.pallas_call(body, *args, **kwargs)
+    monkeypatch.setattr(jax.experimental, "pallas", copy)
+    assert "jax.experimental.pallas" in library.changed()
+    monkeypatch.setitem(sys.modules, "jax.experimental.pallas", copy)
+    assert not probe.pallas_as_installed()  # in sys.modules too: its pallas_call is still a cell's

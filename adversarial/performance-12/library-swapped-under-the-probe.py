@@ -9,8 +9,10 @@
 # It deserves nothing for the body: matmul_kernel itself, run anywhere, adds to an unset block. A
 # known limit: the program is the student's process's to build, and it builds it with the libraries
 # it finds there, so the body's points are earned (`# deserves:` says what it should get, 10/10 with
-# no flag before); the scan now flags a module's attribute replaced.
+# no flag before); the scan now flags a module's attribute replaced, and the pallas probe's watch
+# names the pallas that is not JAX's own.
 # reason: code replaces a module's attribute
+# reason: what the course's instrument relies on was replaced in the student's kernel: jax.experimental.pallas
 # tier: nightly
 # deserves: test_matmul_kernel=0
 # expect: test_matmul_kernel=3 test_tiling=3 test_traffic=2 test_tolerance=2
