@@ -7,6 +7,7 @@
 # It deserves nothing for the equations. A known limit: the count is the probe's word, so the point
 # is earned; the audit hook now records pickle's find_class of the grading package.
 # reason: unpickled a name from the grading package
+# reason: what the course's instrument relies on was replaced in the student's kernel: perfcourse.kernel.probes.loops.run_measure
 # tier: nightly
 # deserves: test_measure_equations=0
 # expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=2 test_loop_growth=2

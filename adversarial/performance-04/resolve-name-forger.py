@@ -7,6 +7,7 @@
 # probe's word (checks/loops.py: evidence only), so the point is earned (`# deserves:` says what it
 # should be); the scan now reads pkgutil.resolve_name, pydoc.locate and mock.patch as importers.
 # reason: code imports a computed name
+# reason: what the course's instrument relies on was replaced in the student's kernel: perfcourse.kernel.probes.loops.run_measure
 # tier: nightly
 # deserves: test_measure_equations=0
 # expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=2 test_loop_growth=2
