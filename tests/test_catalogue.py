@@ -60,3 +60,20 @@ def test_a_pallas_put_in_place_of_jaxs_is_named_after_a_pallas_probe(monkeypatch
     assert "jax.experimental.pallas" in library.changed()
     monkeypatch.setitem(sys.modules, "jax.experimental.pallas", copy)
     assert not probe.pallas_as_installed()  # in sys.modules too: its pallas_call is still a cell's
+
+
+def test_the_dispatcher_names_a_probe_its_course_file_did_not_define(monkeypatch):
+    """The performance-04 forgers reach the loops probe module three ways and replace run_measure: the
+    dispatcher names it whatever way the module was reached; the course's own probe is not named."""
+    from perfcourse.kernel import library, probes
+    from perfcourse.kernel.probes import loops
+
+    named = []
+    monkeypatch.setattr(probes, "_report", named.extend)
+    monkeypatch.setattr(loops, "PROBES", (*loops.PROBES, "build"))  # a probe that needs no measure to run
+    assert probes.run("loops.build", "unrolled") is loops.unrolled and named == []
+    monkeypatch.setattr(loops, "build", lambda kind, program=None: None)
+    assert probes.run("loops.build", "unrolled") is None
+    assert named == ["perfcourse.kernel.probes.loops.build"]
+    monkeypatch.setattr(probes, "run", lambda name, *args, **kwargs: None)
+    assert "perfcourse.kernel.probes.run" in library.changed()
