@@ -16,8 +16,8 @@ from conftest import ROOT
 from perfcourse import samples
 from perfcourse.course import lessons, read_notebook, source_notebook
 from perfcourse.grading import code_scan
-from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, FRAMES, GC, MODULES, PACKAGE,
-                                          UNRESOLVED, UNSCANNED, scan)
+from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, FRAMES, GC, IMPORT_MACHINERY,
+                                          MODULES, PACKAGE, REPLACES, SUBCLASSES, UNRESOLVED, UNSCANNED, scan)
 
 
 def notebook(*sources, grade=()):
@@ -37,6 +37,8 @@ def test_the_flags_read_as_other_tools_expect():
         "code iterates sys.modules", "code imports a computed name", "code reads closures", "code uses gc",
         "code takes frames", "code touches file descriptors")
     assert PACKAGE == "code names the grading package 'perfcourse'"
+    assert (IMPORT_MACHINERY, SUBCLASSES, REPLACES) == (
+        "code changes how modules are imported", "code walks every class", "code replaces a module's attribute")
 
 
 MECHANISMS = {
@@ -82,6 +84,10 @@ MECHANISMS = {
         "holder = type('H', (), {})\nholder.m = sys",
         "[sys][0].modules",
         "box = {'m': sys}",
+        # __builtins__ is the builtins module (a dict outside IPython): a computed lookup there reaches __import__.
+        "vars(__builtins__)[name]",
+        "__builtins__[name]",
+        "getattr(__builtins__, name)",
     ],
     COMPUTED_IMPORT: [
         "import importlib\nname = 'numpy'\nimportlib.import_module(name)",
@@ -95,6 +101,39 @@ MECHANISMS = {
         "import importlib\nimportlib.import_module('.modules', package=name)",
         "__import__('x', globals(), locals(), [], 1)",
         "im = importlib.import_module\nim(name)",
+        # Library calls that import what a string names (adversarial/performance-04/resolve-name-forger.py).
+        "import pkgutil\npkgutil.resolve_name(name)",
+        "from pkgutil import resolve_name\nresolve_name(name + ':run')",
+        "import pydoc\npydoc.locate(name)",
+        "from unittest import mock\nmock.patch(name, print).start()",
+        "import pkgutil\nlist(map(pkgutil.resolve_name, [name]))",
+        "from unittest import mock\nmock.patch.dict(name + '.__dict__', {'run': print}).start()",
+        "from unittest.mock import patch\npatch.multiple(name, run=print).start()",
+    ],
+    IMPORT_MACHINERY: [
+        "sys.meta_path.insert(0, fn)",
+        "sys.path_hooks.append(fn)",
+        "from sys import meta_path",
+        "import json\ntype(json.__loader__)",
+        "import json\njson.__spec__.loader",
+        "loader.exec_module(cell)",
+        "import importlib.machinery\nimportlib.machinery.PathFinder.find_spec(name)",
+        "from importlib.abc import MetaPathFinder",
+        "import importlib.util\nimportlib.util.module_from_spec(name)",
+    ],
+    REPLACES: [
+        # What a probe imports when it runs (adversarial/performance-12/library-swapped-under-the-probe.py).
+        "import jax.experimental\njax.experimental.pallas = fn",
+        "import jax\njax.jit = fn",
+        "import numpy as np\nm = np\nm.asarray = fn",
+        "setattr(__builtins__, name, fn)",
+        "import builtins\nbuiltins.__import__ = fn",
+        "del os.environ",
+    ],
+    SUBCLASSES: [
+        "object.__subclasses__()",
+        "type.__subclasses__(object)",
+        "getattr(object, '__subclasses__')()",
     ],
     CLOSURES: [
         "def outer():\n    x = 1\n    return lambda: x\nouter().__closure__",
@@ -127,6 +166,16 @@ MECHANISMS = {
         "%timeit -n 1 -r 1 inspect.stack()",
         "%%time\nsys._getframe(1)",
         "getattr(sys, '_getframe')(0)",
+        # A signal handler is handed the frame it interrupts; IPython's frame utilities and the modules
+        # whose hooks are handed frames take them in a library's frame.
+        "import signal\nsignal.signal(signal.SIGALRM, fn)",
+        "from signal import signal\nsignal(14, fn)",
+        "from IPython.utils.frame import extract_module_locals\nextract_module_locals(2)",
+        "from IPython.utils import frame as frames\nframes.extract_vars('x', depth=1)",
+        "import trace\ntrace.Trace().runfunc(fn)",
+        "import bdb",
+        "from pdb import Pdb",
+        "import importlib\nimportlib.import_module('profile')",
     ],
     DESCRIPTORS: [
         "import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), 3)",
@@ -180,6 +229,12 @@ HONEST = [
     "import time\nclock = time.perf_counter\nclock()\nfrom time import perf_counter\n"
     "def timer(fn, clock=perf_counter):\n    return clock()\ntimer(print, clock=perf_counter)",
     "import importlib, json\nimportlib.reload(json)\nimportlib.import_module('.decoder', package='json')",
+    "import signal\nsignal.SIGINT\nimport pkgutil\npkgutil.resolve_name('json.decoder')\n"
+    "fig.patch.set_alpha(0)\nlayout.locate(name)\nimport jax\njax.profiler.trace('/tmp/t')",
+    "import os, jax\nos.environ['XLA_FLAGS'] = '--x'\njax.config.update('jax_enable_x64', True)\n"
+    "class Box:\n    pass\nbox = Box()\nbox.value = 3\nsetattr(box, 'other', 4)\n"
+    "real, sys.stdout = sys.stdout, io.StringIO()\nsys.stdout = real\n"
+    "from unittest import mock\nwith mock.patch.object(box, 'value', 5):\n    pass",
 ]
 
 

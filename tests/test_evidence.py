@@ -287,6 +287,41 @@ def test_a_trace_or_profile_function_in_place_when_a_cell_starts_is_flagged(tmp_
                      f"{LABELS['hook:sys.settrace']} (once)"]
 
 
+@pytest.mark.slow
+def test_frames_and_the_course_reached_through_a_library_are_the_students(tmp_path):
+    # The sixth red-team batch: a trace function set by the standard library's trace module for the
+    # cell's own function, IPython's frame utilities, a pickle naming the course's package, and a
+    # signal handler (handed the frame it interrupts) and a replaced builtins.__import__ left in place;
+    # a library's own use of pickle, Python's own SIGINT handler and a profiler on and off within a
+    # cell stay unflagged.
+    flags, _ = run(tmp_path, """
+        shell = InteractiveShell.instance()
+        assert evidence.beat_each_cell()
+        run_cells([
+            '#ok\\nimport trace\\nclass Watch(trace.Trace):\\n'
+            '    def globaltrace_countfuncs(self, frame, why, arg):\\n        pass\\n'
+            'Watch(count=0, trace=0, countfuncs=1).runfunc(abs, -1)',
+            '#ok\\nfrom IPython.utils.frame import extract_module_locals\\n'
+            'def up():\\n    return extract_module_locals(1)\\n_ = up()',
+            "#ok\\nimport pickle\\nm, n = 'perfcourse.kernel.evidence'.encode(), b'install'\\n"
+            "_ = pickle.loads(bytes([128, 4, 140, len(m)]) + m + bytes([140, len(n)]) + n + bytes([147, 46]))",
+            '#ok\\nimport signal\\nsignal.signal(signal.SIGUSR1, lambda number, frame: None)',
+            '#ok\\nsignal.signal(signal.SIGUSR1, signal.SIG_DFL)\\n'
+            'signal.signal(signal.SIGINT, signal.default_int_handler)',
+            '#ok\\nimport json\\n_ = pickle.loads(pickle.dumps(json.dumps))\\n%prun -q x = 1',
+            '#ok\\nimport builtins\\nreal = builtins.__import__\\n'
+            'builtins.__import__ = lambda *args, **kwargs: real(*args, **kwargs)',
+            '#ok\\nbuiltins.__import__ = real',
+            '#ok\\nx = 2',
+        ])
+    """)
+    assert flags == [f"{LABELS['sys.settrace']} (2 times)",  # set, then removed
+                     f"{LABELS['frame:sys._getframe']} (once)",
+                     f"{LABELS['pickle:course']} (once)",
+                     f"{LABELS['hook:signal']} (once)",  # in place as the fifth cell started only
+                     f"{LABELS['hook:__import__']} (once)"]
+
+
 def test_an_instruments_changed_library_is_named_once_each(tmp_path):
     path = tmp_path / "evidence.txt"
     path.write_bytes(b"changed:jax.numpy.int32\nchanged:json.loads\nchanged:jax.numpy.int32\n"

@@ -214,3 +214,52 @@ def test_an_error_past_every_budget_is_kept_cut_short():
                                               "traceback": ["t" * 9000] * 50}), cell, 0)
     errors = [out for out in cell.outputs if out.output_type == "error"]
     assert len(errors) == 1 and len(errors[0].evalue) == 2000 and len(errors[0].traceback) == 20
+
+
+def nested(levels: int) -> dict:
+    deep = {}
+    level = deep
+    for _ in range(levels):
+        level["a"] = {}
+        level = level["a"]
+    return deep
+
+
+def test_an_output_nested_past_the_bound_is_dropped_unread_with_a_note():
+    # adversarial/performance-09/nested-display.py: 700 levels once took nbformat past the recursion
+    # limit, and the notebook was not graded. An error as deep is kept by its strings alone.
+    from perfcourse.grading.nesting import MAX_NESTING
+
+    execute = budgeted(max_bytes=1 << 20)
+    start_cell(execute)
+    cell = execute.nb.cells[0]
+    shallow = {"data": {"application/json": nested(MAX_NESTING - 5), "text/plain": "ok"}, "metadata": {}}
+    execute.process_message(message("display_data", shallow), cell, 0)
+    execute.process_message(message("display_data", {"data": {"application/json": nested(5000)}, "metadata": {}}),
+                            cell, 0)
+    execute.process_message(message("error", {"ename": "E", "evalue": "v", "traceback": [nested(5000)]}), cell, 0)
+    kinds = [out.output_type for out in cell.outputs]
+    assert kinds == ["display_data", "stream", "error"], kinds
+    assert "100 levels of nesting" in cell.outputs[1].text and cell.outputs[2].evalue == "v"
+    assert execute._cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
+
+
+def test_a_message_part_too_deep_to_parse_reads_as_too_deep_and_is_dropped():
+    # adversarial/performance-09/nested-past-the-parser.py: a kernel that raised its own recursion limit
+    # sent 5,000 levels, and the grader's client raised as the message arrived.
+    from jupyter_client.session import json_unpacker
+
+    from perfcourse.grading.nesting import TOO_DEEP, bounded_unpack
+
+    unpack = bounded_unpack(json_unpacker)
+    assert bounded_unpack(unpack) is unpack
+    assert unpack(b'{"data": {"text/plain": "ok"}}') == {"data": {"text/plain": "ok"}}
+    assert unpack(b'{"a":' * 5000 + b"1" + b"}" * 5000) == {TOO_DEEP: True}
+    with pytest.raises(ValueError):
+        unpack(b"{not json")
+    execute = budgeted()
+    start_cell(execute)
+    execute.process_message(message("display_data", {TOO_DEEP: True}), execute.nb.cells[0], 0)
+    assert execute._cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
+    km = BoundedKernelManager(kernel_name="python3")
+    assert getattr(km.client().session.unpack, "bounded", False)

@@ -30,6 +30,9 @@ that the grade report must show for it. `# tier: nightly` leaves a sample out of
 end-to-end tier (`perfcourse demo --quick`): `make demo` and the nightly tier grade it.
 `# tier: demo` puts an entry of adversarial/ into `make demo`'s class beside the samples, so
 that the demo's grade table and report show evidence flags, grader's notes and a refusal.
+`# deserves: GRADE_ID=points ...` marks an entry of adversarial/ that the grader is known to
+over-score (a known limit, named in docs/authors/checks.md): `# expect:` holds what it is graded
+today, `# deserves:` what the named cells deserve; the day the grader gives that, the mark goes.
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ from .course import CourseError, lessons, read_notebook, source_notebook, write_
 DIRECTIVE = re.compile(r"^# %% (solutions|replace|delete|metadata|file)(?: (\S+(?: \S+)?))?\s*$")
 EXPECT = re.compile(r"^# expect:(.*)$")
 REASON = re.compile(r"^# reason:(.*)$")
+DESERVES = re.compile(r"^# deserves:(.*)$")
 NIGHTLY = "# tier: nightly"  # graded by `make demo` and the nightly tier, not by make test's end-to-end tier
 DEMO = "# tier: demo"  # a hostile entry that `make demo` grades beside the samples
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
@@ -63,6 +67,7 @@ class Sample:
     prefix: str = "sample"
     nightly: bool = False  # `# tier: nightly`: left out of `perfcourse demo --quick`
     demo: bool = False  # `# tier: demo`: an adversarial/ entry that `perfcourse demo` grades too
+    deserved: dict[str, float] = field(default_factory=dict)  # `# deserves:`: a known limit's cells
 
     @property
     def student(self) -> str:
@@ -71,7 +76,7 @@ class Sample:
 
 def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
     lines = path.read_text(encoding="utf-8").splitlines()
-    description, expected, steps, reasons = [], {}, [], []
+    description, expected, steps, reasons, deserved = [], {}, [], [], {}
     current, nightly, demo = None, False, False
     for number, line in enumerate(lines, 1):
         directive = DIRECTIVE.match(line)
@@ -92,18 +97,19 @@ def parse(path: Path, lesson: str, prefix: str = "sample") -> Sample:
             reasons.append(match.group(1).strip())
         elif (match := EXPECT.match(line)) and match.group(1).split() == ["not-graded"]:
             expected = None
-        elif (match := EXPECT.match(line)):
+        elif (match := EXPECT.match(line) or DESERVES.match(line)):
+            scores = expected if EXPECT.match(line) else deserved
             for item in match.group(1).split():
                 cell, _, points = item.partition("=")
                 try:
-                    expected[cell] = float(points)
+                    scores[cell] = float(points)
                 except ValueError:
                     raise CourseError(f"{path}:{number}: expected 'grade_id=points', got {item!r}") from None
         elif line.startswith("#"):
             description.append(line.lstrip("# ").strip())
     return Sample(lesson, path.stem, path, " ".join(description).strip(), expected,
                   [(verb, target, "\n".join(body).strip("\n")) for verb, target, body in steps],
-                  reasons, prefix, nightly, demo)
+                  reasons, prefix, nightly, demo, deserved)
 
 
 def discover(root: Path, lesson_ids: list[str] | None = None, folder: str = "samples",

@@ -19,6 +19,8 @@ from jupyter_client.utils import ensure_async
 from traitlets import DottedObjectName, Integer, Type, default, observe
 from zmq.utils.monitor import recv_monitor_message
 
+from .nesting import bounded_unpack
+
 
 async def wait_until_answering(kc, timeout: float) -> None:
     """jupyter_client's `wait_for_ready` without its last 0.2 s: a kernel is ready for cells once it
@@ -85,7 +87,9 @@ class BoundedKernelManager(AsyncKernelManager):
 
     def client(self, **kwargs) -> BoundedKernelClient:
         kwargs.setdefault("max_message_bytes", self.max_message_bytes)
-        return super().client(**kwargs)
+        client = super().client(**kwargs)
+        client.session.unpack = bounded_unpack(client.session.unpack)  # JSON too deep to parse: nesting.py
+        return client
 
 
 class MessageWatch:

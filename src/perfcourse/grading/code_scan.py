@@ -10,14 +10,28 @@ code in its own kernel does need:
     code iterates sys.modules                      walks or searches the loaded modules (a lookup
                                                    or `in` test with a literal name is fine), or
                                                    the `.modules` of any module (`os.sys.modules`)
-    code imports a computed name                   __import__ / importlib.import_module of a name
-                                                   that is not spelled out in literals
+    code imports a computed name                   __import__ / importlib.import_module, or a
+                                                   library call that imports what a string names
+                                                   (pkgutil.resolve_name, pydoc.locate, mock.patch),
+                                                   of a name that is not spelled out in literals
+    code changes how modules are imported          sys.meta_path, sys.path_hooks, a module's
+                                                   __loader__ or __spec__, a loader's exec_module,
+                                                   importlib's loader and finder classes
+    code walks every class                         __subclasses__ (every class there is, the
+                                                   course's among them, without naming a module)
+    code replaces a module's attribute             `module.name = value`, setattr or delattr on a
+                                                   module (a library the course's probes import
+                                                   when they run, `jax.experimental.pallas`, or
+                                                   one of its functions)
     code reads closures                            __closure__, cell_contents, getclosurevars, and a
                                                    function's __globals__ (which leads from any function
                                                    the course hands over to its module)
     code uses gc                                   imports or uses the gc module
     code takes frames                              sys._getframe, inspect.currentframe/stack,
-                                                   f_back, f_globals, f_locals, tb_frame, ...
+                                                   f_back, f_globals, f_locals, tb_frame, IPython's
+                                                   extract_module_locals, a signal handler (handed
+                                                   the frame it interrupts), the modules whose
+                                                   hooks are handed frames (bdb, pdb, trace, profile)
     code touches file descriptors                  os.dup, os.dup2, os.close, ... or names
                                                    /proc/<pid>/fd or /dev/fd (where the audit
                                                    hook's pipe is found and replaced)
@@ -36,7 +50,8 @@ it is bound to (an import, `m = sys`, `a, b = os, sys`, `(m := sys)`, a default 
 or `with` over modules, `globals()["m"] = sys`, over all the cells until nothing new is bound), and
 an attribute is read whichever getter reads it (`.name`, `getattr` and any name bound to it,
 `operator.attrgetter`, `__getattribute__` of the object or of any type, `inspect.getattr_static`,
-`__dict__[...]`, `__dict__.get(...)`, `vars()[...]`). A relative import (`import_module(".x",
+`__dict__[...]`, `__dict__.get(...)`, `vars()[...]`; `__builtins__` is the builtins module, and a
+lookup in it by a name built at run time reaches what that name holds). A relative import (`import_module(".x",
 package=...)`, `__import__` with a level) is resolved where its package is spelled out, else it is a
 computed name.
 
@@ -80,15 +95,23 @@ GC = "code uses gc"
 FRAMES = "code takes frames"
 DESCRIPTORS = "code touches file descriptors"
 UNRESOLVED = "code reaches a module by a path the scan cannot read"
+IMPORT_MACHINERY = "code changes how modules are imported"
+SUBCLASSES = "code walks every class"
+REPLACES = "code replaces a module's attribute"
 UNSCANNED = "code could not be scanned"
-FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, UNRESOLVED, CLOSURES, GC, FRAMES,
-         DESCRIPTORS)  # the order they are reported in
+FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, UNRESOLVED, IMPORT_MACHINERY, REPLACES, SUBCLASSES,
+         CLOSURES, GC, FRAMES, DESCRIPTORS)  # the order they are reported in
 
 # Names a notebook need not import to use: the lessons' first cell imports sys and os, and a
 # student's cell may rely on that.
 PRESUMED = {"sys": "sys", "os": "os", "inspect": "inspect", "importlib": "importlib", "builtins": "builtins",
-            "traceback": "traceback", "posix": "posix"}
+            "traceback": "traceback", "posix": "posix", "__builtins__": "builtins"}
 IMPORTERS = {"__import__", "import_module"}
+# Library functions that import the module a string names and hand back what it holds: importers
+# too, but only as these modules' (other libraries use the names for other things).
+NAMED_IMPORTERS = {("pkgutil", "resolve_name"), ("pydoc", "locate"),
+                   *((mock, name) for mock in ("unittest.mock", "mock") for name in ("patch", "_importer")),
+                   *((f"{mock}.patch", name) for mock in ("unittest.mock", "mock") for name in ("dict", "multiple"))}
 GETTERS = {"getattr", "getattr_static"}             # getter(object, name), under any name bound to it
 # Calls a module may be handed to without leaving the scan's sight: they read nothing of it a
 # forger needs (a name, a type, a printout).
@@ -97,7 +120,19 @@ ALIAS_ROUNDS = 16  # rounds of following `b = a` bindings across the cells: chai
 CLOSURE_ATTRIBUTES = {"__closure__", "cell_contents", "getclosurevars", "CellType", "__globals__"}
 FRAME_ATTRIBUTES = {"_getframe", "_current_frames", "currentframe", "f_back", "f_globals", "f_locals",
                     "f_builtins", "f_code", "f_lasti", "f_trace", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
-                    "getouterframes", "getinnerframes", "walk_stack", "walk_tb", "_getframemodulename"}
+                    "getouterframes", "getinnerframes", "walk_stack", "walk_tb", "_getframemodulename",
+                    "extract_module_locals", "extract_vars", "extract_vars_above"}  # the last three: IPython's
+# Module attributes honest code rebinds: `sys.stdout = io.StringIO()` to capture a printout.
+REDIRECTED = {("sys", "stdout"), ("sys", "stderr"), ("sys", "stdin")}
+# Modules whose hooks are handed every frame they watch (debuggers, tracers, the pure-Python profiler).
+FRAME_MODULES = {"bdb", "pdb", "trace", "profile"}
+# How a module is found and run: finders and loaders of one's own can hand the course's modules
+# code of their own, or code under a library's file name.
+IMPORT_ATTRIBUTES = {"meta_path", "path_hooks", "path_importer_cache", "__loader__", "__spec__", "exec_module",
+                     "load_module", "create_module", "source_to_code", "spec_from_loader", "spec_from_file_location",
+                     "module_from_spec"}
+IMPORTLIB_CLASSES = {"Loader", "SourceLoader", "FileLoader", "SourceFileLoader", "SourcelessFileLoader",
+                     "MetaPathFinder", "PathEntryFinder", "PathFinder", "FileFinder"}  # as importlib's only
 INSPECT_FRAMES = {"stack", "trace"}  # frames only as inspect's: inspect.stack(), inspect.trace()
 DESCRIPTOR_FUNCTIONS = {"dup", "dup2", "close", "closerange", "fdopen", "set_inheritable", "pipe", "pipe2"}
 DESCRIPTOR_MODULES = {"os", "posix"}
@@ -361,6 +396,8 @@ class _Resolver:
             owner = node.value
             if isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
                 return owner.value, node.slice
+            if isinstance(owner, ast.Name) and owner.id == "__builtins__":  # a dict outside IPython
+                return owner, node.slice
             if (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "vars"
                     and len(owner.args) == 1):
                 return owner.args[0], node.slice
@@ -379,12 +416,13 @@ class _Resolver:
         return (owner, text) if text is not None else None
 
     def importer(self, node) -> bool:
-        """Is this node __import__ or importlib.import_module (under any name)?"""
+        """Is this node __import__, importlib.import_module or a NAMED_IMPORTERS function (under any name)?"""
         if isinstance(node, ast.Name):
             bound = self.notebook.imported.get(node.id)
-            return node.id == "__import__" or bound in (("importlib", "import_module"), ("builtins", "__import__"))
+            return (node.id == "__import__" or bound in (("importlib", "import_module"), ("builtins", "__import__"))
+                    or bound in NAMED_IMPORTERS)
         found = self.attribute(node)
-        return found is not None and found[1] in IMPORTERS
+        return found is not None and (found[1] in IMPORTERS or (self.module(found[0]), found[1]) in NAMED_IMPORTERS)
 
     def imported_by(self, call) -> str | None:
         """The module a call of an importer imports, when its name is spelled out in literals (a
@@ -396,6 +434,9 @@ class _Resolver:
             return None
         bound = self.notebook.imported.get(call.func.id) if isinstance(call.func, ast.Name) else None
         dunder = bound == ("builtins", "__import__")
+        found = self.attribute(call.func)
+        if bound in NAMED_IMPORTERS or found is not None and (self.module(found[0]), found[1]) in NAMED_IMPORTERS:
+            return name.replace(":", ".")  # `module:attribute` or a dotted path: what it names, imported
         if _called_name(call.func) == "__import__" or dunder:
             level = _keyword(call, "level", 4)
             if level is not None and not (isinstance(level, ast.Constant) and level.value == 0):
@@ -493,12 +534,30 @@ class _Cell(_Resolver):
                 self.found.add(COMPUTED_IMPORT)  # a name built at run time, or relative to an unknown package
             elif name.split(".")[0] == "gc":
                 self.found.add(GC)
+            elif name.split(".")[0] in FRAME_MODULES:
+                self.found.add(FRAMES)
         if self.is_sys_modules(node) and not self.plain_lookup(node):
             self.found.add(MODULES)
         found = self.attribute(node)
         if found is not None:
             self.visit_attribute(node, *found)
         self.visit_module_paths(node)
+        self.visit_replacement(node)
+
+    def visit_replacement(self, node) -> None:
+        """REPLACES where a module's attribute is assigned or deleted (`jax.experimental.pallas = mine`,
+        `setattr(module, name, value)`): what the course's probes find there when they run is then
+        the student's."""
+        replaced = (isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del))
+                    or isinstance(node, ast.Call) and _called_name(node.func) in ("setattr", "delattr")
+                    and len(node.args) >= 2)
+        if not replaced:
+            return
+        owner, name = (node.value, node.attr) if isinstance(node, ast.Attribute) else (node.args[0],
+                                                                                       literal(node.args[1]))
+        module = self.module(owner)
+        if module is not None and (module, name) not in REDIRECTED:
+            self.found.add(REPLACES)
 
     def visit_module_paths(self, node) -> None:
         """UNRESOLVED where a module object goes where the scan cannot follow it."""
@@ -549,6 +608,8 @@ class _Cell(_Resolver):
                 self.found.add(PACKAGE)
             if top == "gc":
                 self.found.add(GC)
+            if top in FRAME_MODULES:
+                self.found.add(FRAMES)
         if isinstance(node, ast.ImportFrom) and not node.level:
             for alias in node.names:
                 self.visit_imported(node.module or "", alias.name)
@@ -562,6 +623,12 @@ class _Cell(_Resolver):
             self.found.add(CLOSURES)
         if module in DESCRIPTOR_MODULES and name in DESCRIPTOR_FUNCTIONS:
             self.found.add(DESCRIPTORS)
+        if module == "signal" and name == "signal":
+            self.found.add(FRAMES)  # a handler is handed the frame it interrupts
+        if name in IMPORT_ATTRIBUTES or module.split(".")[0] == "importlib" and name in IMPORTLIB_CLASSES:
+            self.found.add(IMPORT_MACHINERY)
+        if name == "__subclasses__":
+            self.found.add(SUBCLASSES)
 
     def visit_name(self, node: ast.Name) -> None:
         if node.id == GRADER_PACKAGE:
@@ -587,13 +654,20 @@ class _Cell(_Resolver):
             self.found.add(FRAMES)
         if name in DESCRIPTOR_FUNCTIONS and module in DESCRIPTOR_MODULES:
             self.found.add(DESCRIPTORS)
+        if module == "signal" and name == "signal":
+            self.found.add(FRAMES)  # a handler is handed the frame it interrupts
+        if name in IMPORT_ATTRIBUTES or top == "importlib" and name in IMPORTLIB_CLASSES:
+            self.found.add(IMPORT_MACHINERY)
+        if name == "__subclasses__":
+            self.found.add(SUBCLASSES)
         if top == "gc":
             self.found.add(GC)
         if top == GRADER_PACKAGE:
             self.found.add(PACKAGE)
-        if name in IMPORTERS:
+        if self.importer(node):
             parent = self.parents.get(node)
-            if not (isinstance(parent, ast.Call) and parent.func is node):
+            # Passed around, what it imports is not read here; `mock.patch.object(...)` imports nothing.
+            if not (isinstance(parent, ast.Call) and parent.func is node or isinstance(parent, ast.Attribute)):
                 self.found.add(COMPUTED_IMPORT)
 
     def plain_lookup(self, node) -> bool:

@@ -61,6 +61,7 @@ from .bounded_kernel import BoundedKernelManager
 from .cell_roles import CellRoles, run_anyway
 from .code_scan import code_cells
 from .kernel_pair import KernelPair
+from .nesting import MAX_NESTING, deeper_than, flattened
 from .output_limits import CAPPED_MESSAGES, MESSAGE_FACTOR, NOTEBOOK_FACTOR, OutputBudget, copies, message_size, trimmed
 from . import recount  # recount (issue 51): performance-04's measure run apart from the notebook
 from .sanitize import sanitize_html
@@ -490,6 +491,11 @@ class GuardedExecute(KernelPair, Execute):
             self.output_budget.cut(cell.outputs, cell_index, said, notebook=said.startswith("the notebook"))
             return None
         kind = msg.get("msg_type")
+        if kind in CAPPED_MESSAGES and deeper_than(content):  # nbformat reads an output by recursion
+            self.output_budget.cut(cell.outputs, cell_index, f"{MAX_NESTING} levels of nesting")
+            if not self._decides_grade(msg):
+                return None
+            msg = trimmed(flattened(msg))
         if kind in CAPPED_MESSAGES:
             # Counted here, before nbclient keeps anything of it; past a cap it is dropped here: a
             # flood of small messages costs seconds, not the cell's time limit, and no kind of

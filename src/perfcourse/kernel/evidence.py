@@ -11,7 +11,10 @@ uses a tampering primitive:
   a generator's `gi_frame`, ...);
 - ctypes (`ctypes.dlopen`, `ctypes.dlsym`, `ctypes.addressof`, `ctypes.string_at`, from_address ...);
 - `sys.settrace`, `sys.setprofile`, `sys.addaudithook`, and a trace or profile function in place
-  when a cell starts (`threading.settrace` included);
+  when a cell starts (`threading.settrace` included), or a signal handler of the student's (Python
+  hands it the frame it interrupts);
+- unpickling a name from the grading package (`pickle.find_class`: a pickle's GLOBAL imports the
+  module it names and walks a dotted path in it);
 - building code objects or functions by hand, or compiling code under a file's name.
 
 The grading sandbox's launcher copies those lines into a file outside the sandbox (see
@@ -34,11 +37,13 @@ functions defined in them, whatever label they were compiled under, so a helper 
 `timeit.timeit("...")` compiles in timeit's frame), and code a student's frame ran. The code objects
 are kept in a table of MAX_CODES; a full table is flagged, and from then on every frame of code
 from a string counts as the student's (it fails closed). For most
-primitives that is the immediate caller, seen through `inspect`, `ctypes`, `unittest.mock` and
-code compiled from strings (so `exec("sys._getframe()")` and `mock.patch.object(f, "__defaults__",
-...)` are still the student's). For gc walks and new audit hooks, which no library makes in normal
-work, it is the first student frame anywhere on the stack, unless the grader's own code (this
-package) comes first. Threads: where a thread calls what it was given (Thread.run, Timer.run, a
+primitives that is the immediate caller, seen through `inspect`, `ctypes`, `unittest.mock`, the
+modules that take frames or set trace functions for their callers (`bdb`, `pdb`, `trace`, `profile`,
+IPython's `IPython/utils/frame.py`) and code compiled from strings (so `exec("sys._getframe()")`
+and `mock.patch.object(f, "__defaults__", ...)` are still the student's). For gc walks, new audit
+hooks and unpickling the grading package, which no library does in normal work, it is the first
+student frame anywhere on the stack, unless the grader's own code (this package) comes first.
+Threads: where a thread calls what it was given (Thread.run, Timer.run, a
 pool's work item), the code responsible is what it was given: a builtin (`Thread(target=
 gc.get_objects)`) or code seen through is the student's, since no library starts a thread so, and
 an event with no Python frame at all (`_thread.start_new_thread(gc.get_objects, ())`) is too.
@@ -130,6 +135,11 @@ LABELS = {
     "compile:file": "compiled code under a file's path (compile)",
     "code.__new__": "built a code object (types.CodeType or code.replace)",
     "function.__new__": "built a function from a code object (types.FunctionType)",
+    "pickle:course": "unpickled a name from the grading package (pickle.find_class)",
+    "hook:__import__": ("builtins.__import__ was replaced when a cell started: every import statement runs "
+                        "the student's code, handed the importing module's namespace"),
+    "hook:signal": ("a signal handler of the student's was in place when a cell started (signal.signal: "
+                    "it is handed the frame it interrupts)"),
     **{f"ctypes:{event}": f"used ctypes ({event})" for event in CTYPES_EVENTS},
     "codes:full": (f"ran code from strings past the {MAX_CODES} code objects the audit hook keeps: from then on "
                    "every frame of code from a string counts as the student's"),
@@ -204,8 +214,13 @@ def _make_hook(fd: int):
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     library = os.path.dirname(os.path.abspath(inspect.__file__))  # the standard library's folder
+    # Also seen through: the modules whose purpose is to set a trace or profile function, or take a
+    # frame, for the code that calls them (debuggers, tracers, the pure-Python profiler, IPython's
+    # frame utilities); no library calls them in a grading kernel's normal work.
     through = (os.path.abspath(inspect.__file__), os.path.join(library, "unittest", "mock.py"),
-               os.path.dirname(os.path.abspath(ctypes.__file__)) + os.sep)
+               os.path.dirname(os.path.abspath(ctypes.__file__)) + os.sep,
+               *(os.path.join(library, name) for name in ("bdb.py", "pdb.py", "trace.py", "profile.py")),
+               *_ipython_frame_utilities())
     # Where a thread calls what it was started with (Thread.run, Timer.run, a pool's _WorkItem.run):
     # the code responsible is whatever the thread was given to run.
     machinery = (os.path.abspath(threading.__file__), os.path.join(library, "concurrent", "futures", "thread.py"))
@@ -215,6 +230,14 @@ def _make_hook(fd: int):
     work = os.path.join(os.path.abspath(os.getcwd()), "")
     safe_name = re.compile(r"[^A-Za-z0-9_.]")
     installed = installed_roots()
+
+    course = __name__.split(".")[0]
+
+    def course_pickle(args):
+        # A pickle's GLOBAL names a module and a dotted path in it that pickle imports and walks: the
+        # grading package's code reached with no importer called and no attribute read by the student.
+        module = args[0] if args else None
+        return "pickle:course" if isinstance(module, str) and module.split(".")[0] == course else None
 
     def frame_attribute(args):
         return FRAME_ATTRIBUTES.get(args[1]) if len(args) > 1 and isinstance(args[1], str) else None
@@ -248,6 +271,7 @@ def _make_hook(fd: int):
         "sys.addaudithook": ("sys.addaudithook", on_stack),
         "sys.monitoring.register_callback": ("sys.monitoring", caller),  # Python 3.12 on: settrace's successor
         "compile": (compiled, caller),
+        "pickle.find_class": (course_pickle, on_stack),
         "code.__new__": ("code.__new__", caller),
         "function.__new__": ("function.__new__", caller),
         **{event: (f"ctypes:{event}", caller) for event in CTYPES_EVENTS},
@@ -384,9 +408,38 @@ def _make_hook(fd: int):
             frame = frame.f_back
         return False
 
-    def hooks(trace=sys.gettrace, profile=sys.getprofile, threads=vars(threading)):
-        """The trace and profile functions in place now: this thread's, and those set for new threads."""
+    def student_handler(handler, static=inspect.getattr_static, method=types.MethodType,
+                        function=types.FunctionType, partial=functools.partial):
+        """Is a signal handler the student's code? Read as its type defines it, as given() reads."""
+        if type(handler) is method:
+            handler = handler.__func__
+        for _ in range(8):
+            if type(handler) is not partial:
+                break
+            handler = handler.func
+        if type(handler) is not function:  # a callable object: its class's __call__
+            handler = static(type(handler), "__call__", None)
+        if type(handler) is not function:  # SIG_DFL, SIG_IGN, a builtin (Python's own SIGINT handler)
+            return False
+        code = handler.__code__
+        return id(code) in codes or classify(code.co_filename) in (CELL, THROUGH)
+
+    def hooks(trace=sys.gettrace, profile=sys.getprofile, threads=vars(threading), signals=_signals(),
+              builtin=vars(sys.modules["builtins"]), importer=__import__):
+        """The trace and profile functions in place now: this thread's, and those set for new threads;
+        a signal handler of the student's (Python hands a handler the frame it interrupts); and
+        builtins.__import__ replaced (an import statement hands it the importing module's globals)."""
         found = []
+        if builtin.get("__import__") is not importer:
+            found.append("hook:__import__")
+        valid, handler_of = signals
+        for number in valid:
+            try:
+                if student_handler(handler_of(number)):
+                    found.append("hook:signal")
+                    break
+            except Exception:
+                continue
         if trace() is not None:
             found.append("hook:sys.settrace")
         if profile() is not None:
@@ -472,6 +525,25 @@ def _make_hook(fd: int):
             pass
 
     return hook
+
+
+def _ipython_frame_utilities() -> tuple[str, ...]:
+    """IPython's frame utilities' file (extract_module_locals and its kind), found without importing IPython."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("IPython")
+    except (ImportError, ValueError):
+        return ()
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    return tuple(os.path.join(os.path.abspath(folder), "utils", "frame.py") for folder in folders[:1])
+
+
+def _signals():
+    """(the signal numbers, signal.getsignal), bound when the hook is made."""
+    import signal
+
+    return tuple(signal.valid_signals()), signal.getsignal
 
 
 def installed_roots() -> tuple[str, ...]:

@@ -12,7 +12,40 @@ never sends (`perfcourse.checks.pallas`).
 """
 from __future__ import annotations
 
+import os
+import sys
+import types
+
+from .. import library
+from ..evidence import installed_roots
+
 PROBES = ("export_kernel", "export_tiling")
+_ROOTS = installed_roots()
+
+
+def pallas_as_installed() -> bool:
+    """Is the pallas these probes import (inside their functions, when they run) JAX's own: the module
+    Python imported under its name, its functions defined in the installed environment's files? A copy
+    put in its place (`jax.experimental.pallas = mine`) could build a body the student never wrote."""
+    experimental = sys.modules.get("jax.experimental")
+    pallas = vars(experimental).get("pallas") if experimental is not None else None
+    if pallas is None:
+        return True  # not imported yet: nothing to build with
+    if type(pallas) is not types.ModuleType or pallas is not sys.modules.get("jax.experimental.pallas"):
+        return False
+    for name in ("pallas_call", "when", "program_id"):
+        function = vars(pallas).get(name)
+        if type(function) is types.FunctionType:  # where its code was compiled from
+            where = function.__code__.co_filename
+        else:  # a callable object (another JAX's wrapper, say): where its class's module was loaded from
+            where = getattr(sys.modules.get(getattr(type(function), "__module__", "")), "__file__", None) or ""
+        if not os.path.normpath(where).startswith(_ROOTS):
+            return False
+    return True
+
+
+# Flagged by the agent after a probe ran (kernel/library.py): from the first pallas probe on.
+library.watch("jax.experimental.pallas", pallas_as_installed)
 
 
 def course_kernel(x_ref, y_ref, o_ref):
