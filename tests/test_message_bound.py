@@ -241,7 +241,7 @@ def test_an_output_nested_past_the_bound_is_dropped_unread_with_a_note():
     kinds = [out.output_type for out in cell.outputs]
     assert kinds == ["display_data", "stream", "error"], kinds
     assert "100 levels of nesting" in cell.outputs[1].text and cell.outputs[2].evalue == "v"
-    assert execute._cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
+    assert execute.output_budget.cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
 
 
 def test_a_message_part_too_deep_to_parse_reads_as_too_deep_and_is_dropped():
@@ -260,6 +260,6 @@ def test_a_message_part_too_deep_to_parse_reads_as_too_deep_and_is_dropped():
     execute = budgeted()
     start_cell(execute)
     execute.process_message(message("display_data", {TOO_DEEP: True}), execute.nb.cells[0], 0)
-    assert execute._cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
+    assert execute.output_budget.cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
     km = BoundedKernelManager(kernel_name="python3")
     assert getattr(km.client().session.unpack, "bounded", False)

@@ -295,8 +295,8 @@ def _recount_result() -> dict | None:
     (no channel: tests and the project's checker), or none came in time (the grader flags that)."""
     from ..kernel import recount
 
-    channel = getattr(remote._channel, "path", None)
-    if not remote.grading() or not channel:
+    channel = remote.channel_path()
+    if not channel:
         return None
     from pathlib import Path
 

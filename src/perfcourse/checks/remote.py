@@ -216,6 +216,12 @@ def grading() -> bool:
     return _channel is not None
 
 
+def channel_path() -> str | None:
+    """The path of the channel's socket to the student's kernel while grading, else None: the grader
+    writes what it hands the trusted kernel beside it (grading/recount.py)."""
+    return _channel.path if _channel is not None else None
+
+
 def values_only(answer):
     """A plain copy of `answer` when it holds values only, else CheckFailed naming what it holds.
 
