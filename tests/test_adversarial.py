@@ -22,12 +22,13 @@ pytestmark = [pytest.mark.e2e,  # kernels, graded classes or executed notebooks 
               pytest.mark.xdist_group("graded-demo")]  # graded in the demo's course, on the demo's worker
 
 # Entries marked '# tier: nightly' (most of them wait out a limit) are graded by the nightly tier
-# (tests/test_under_load.py grades the whole catalogue), not here.
-HOSTILE = [s for s in samples.discover(ROOT, folder="adversarial", prefix="hostile") if not s.nightly]
+# (tests/test_under_load.py grades the whole catalogue), not here; those marked '# tier: demo' are
+# graded, scored and their reasons read in the quick demo's class (tests/test_grading.py), not again.
+HOSTILE = [s for s in samples.discover(ROOT, folder="adversarial", prefix="hostile") if not s.nightly and not s.demo]
 # The hostile class is graded in the demo's course, after the demo (tests/test_grading.py proves
-# every honest sample there). These honest performance-01 students, one correct and two wrong in
-# different cells, are graded again beside the hostile ones, at the same time.
-HONEST_CASES = ("alternative", "unsynchronized", "averaged-samples")  # graded by the quick demo too
+# every honest sample there). These honest performance-01 students, one correct and one wrong, are
+# graded again beside the hostile ones, at the same time.
+HONEST_CASES = ("alternative", "unsynchronized")  # graded by the quick demo too
 HONEST = [s for s in samples.discover(ROOT, ["performance-01"]) if s.case in HONEST_CASES]
 
 
@@ -58,8 +59,11 @@ def test_the_class_is_graded_and_the_refused_submissions_are_named(hostile_class
     assert proc.returncode == 1, "grading must fail loudly when a submission cannot be graded"
     for sample in refused:
         assert f"NOT GRADED {sample.student}/{sample.lesson}:" in proc.stdout
-    # The honest students' other lessons (graded by the demo) are in view too: only these were graded now.
-    assert {key for key in rows if key[0].startswith("hostile")} == {(s.student, s.lesson) for s in HOSTILE}
+    # The honest students' other lessons and the demo's own hostile entries (graded by the demo) are in
+    # view too: only these were graded now.
+    demo = {(s.student, s.lesson) for s in samples.discover(ROOT, folder="adversarial", prefix="hostile")
+            if s.demo and not s.nightly}
+    assert {key for key in rows if key[0].startswith("hostile")} - demo == {(s.student, s.lesson) for s in HOSTILE}
     assert all((s.student, s.lesson) in rows for s in HONEST)
 
 

@@ -61,7 +61,12 @@ from jupyter_browser import (AUTOGRADE_S, FETCH_S, FORMGRADER_S, RELEASE_S, RESU
 from perfcourse import nbgrader_bridge, samples
 from perfcourse.release import released
 
-pytestmark = pytest.mark.e2e
+# Nightly since 6 December, when `make test` took 9 min 52 s on 2 cores (CI's installs come on top):
+# the hub test, about 90 s with its hub, proxy, three servers and a browser, is the longest test
+# outside the graded class. Formgrader's path (release, collect, autograde, feedback) stays in
+# `make test` through tests/test_browser.py's round trip in JupyterLab, the exchange through the
+# student's walk; what only this test proves is the hub's spawner, proxy and shared exchange.
+pytestmark = [pytest.mark.e2e, pytest.mark.nightly]
 
 LESSON = "performance-01"
 NOTEBOOK = f"{LESSON}/{LESSON}.ipynb"   # where Fetch puts it in a student's home

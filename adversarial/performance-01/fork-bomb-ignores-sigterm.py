@@ -6,6 +6,7 @@
 # would leave the kernel no threads for its own work: that costs a notebook its later cells, as
 # forks-and-memory shows, not its teardown.)
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
+# tier: nightly
 # %% solutions
 # %% replace workload
 import os

@@ -7,6 +7,7 @@
 # reason: the evidence channel was open under a second descriptor in the kernel
 # reason: code touches file descriptors
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
+# tier: nightly
 # %% solutions
 # %% replace workload
 import os as _os

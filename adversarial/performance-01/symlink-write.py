@@ -2,6 +2,7 @@
 # write, by links to the gradebook, hoping the grader writes the graded notebook through them.
 # The kernel works in a scratch folder of its own; the grader writes autograded/ itself.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
+# tier: nightly
 # %% solutions
 # %% replace workload
 import os
