@@ -87,15 +87,18 @@ FIRST_RUN_HOLD_FACTOR = 10.0  # the hold of a freshly compiled program's first r
                               # among the warm samples is then longer than any warm run, in every run
 CLOCK_SLACK = 0.005          # seconds a span may fall short of its path: clock reads, the channel
 HOLD_LEAST = 0.04            # seconds: the unit of a hold when compiling takes less
-WAIT_WORK = 0.05             # seconds of device work in each run of the wait check (no host callback: calls return
+WAIT_WORK = 0.2              # seconds of device work in each run of the wait check (no host callback: calls return
                              # before their runs end, so a sample read without waiting is far shorter)
+WAIT_MARGIN = 8              # a waited sample is at least WAIT_WORK / WAIT_MARGIN: the work's trip count comes from a
+                             # calibration that load may have slowed (a factor of 2 failed the solution once in the
+                             # end-to-end tier), and a dispatch takes well under 25 ms
 STEPS = (1, 3)               # unrolled steps of the instrument (picked here: part of its program)
 
 __all__ = ["FIRST_RUN_HOLD_FACTOR", "GROWTH_VERDICTS", "HOLD_FACTOR", "RUN_HOLD_FACTOR",
            "Calibration", "MeasureRun", "Program", "calibrate", "check_loop_growth", "check_measure_compile_apart",
            "check_measure_equations", "check_scanned_result", "check_scanned_size", "compile_span_problems",
            "count_equations", "count_structure", "expected_growth", "growth_cases", "run_instrument",
-           "top_level_equations", "unwaited_run_problems", "WAIT_WORK"]
+           "top_level_equations", "unwaited_run_problems", "WAIT_MARGIN", "WAIT_WORK"]
 
 
 # --------------------------------------------------------------------------- equation counts
@@ -554,9 +557,9 @@ FIRST_RUN_IN_SAMPLES = ("run_seconds holds the compiled program's first run (or 
 
 def unwaited_run_problems(run: MeasureRun) -> list[str]:
     """Each run of the unheld instrument does `run.work` calibrated seconds of device work, and its call
-    returns before that work ends: a sample shorter than half of it read the clock before the result was
-    ready."""
-    if run.work > 0 and any(s < run.work / 2 for s in run.result["run_seconds"]):
+    returns before that work ends: a sample shorter than a WAIT_MARGIN-th of it read the clock before the
+    result was ready."""
+    if run.work > 0 and any(s < run.work / WAIT_MARGIN for s in run.result["run_seconds"]):
         return [UNWAITED_RUNS]
     return []
 
