@@ -361,7 +361,7 @@ def test_every_course_loop_reads_as_its_cause(kind, variant):
         assert {k: evidence[k] for k in ("compiles", "transfers", "executions")} == \
             {"compiles": [0] * steps, "transfers": [0] * steps, "executions": programs * steps}
         # Most steps (what the rule reads), not every one: a step of a loop timed beside the suite's other
-        # worker can wait more (CI saw one step over the share on 2 cores).
+        # worker can wait more (make test saw one step over the share on 2 cores, 6 December).
         waiting = sorted(evidence["waiting"])
         assert waiting[(len(waiting) - 1) // 2] < diagnosis.DISPATCH_SHARE, waiting
 
