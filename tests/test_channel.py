@@ -17,6 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import served_agent
+
 from perfcourse.channel.codec import ChannelError, Codec
 from perfcourse.checks import CheckFailed, remote, sharding
 from perfcourse.kernel.agent import Agent
@@ -127,12 +129,7 @@ def student():
         yield channel, namespace
     finally:
         remote._channel = previous
-        with socket.socket(socket.AF_UNIX) as sock:  # what the grader sends after a grade cell
-            sock.connect(path)
-            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
-            sock.sendall(struct.pack(">I", len(message)) + message)
-            sock.recv(64)
-        thread.join(5)
+        served_agent.end(path, thread)
 
 
 def fetch(channel, *names):
@@ -295,24 +292,6 @@ def test_trusted_exceptions_reach_student_code_as_the_same_builtin_type(student)
     assert catches(Compiled()) == "caught 'no plan'"
 
 
-def _serve(namespace: dict) -> tuple[str, threading.Thread]:
-    """A student's namespace served by the real agent on a thread, until the grader's "end"."""
-    path = os.path.join(tempfile.mkdtemp(), "student.sock")
-    agent = Agent.at(path, namespace)
-    thread = threading.Thread(target=agent.serve, daemon=True)
-    thread.start()
-    return path, thread
-
-
-def _end(path: str, thread: threading.Thread) -> None:
-    with socket.socket(socket.AF_UNIX) as sock:
-        sock.connect(path)
-        message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
-        sock.sendall(struct.pack(">I", len(message)) + message)
-        sock.recv(64)
-    thread.join(5)
-
-
 def test_a_kept_trusted_kernel_forgets_the_last_notebook(monkeypatch):
     """The grader's trusted kernel grades one notebook after another (grading/trusted_kernel.py):
     nothing a grade cell bound or fetched, and nothing a check measured, reaches the next notebook."""
@@ -323,8 +302,8 @@ def test_a_kept_trusted_kernel_forgets_the_last_notebook(monkeypatch):
     monkeypatch.setattr(sys, "stderr", sys.stderr)  # install() points stderr at stdout
     monkeypatch.setattr(remote, "_channel", None)
     shell = InteractiveShell.instance()
-    first, first_thread = _serve({"answer": 21, "helper": lambda x: x + 1})
-    second, second_thread = _serve({"other": 5})
+    first, first_thread = served_agent.serve({"answer": 21, "helper": lambda x: x + 1})
+    second, second_thread = served_agent.serve({"other": 5})
     try:
         remote.start_notebook(first, "import numpy as np")
         assert shell.run_cell("doubled = answer * 2\nbumped = helper(1)\nnp_here = np.float32").success
@@ -332,7 +311,7 @@ def test_a_kept_trusted_kernel_forgets_the_last_notebook(monkeypatch):
         monkeypatch.setattr(timing, "_calibration", timing.Calibration(1e-9))
         remote._trusted_class("jax.stages.Lowered")
         assert not shell.run_cell("raise ValueError('last notebook')").success
-        _end(first, first_thread)
+        served_agent.end(first, first_thread)
 
         remote.start_notebook(second, "")
         assert timing._calibration is None  # measured afresh for this notebook
@@ -345,7 +324,7 @@ def test_a_kept_trusted_kernel_forgets_the_last_notebook(monkeypatch):
     finally:
         for path, thread in ((first, first_thread), (second, second_thread)):
             if thread.is_alive():
-                _end(path, thread)
+                served_agent.end(path, thread)
         if remote._channel is not None:
             shell.events.unregister("pre_run_cell", remote._channel.before_cell)
             remote._channel.close()

@@ -1,17 +1,13 @@
 """performance-03 (read the program): the hidden-test helper without a kernel, the notebook, the artifact."""
 import contextlib
 import json
-import os
-import socket
-import struct
-import tempfile
-import threading
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import served_agent
 from conftest import ROOT
 
 from perfcourse.checks import remote, stages
@@ -21,7 +17,6 @@ from perfcourse.checks.stages import (COST_KEYS, ESTIMATE_FIELDS, MEMORY_FIELDS,
                                       matmul_inputs, not_run_problems, read_watched, shapes, stage_problems,
                                       stand_in_cases)
 from perfcourse.course import read_notebook
-from perfcourse.kernel.agent import Agent
 from perfcourse.kernel.probes.stages import CompiledStandIn, watched_workload
 
 LESSON = "performance-03"
@@ -429,22 +424,8 @@ def test_shapes_read_every_kind_of_abstract_value():
 
 @contextlib.contextmanager
 def served(namespace: dict):
-    path = os.path.join(tempfile.mkdtemp(), "student.sock")
-    agent = Agent.at(path, namespace)
-    thread = threading.Thread(target=agent.serve, daemon=True)
-    thread.start()
-    channel = remote.Channel(path)
-    previous, remote._channel = remote._channel, channel
-    try:
+    with served_agent.served(namespace) as channel:
         yield channel.request("names", sorted(namespace))
-    finally:
-        remote._channel = previous
-        with socket.socket(socket.AF_UNIX) as sock:  # what the grader sends after a grade cell
-            sock.connect(path)
-            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
-            sock.sendall(struct.pack(">I", len(message)) + message)
-            sock.recv(64)
-        thread.join(5)
 
 
 def test_over_the_channel_the_checks_question_the_students_own_objects():

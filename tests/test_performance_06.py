@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pytest
 
+import served_agent
 from conftest import ROOT
 
 from perfcourse.checks import CheckFailed, InstrumentMissing, profiling, traces
@@ -408,34 +409,15 @@ def test_over_the_channel_the_plan_is_asked_from_the_students_kernel_and_the_fil
     """The solution's functions in a namespace served by the real agent on a thread: the plan's calls
     and the trace file's bytes cross a real socket, and the trace of the agent's own calls inside each
     step shows no wait."""
-    import os
-    import socket
-    import struct
-    import tempfile
-    import threading
-
     from perfcourse.checks import remote
-    from perfcourse.kernel.agent import Agent
 
     namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
-    path = os.path.join(tempfile.mkdtemp(), "student.sock")
-    agent = Agent.at(path, {name: namespace[name] for name in ("capture", "load_trace", "train")})
-    thread = threading.Thread(target=agent.serve, daemon=True)
-    thread.start()
-    previous, remote._channel = remote._channel, remote.Channel(path)
-    try:
-        found = remote._channel.request("names", ["capture", "load_trace", "train"])
+    names = ["capture", "load_trace", "train"]
+    with served_agent.served({name: namespace[name] for name in names}) as channel:
+        found = channel.request("names", names)
         assert type(found["train"]) is remote.Remote
         profiling.check_capture(found["capture"], found["load_trace"], rng=np.random.default_rng(11))
         profiling.check_train(found["train"], rng=np.random.default_rng(12))
-    finally:
-        remote._channel = previous
-        with socket.socket(socket.AF_UNIX) as sock:
-            sock.connect(path)
-            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
-            sock.sendall(struct.pack(">I", len(message)) + message)
-            sock.recv(64)
-        thread.join(5)
 
 
 @pytest.mark.slow
@@ -443,33 +425,13 @@ def test_over_the_channel_the_three_numbers_instrument_is_held_and_timed_here():
     """The solution's three_numbers served by the real agent on a thread: each call of the instrument
     asks this side's Calls over a real socket (held here, counted and timed here, told when the function
     returned), and the trace file's bytes come back and are parsed here."""
-    import os
-    import socket
-    import struct
-    import tempfile
-    import threading
-
     from perfcourse.checks import remote
-    from perfcourse.kernel.agent import Agent
 
     namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
-    path = os.path.join(tempfile.mkdtemp(), "student.sock")
-    agent = Agent.at(path, {"three_numbers": namespace["three_numbers"]})
-    thread = threading.Thread(target=agent.serve, daemon=True)
-    thread.start()
-    previous, remote._channel = remote._channel, remote.Channel(path)
-    try:
-        found = remote._channel.request("names", ["three_numbers"])
+    with served_agent.served({"three_numbers": namespace["three_numbers"]}) as channel:
+        found = channel.request("names", ["three_numbers"])
         assert type(found["three_numbers"]) is remote.Remote
         profiling.check_three_numbers(found["three_numbers"], rng=np.random.default_rng(13))
-    finally:
-        remote._channel = previous
-        with socket.socket(socket.AF_UNIX) as sock:
-            sock.connect(path)
-            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
-            sock.sendall(struct.pack(">I", len(message)) + message)
-            sock.recv(64)
-        thread.join(5)
 
 
 # --- the notebook -----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pytest
 
+import served_agent
 from conftest import ROOT
 from lesson_samples import assert_samples_cover_every_cell, judged_cells
 from lesson_samples import lesson_namespace as run_lesson_cells
@@ -615,36 +616,16 @@ def test_a_jax_whose_traces_read_otherwise_stops_the_checks_instead_of_failing_s
 def test_over_the_channel_the_plan_is_lent_and_the_files_parsed_here(cached_course_loops):
     """The solution's functions served by the real agent on a thread: the plan's calls, the factories'
     arrays, the evidence handed to diagnose and the trace files' bytes cross a real socket."""
-    import os
-    import socket
-    import struct
-    import tempfile
-    import threading
-
     from perfcourse.checks import remote
-    from perfcourse.kernel.agent import Agent
 
     names = ("trace_steps", "diagnose", "fast_loop_b")
     namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
-    path = os.path.join(tempfile.mkdtemp(), "student.sock")
-    agent = Agent.at(path, {name: namespace[name] for name in names})
-    thread = threading.Thread(target=agent.serve, daemon=True)
-    thread.start()
-    previous, remote._channel = remote._channel, remote.Channel(path)
-    try:
-        found = remote._channel.request("names", list(names))
+    with served_agent.served({name: namespace[name] for name in names}) as channel:
+        found = channel.request("names", list(names))
         assert all(type(found[name]) is remote.Remote for name in names)
         diagnosis.check_trace_steps(found["trace_steps"], rng=np.random.default_rng(11))
         diagnosis.check_diagnose(found["diagnose"], rng=np.random.default_rng(12))
         diagnosis.check_fix(found["fast_loop_b"], "b", rng=np.random.default_rng(13))
-    finally:
-        remote._channel = previous
-        with socket.socket(socket.AF_UNIX) as sock:
-            sock.connect(path)
-            message = json.dumps({"id": 0, "op": "end", "args": [], "kwargs": []}).encode()
-            sock.sendall(struct.pack(">I", len(message)) + message)
-            sock.recv(64)
-        thread.join(5)
 
 
 # --- the notebook -----------------------------------------------------------------------------------
