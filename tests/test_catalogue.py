@@ -77,3 +77,31 @@ def test_the_dispatcher_names_a_probe_its_course_file_did_not_define(monkeypatch
     assert named == ["perfcourse.kernel.probes.loops.build"]
     monkeypatch.setattr(probes, "run", lambda name, *args, **kwargs: None)
     assert "perfcourse.kernel.probes.run" in library.changed()
+
+
+def test_the_pallas_watch_sees_a_wrapper_and_a_module_left_only_in_sys_modules(monkeypatch):
+    """A review found two ways past the watch: a student's function wrapped in functools.partial (a
+    class from the standard library, which is installed) and the attribute deleted with a copy left
+    in sys.modules, where `from jax.experimental import pallas` finds it."""
+    import functools
+    import sys
+    import types
+
+    import jax.experimental
+    from jax.experimental import pallas
+
+    from perfcourse.kernel.probes import pallas as probe
+
+    def mine(body, *args, **kwargs):
+        return pallas.pallas_call(body, *args, **kwargs)
+
+    monkeypatch.setattr(pallas, "pallas_call", functools.partial(mine))
+    assert not probe.pallas_as_installed()
+    monkeypatch.undo()
+    copy = types.ModuleType(pallas.__name__)
+    copy.when, copy.program_id, copy.pallas_call = pallas.when, pallas.program_id, mine
+    monkeypatch.delattr(jax.experimental, "pallas")
+    monkeypatch.setitem(sys.modules, "jax.experimental.pallas", copy)
+    assert not probe.pallas_as_installed()
+    monkeypatch.setitem(sys.modules, "jax.experimental.pallas", pallas)  # the attribute gone, JAX's own left
+    assert probe.pallas_as_installed()

@@ -49,7 +49,10 @@ def test_no_check_module_uses_another_modules_private_names():
 
 def test_the_scan_sees_both_ways_of_borrowing(tmp_path):
     probe = CHECKS / "diagnosis.py"  # a real sibling's name, so the scan takes the module for a check module
-    source = "from . import sharding\nfrom .profiling import _plan\nsharding._blocks(1)\nsharding.mesh(2)\n"
+    source = ("from . import sharding\nfrom .profiling import _plan\nsharding._blocks(1)\nsharding.mesh(2)\n"
+              "from perfcourse.checks.memory import _plain\nimport perfcourse.checks.remat as remat\nremat._held(3)\n")
     fake = tmp_path / probe.name
     fake.write_text(source)
-    assert borrowed_private_names(fake) == ["diagnosis: from .profiling import _plan", "diagnosis: sharding._blocks"]
+    assert borrowed_private_names(fake) == ["diagnosis: from .profiling import _plan",
+                                            "diagnosis: from .memory import _plain",
+                                            "diagnosis: sharding._blocks", "diagnosis: remat._held"]

@@ -263,3 +263,17 @@ def test_a_message_part_too_deep_to_parse_reads_as_too_deep_and_is_dropped():
     assert execute.output_budget.cut_cells == ["the output of cell 1 was cut at 100 levels of nesting"]
     km = BoundedKernelManager(kernel_name="python3")
     assert getattr(km.client().session.unpack, "bounded", False)
+
+
+def test_a_status_or_other_message_too_deep_or_without_its_state_is_dropped():
+    """A review found a student's status message with content {} (or too deep to parse) reached
+    nbclient, which raised on it: the notebook was not graded. Dropped, whatever its kind."""
+    from perfcourse.grading.nesting import TOO_DEEP
+
+    execute = budgeted()
+    start_cell(execute)
+    cell = execute.nb.cells[0]
+    for content in ({}, {TOO_DEEP: True}, {"execution_state": ["idle"]}):
+        assert execute.process_message(message("status", content), cell, 0) is None
+    assert execute.process_message(message("execute_input", {TOO_DEEP: True}), cell, 0) is None
+    assert cell.outputs == []  # (the output kinds too deep are cut with a note: the tests above)

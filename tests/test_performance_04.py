@@ -907,10 +907,12 @@ def test_the_grader_runs_the_recount_in_a_process_of_its_own(tmp_path):
     from types import SimpleNamespace
 
     from perfcourse.grading import recount
+    from perfcourse.grading.kernel_pair import KernelPair
 
     source = nbformat.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb", as_version=4)
     execute = SimpleNamespace(kernel_name="jax-cpu", xla_flags=None, sandbox="none", timeout=60, memory_bytes=None,
                               pids=None, disk_bytes=None, cpu_seconds=None, file_bytes=None)
+    execute._sandbox_limits = lambda: KernelPair._sandbox_limits(execute)  # the limits as the kernels get them
     channel = tmp_path / "abcdefgh"
     channel.mkdir()
     run = recount.start(execute, source, source, channel)

@@ -264,7 +264,8 @@ def test_train_report_with_a_wait_or_missing_scopes_is_refused():
     for i in range(steps):
         events.append(event("train_step", 10000.0 * i, 10.0))
         events.append(event("add", 10000.0 * i + 2500, 5.0, tid=3, hlo_op="add", hlo_module="jit_s", run_id=str(i)))
-    report = {**as_file(events), "params": params, "losses": losses}
+    report = {**as_file(events), "params": params, "losses": losses, "losses_on_device": True}
+
     def judge(report, plan=plan):
         return profiling.train_problems(report, "s", steps, plan, values, size, decay, shift)
 
@@ -275,6 +276,8 @@ def test_train_report_with_a_wait_or_missing_scopes_is_refused():
     assert "annotation" in judge(unscoped)[0]
     assert "losses" in judge({**report, "losses": losses + 1.0})[0]
     assert "still on the device" in judge({**report, "losses_on_device": False})[0]  # a list, or NumPy numbers
+    unsaid = {key: value for key, value in report.items() if key != "losses_on_device"}
+    assert "still on the device" in judge(unsaid)[0]  # a report that does not say is not believed
     # Step 1 began, the grader paused 2 ms before its dispatch: its execution cannot start 1.5 ms in.
     early = [dict(e, ts=e["ts"] - 1000.0) if e.get("args", {}).get("run_id") == "1" else e for e in events]
     assert "after the step began" in judge({**report, **as_file(early)})[0]
@@ -516,7 +519,8 @@ def test_the_checks_judge_recorded_loops_as_they_ran(folder):
         data = (ROOT / "tests" / "data" / folder / f"performance-06-{which}.perfetto_trace.json.gz").read_bytes()
         plan = profiling.Plan(None, {})
         plan._asked = STEPS
-        problems = profiling.train_problems({"file": data, "params": params, "losses": losses}, "train_step",
+        problems = profiling.train_problems({"file": data, "params": params, "losses": losses,
+                                             "losses_on_device": True}, "train_step",
                                             STEPS, plan, values, 16, 0.5, 0.1)
         assert (problems == []) if verdict is None else (verdict in problems[0]), (which, problems)
 

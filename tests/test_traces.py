@@ -25,7 +25,9 @@ def test_executions_by_module_are_the_runs_of_that_module(path):
     assert runs
     on_device = bool(traces.device_processes(trace))
     assert traces.clock_slack(trace) == (traces.DEVICE_CLOCK_SLACK_US if on_device else traces.TIMING_SLACK_US)
-    for module in {module for module, _, _ in runs.values() if module}:
+    modules = {module for module, _, _ in runs.values() if module}
+    assert modules  # every recorded trace names its programs (1-3 modules)
+    for module in modules:
         spans = traces.executions(trace, module)
         whole = sorted((start, end) for named, start, end in runs.values() if named == module)
         assert len(spans) == len(whole)

@@ -227,7 +227,8 @@ def _paced(trace, plan: Plan, steps: list, runs: list, first_index: int) -> bool
     """The k-th execution (in time order) starts no earlier than the k-th step's start plus the
     pause this kernel made before its dispatch (plan index first_index + k), give or take how far
     the device's clock may be from the host's where the trace has device processes."""
-    return all(at_least(start, float(step["ts"]), plan._pauses.get(first_index + k, 0.0), clock_slack(trace))
+    slack = clock_slack(trace)
+    return all(at_least(start, float(step["ts"]), plan._pauses.get(first_index + k, 0.0), slack)
                for k, (step, start) in enumerate(zip(steps, runs)))
 
 

@@ -69,7 +69,9 @@ Per cell:
   "train_step" per step, `step` called once per step (counted here), every step executed once and
   no earlier than its step's start plus the pause made before its dispatch, and no host
   synchronization in any step (this module's own `find_syncs`); the parameters and losses must
-  match NumPy on the values sent from here (float32 tolerance). The step is big enough (about a
+  match NumPy on the values sent from here (float32 tolerance); that the losses came back as one
+  array on the device, not a list, is the probe's word (*evidence*, and a report without it fails). The
+  step is big enough (about a
   million elements) to still be running when the host could wait for it. The same *evidence*
   limit as test_capture: a made-up file that does not follow the pauses is refused; an emulation
   of the profiler that times its own calls is not told apart. Limit of the instrument:
@@ -633,7 +635,7 @@ def train_problems(report, name: str, steps: int, plan: Plan, values, size: int,
                              precision=numerics.FLOAT32)
     except CheckFailed as failure:
         return [str(failure)]
-    if report.get("losses_on_device") is False:
+    if report.get("losses_on_device") is not True:  # the probe's word: unsaid, it fails
         return ["train should return the losses as one array still on the device (jnp.stack of the steps' "
                 "losses): not a list of them, nor NumPy numbers"]
     return []

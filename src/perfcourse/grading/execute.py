@@ -61,7 +61,7 @@ from .bounded_kernel import BoundedKernelManager
 from .cell_roles import CellRoles, run_anyway
 from .code_scan import code_cells
 from .kernel_pair import KernelPair
-from .nesting import MAX_NESTING, deeper_than, flattened
+from .nesting import MAX_NESTING, TOO_DEEP, deeper_than, flattened
 from .output_limits import CAPPED_MESSAGES, MESSAGE_FACTOR, NOTEBOOK_FACTOR, OutputBudget, copies, message_size, trimmed
 from . import recount  # recount (issue 51): performance-04's measure run apart from the notebook
 from .sanitize import sanitize_html
@@ -181,9 +181,9 @@ class GuardedExecute(KernelPair, Execute):
         # for this notebook while the last was graded (trusted_kernel.py); likewise the student's
         # kernel, started for this submission while the last notebook ran (ready_kernel.py).
         ahead = self.take_kernels(submission, self._digest, self._roles.imports)
-        # recount (issue 51): performance-04's measure run apart, its answer beside the channel folder
-        self._recount = recount.start(self, nb, instructor, self._channel_dir)
         try:
+            # recount (issue 51): performance-04's measure run apart, its answer beside the channel folder
+            self._recount = recount.start(self, nb, instructor, self._channel_dir)
             # A worker's SIGTERM kills this notebook's kernels: its cell fails as a dead kernel's,
             # or the next cell stops (interruption.py), and the teardown below runs as after any failure.
             with interruption.stopping(self._kill_kernels):
@@ -491,6 +491,9 @@ class GuardedExecute(KernelPair, Execute):
             self.output_budget.cut(cell.outputs, cell_index, said, notebook=said.startswith("the notebook"))
             return None
         kind = msg.get("msg_type")
+        if kind not in CAPPED_MESSAGES and (content.get(TOO_DEEP) is True or (
+                kind == "status" and not isinstance(content.get("execution_state"), str))):
+            return None  # no message a kernel sends of itself is like this (nbclient would raise on it)
         if kind in CAPPED_MESSAGES and deeper_than(content):  # nbformat reads an output by recursion
             self.output_budget.cut(cell.outputs, cell_index, f"{MAX_NESTING} levels of nesting")
             if not self._decides_grade(msg):

@@ -381,7 +381,7 @@ class KernelPair:
 
     def _kill_kernels(self) -> None:
         """Both kernels of this notebook, killed now (a worker's SIGTERM: interruption.py)."""
-        for km in (self.km, self.trusted_km):
+        for km in (self.student_km or self.km, self.trusted_km):  # during a grade cell self.km is the trusted one
             self._kill(km)
 
     @staticmethod

@@ -38,15 +38,14 @@ def deeper_than(value, levels: int = MAX_NESTING) -> bool:
     """Does `value` (dicts and lists, as a message decodes) nest more than `levels` deep?"""
     if isinstance(value, dict) and value.get(TOO_DEEP) is True:
         return True
-    pending = [(value, 0)]
-    while pending:
+    containers = (dict, list, tuple)
+    pending = [(value, 0)] if isinstance(value, containers) else []
+    while pending:  # containers only: a message of two million numbers costs a pass over a list, no more
         item, depth = pending.pop()
-        if depth > levels:
+        children = item.values() if isinstance(item, dict) else item
+        if depth >= levels and len(children):  # its children lie deeper than `levels`
             return True
-        if isinstance(item, dict):
-            pending.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, (list, tuple)):
-            pending.extend((child, depth + 1) for child in item)
+        pending.extend((child, depth + 1) for child in children if isinstance(child, containers))
     return False
 
 

@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from nbgrader.utils import is_grade, is_solution
 
 from ..kernel import recount as child
 from . import cgroups, fork_server, sandbox
+from .kernel_pair import kernel_argv, xla_flags_after
 
 CHECK_CELL = "test_measure_equations"  # a notebook holding this grade cell is recounted
 CELL = "measure"                       # the solution cell run apart, and the name it defines
@@ -132,12 +134,12 @@ class Recount:
             return ""
 
     def _write(self, outcome: dict) -> None:
-        self.written = outcome
         temporary = self.path.with_name(self.path.name + ".part")
         with contextlib.suppress(OSError):  # the notebook's folders already gone: nothing reads it
             temporary.write_text(json.dumps(outcome))
             temporary.chmod(0o644)  # the trusted kernel's user reads it
             temporary.replace(self.path)
+            self.written = outcome  # only once the check can read it: unwritten, finish() flags it
 
     def _stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -153,8 +155,6 @@ class Recount:
             self.thread.join()  # at once: its process is killed, or none was started
         if self.runtime is not None:
             cgroups.cleanup(self.runtime)
-            import shutil
-
             shutil.rmtree(self.runtime, ignore_errors=True)
         for path in (self.path, self.path.with_name(self.path.name + ".part")):
             with contextlib.suppress(OSError):
@@ -212,15 +212,13 @@ def _launch(execute, nb) -> dict:
     from jupyter_client.kernelspec import KernelSpecManager
 
     spec = KernelSpecManager().get_kernel_spec(execute.kernel_name or nb.metadata.get("kernelspec", {}).get("name"))
-    # Python and its flags as execute.kernel_argv runs a kernel (with -P), then this module
-    python, flags = spec.argv[0], spec.argv[1:spec.argv.index("-m")]
-    argv = [python, *([] if "-P" in flags else ["-P"]), *flags, "-m", child.__name__]
+    # Python and its flags as a kernel runs (kernel_pair.kernel_argv: with -P), then this module
+    kernel = kernel_argv(spec.argv)
+    argv = [*kernel[:kernel.index("-m")], "-m", child.__name__]
     env = dict(os.environ)
-    if execute.xla_flags:  # after the grader's own, as the kernels get them (execute.xla_flags_after)
-        env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS') or ''} {execute.xla_flags}".strip()
-    limits = {"memory_bytes": execute.memory_bytes, "pids": execute.pids, "disk_bytes": execute.disk_bytes,
-              "cpu_seconds": execute.cpu_seconds, "file_bytes": execute.file_bytes, "open_files": 1024}
-    settings = {"mode": execute.sandbox, "role": "student", "binds": [], "limits": limits}
+    if execute.xla_flags:  # after the grader's own, as the kernels get them
+        env["XLA_FLAGS"] = xla_flags_after(env.get("XLA_FLAGS"), execute.xla_flags)
+    settings = {"mode": execute.sandbox, "role": "student", "binds": [], "limits": execute._sandbox_limits()}
     if execute.sandbox == "bwrap":
         kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, "student", sandbox.kernel_user())
         settings["fork"] = fork_server.for_kernel("student", argv, kernel_env)

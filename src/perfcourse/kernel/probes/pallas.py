@@ -28,18 +28,23 @@ def pallas_as_installed() -> bool:
     Python imported under its name, its functions defined in the installed environment's files? A copy
     put in its place (`jax.experimental.pallas = mine`) could build a body the student never wrote."""
     experimental = sys.modules.get("jax.experimental")
-    pallas = vars(experimental).get("pallas") if experimental is not None else None
-    if pallas is None:
+    attribute = vars(experimental).get("pallas") if experimental is not None else None
+    # `from jax.experimental import pallas` takes the attribute, or sys.modules' entry where it is gone.
+    pallas = sys.modules.get("jax.experimental.pallas")
+    if attribute is None and pallas is None:
         return True  # not imported yet: nothing to build with
-    if type(pallas) is not types.ModuleType or pallas is not sys.modules.get("jax.experimental.pallas"):
+    if type(pallas) is not types.ModuleType or attribute not in (None, pallas):
         return False
+    jax_folder = os.path.dirname(getattr(sys.modules.get("jax"), "__file__", None) or "") or None
     for name in ("pallas_call", "when", "program_id"):
         function = vars(pallas).get(name)
         if type(function) is types.FunctionType:  # where its code was compiled from
-            where = function.__code__.co_filename
-        else:  # a callable object (another JAX's wrapper, say): where its class's module was loaded from
+            where, roots = function.__code__.co_filename, _ROOTS
+        else:  # a callable object (another JAX's wrapper, say): its class must be JAX's own, not, say,
+            # the standard library's functools.partial around a function of the student's
             where = getattr(sys.modules.get(getattr(type(function), "__module__", "")), "__file__", None) or ""
-        if not os.path.normpath(where).startswith(_ROOTS):
+            roots = (jax_folder,) if jax_folder else ()
+        if not roots or not os.path.normpath(where).startswith(roots):
             return False
     return True
 
