@@ -489,3 +489,22 @@ def test_code_that_names_the_grading_package_is_flagged_from_the_submission_itse
     nb.cells += [cell("x = " + "+".join(["'a'"] * 20000)),
                  cell("x = " + "+".join(["'a'"] * 100 + ["'perf'", "'course'"]))]
     assert grader_named(nb) == []
+
+
+def test_jax_found_on_pythonpath_counts_as_installed(monkeypatch, tmp_path):
+    """The lent TPU machine puts JAX on PYTHONPATH (/opt/...), outside every site-packages folder: JAX's
+    own package folders, as the kernel found them at start-up, are the installed environment's (else its
+    Pallas read as a student's copy there and every honest performance-12 notebook was flagged), while a
+    JAX in the working folder is not."""
+    import sys
+    import types
+
+    from perfcourse.kernel.evidence import installed_roots
+
+    elsewhere = types.ModuleType("jax")
+    elsewhere.__file__ = "/opt/machine-jax/jax/__init__.py"
+    monkeypatch.setitem(sys.modules, "jax", elsewhere)
+    assert "/opt/machine-jax/jax/" in installed_roots()
+    monkeypatch.chdir(tmp_path)
+    elsewhere.__file__ = str(tmp_path / "jax" / "__init__.py")
+    assert not any(root.startswith(str(tmp_path)) for root in installed_roots())

@@ -549,13 +549,19 @@ def _signals():
 def installed_roots() -> tuple[str, ...]:
     """The folders of the installed environment, each ending in a separator: the interpreter's
     prefixes, the standard library's and site-packages' paths, never the user's site-packages
-    (in HOME, which the student's kernel may write)."""
+    (in HOME, which the student's kernel may write); and JAX's own package folders wherever the
+    kernel found them when this is called, at its start-up before any student code (a machine may
+    put JAX on PYTHONPATH: the lent TPU machine's is in /opt, and its Pallas would otherwise read as
+    a student's copy), unless the working folder holds them."""
     import site
     import sysconfig
 
+    work = os.path.join(os.path.abspath(os.getcwd()), "")
+    packages = (os.path.dirname(getattr(sys.modules.get(name), "__file__", None) or "") for name in ("jax", "jaxlib"))
     folders = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
                *(sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")),
-               *site.getsitepackages()}
+               *site.getsitepackages(),
+               *(package for package in packages if package and not os.path.join(package, "").startswith(work))}
     roots = set()
     for folder in folders:
         if folder and os.path.isabs(folder) and os.path.normpath(folder) != os.sep:
