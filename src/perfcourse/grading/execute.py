@@ -236,7 +236,7 @@ class GuardedExecute(KernelPair, Execute):
             from .scratch import check_submission, digest
 
             check_submission(submission)
-            source = nbgrader_folders.source_notebook_path(self.config, resources)
+            source = nbgrader_folders.lesson_notebook(self.config, resources, "source")
             if source is not None and source.is_file():  # grading skips this notebook next time while neither changes
                 self._digest = digest(submission, source)
             nbgrader_folders.keep_only_notebooks(nbgrader_folders.autograded_folder(self.config, resources))

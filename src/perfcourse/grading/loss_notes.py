@@ -14,19 +14,17 @@ import nbformat
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..course import CourseError, lessons, read_notebook
+from ..course import lessons
 from .losses import lost_cells, stray_lessons, stray_note
-from .restore_metadata import lesson_notebook
+from .nbgrader_folders import read_lesson_notebook
 
 CELL_ID = "perfcourse-lost-cells"
 
 
 class LossNotes(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
-        try:
-            released = read_notebook(lesson_notebook(self.config, "release", resources))
-        except CourseError:
-            released = None  # no release to compare with: nothing can be said of the cells
+        # None where there is no release to compare with: nothing can be said of the cells
+        released = read_lesson_notebook(self.config, resources, "release")
         notes = (lost_cells(nb, released) if released is not None else []) + self._strays(resources)
         if notes:
             cell = nbformat.v4.new_markdown_cell(

@@ -27,18 +27,31 @@ def submission_folder(config, resources) -> Path | None:
     return folder(config, resources, "submitted", student) if student else None
 
 
-def source_notebook_path(config, resources) -> Path | None:
-    """The instructor's source notebook of the one being graded (never the student's copy)."""
+def lesson_notebook(config, resources, kind: str = "source") -> Path | None:
+    """The notebook being graded as the course's `kind` folder ("source", "release") holds it, never
+    the student's copy; None where nbgrader names no assignment or notebook."""
     notebook = (resources or {}).get("nbgrader", {}).get("notebook")
-    source = folder(config, resources, "source")
-    return source / f"{notebook}.ipynb" if source and notebook else None
+    lesson = folder(config, resources, kind)
+    return lesson / f"{notebook}.ipynb" if lesson and notebook else None
+
+
+def read_lesson_notebook(config, resources, kind: str = "source"):
+    """The lesson's notebook in the `kind` folder, read and validated; None where there is none, or
+    where it is no notebook (CourseError: nbgrader then grades what it finds)."""
+    from ..course import CourseError, read_notebook
+
+    path = lesson_notebook(config, resources, kind)
+    try:
+        return read_notebook(path) if path is not None else None
+    except CourseError:
+        return None
 
 
 def source_notebook(config, resources):
     """The instructor's source notebook, read; None where there is none."""
     import nbformat
 
-    path = source_notebook_path(config, resources)
+    path = lesson_notebook(config, resources, "source")
     return nbformat.read(path, as_version=4) if path and path.is_file() else None
 
 

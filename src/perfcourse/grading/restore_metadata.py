@@ -26,12 +26,10 @@ into the one note the report and the feedback show.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
-from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 
-from ..course import CourseError, read_notebook
+from .nbgrader_folders import read_lesson_notebook
 
 RESTORED_KEY = "perfcourse_restored"
 
@@ -39,23 +37,14 @@ RESTORED_KEY = "perfcourse_restored"
 class RestoreStrippedMetadata(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         nb.metadata.pop(RESTORED_KEY, None)  # the grader's record alone, never one a student wrote
-        try:
-            lesson = read_notebook(lesson_notebook(self.config, "source", resources))
-        except CourseError:
+        lesson = read_lesson_notebook(self.config, resources, "source")
+        if lesson is None:
             return nb, resources  # no lesson to restore from: nbgrader grades what it finds
         record = restore(nb, lesson, ClearHiddenTests(config=self.config))
         if record.get("restored"):  # a notebook that only lost cells is told by losses.py as before
             self.log.warning("Restored stripped nbgrader metadata: %s", record)
             nb.metadata[RESTORED_KEY] = record
         return nb, resources
-
-
-def lesson_notebook(config, step: str, resources) -> Path:
-    """The notebook being graded, as the course's `step` folder ("source", "release") holds it."""
-    info = resources.get("nbgrader", {})
-    directory = CourseDirectory(config=config)
-    return Path(directory.format_path(getattr(directory, f"{step}_directory"), ".", info.get("assignment", ""))) \
-        / f"{info.get('notebook', '')}.ipynb"
 
 
 def grade_id_of(cell) -> str | None:
