@@ -27,9 +27,14 @@ from .scratch import shown
 _PUT_BACK = re.compile(r"^(?:# )?This cell \(id:(?P<grade_id>[^)\s]+)\) was missing from the submission\.")
 
 
-def _marked(nb) -> dict[str, dict]:
-    return {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"] for c in nb.cells
+def _marked_cells(nb) -> dict:
+    """{grade_id: cell} of the notebook's cells nbgrader marks (the last, where two share a grade id)."""
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
             if isinstance(c.metadata.get("nbgrader"), dict) and c.metadata["nbgrader"].get("grade_id")}
+
+
+def _marked(nb) -> dict[str, dict]:
+    return {name: cell.metadata["nbgrader"] for name, cell in _marked_cells(nb).items()}
 
 
 def _restoring(graded) -> tuple[dict[str, str], list[str]]:
@@ -48,6 +53,7 @@ def lost_cells(graded, released) -> list[str]:
     """One note per cell the student's notebook lost against the release (stripped metadata: one
     note for the notebook); none for a notebook that kept every cell."""
     wanted = _marked(released)
+    cell_ids = {name: cell.get("id") for name, cell in _marked_cells(released).items()}  # grade id: cell id
     solutions = [name for name, meta in wanted.items() if meta.get("solution") and not meta.get("grade")]
     tests = [name for name, meta in wanted.items() if meta.get("grade")]
     put_back = [m["grade_id"] for c in graded.cells if (m := _PUT_BACK.match(c.source or ""))]
@@ -55,10 +61,8 @@ def lost_cells(graded, released) -> list[str]:
     gone = [name for name in solutions if name not in kept]
     restored, missing = _restoring(graded)
     if restored:
-        return [_restored_note(restored, [name for name in missing if name in wanted], solutions, tests, released)]
+        return [_restored_note(restored, [name for name in missing if name in wanted], solutions, tests, cell_ids)]
     ids = {c.get("id") for c in graded.cells}
-    by_id = {c.metadata["nbgrader"]["grade_id"]: c.get("id") for c in released.cells
-             if isinstance(c.metadata.get("nbgrader"), dict) and c.metadata["nbgrader"].get("grade_id")}
     if tests and set(tests) <= set(put_back) and solutions and len(gone) == len(solutions):
         return [f"nbgrader metadata stripped: none of the notebook's {len(solutions) + len(tests)} graded cells "
                 "was marked any more, nor could be recognised by its cell id or its text, so nbgrader put every "
@@ -67,7 +71,7 @@ def lost_cells(graded, released) -> list[str]:
     notes = []
     for number, name in enumerate(solutions, 1):
         if name in gone:
-            stripped = by_id.get(name) is not None and by_id[name] in ids
+            stripped = cell_ids.get(name) is not None and cell_ids[name] in ids
             how = "its nbgrader metadata was stripped" if stripped else "it was deleted"
             notes.append(f"solution cell {name} (task {number}) lost: {how}, so the tests that use its code "
                          "lose their points")
@@ -78,9 +82,9 @@ def lost_cells(graded, released) -> list[str]:
 
 
 def _restored_note(restored: dict[str, str], missing: list[str], solutions: list[str], tests: list[str],
-                   released) -> str:
+                   cell_ids: dict[str, str | None]) -> str:
     """The one note of a notebook whose stripped metadata was given back: which cells, how, and
-    which could not be, with why."""
+    which could not be, with why (`cell_ids`: the release's cell id of each grade id)."""
     by_id = [name for name, how in restored.items() if how == "id"]
     by_text = [name for name, how in restored.items() if how == "text"]
     ways = ([f"by cell id ({', '.join(by_id)})"] if by_id else []) + \
@@ -90,9 +94,6 @@ def _restored_note(restored: dict[str, str], missing: list[str], solutions: list
             f"the release, {' and '.join(ways)}, so they were graded as usual")
     if not missing:
         return note
-    cell_ids = {c.metadata["nbgrader"]["grade_id"]: c.get("id") for c in released.cells
-                if isinstance(c.metadata.get("nbgrader"), dict) and c.metadata["nbgrader"].get("grade_id")}
-
     def named(names: list[str], task: bool = False) -> str:
         return ", ".join(f"{name} ({f'task {solutions.index(name) + 1}, ' if task else ''}cell id {cell_ids.get(name)})"
                          for name in names)
