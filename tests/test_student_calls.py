@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from perfcourse.checks import CheckFailed, InstrumentMissing, audit, fsdp, memory, pallas, remote, roofline, trusted
-from perfcourse.checks.student_calls import MESSAGE_CHARS, call_student, number, numbers, said
+from perfcourse.checks.student_calls import MESSAGE_CHARS, call_student, counts, number, numbers, said
 
 
 def raising(exc):
@@ -110,11 +110,19 @@ def test_a_list_of_numbers():
         numbers([1, math.nan], what="the gaps")
 
 
+def test_a_list_of_whole_numbers():
+    assert counts([1, np.int32(2)]) == [1, 2] and counts(np.arange(3)) == [0, 1, 2] and counts(()) == []
+    for refused in ([1, True], [1, 2.0], np.arange(3.0), [np.array(1)], np.zeros((2, 2), int), "12", 3):
+        assert counts(refused) is None
+    with pytest.raises(CheckFailed, match="^the compiles should be a list of whole numbers$"):
+        counts([1.5], what="the compiles")
+
+
 def test_an_object_of_the_students_kernel_is_refused_without_asking_it(monkeypatch):
     def request(*args):
         raise AssertionError("the student's kernel was asked")
     monkeypatch.setattr(remote, "_request", request)
     stand_in = remote.Remote(1, {"type": "builtins.float"})
-    assert number(stand_in) is None and numbers(stand_in) is None
+    assert number(stand_in) is None and numbers(stand_in) is None and counts(stand_in) is None
     with pytest.raises(CheckFailed, match="got an object of your kernel"):
         number(stand_in, what="the result")

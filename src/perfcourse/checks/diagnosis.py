@@ -101,7 +101,7 @@ import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, programs, remote, timing
 from .profiling import Plan, plain
-from .student_calls import call_student, numbers
+from .student_calls import call_student, counts, numbers
 from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
 from .traces import (MODULES_LINE, OPS_LINE, at_least, clock_slack, complete, device_runs, events_of, execution_starts,
                      parse_trace_file, report_problem, returned_file_problem, scope_events, thread)
@@ -531,17 +531,6 @@ def fresh_scope(rng: np.random.Generator) -> str:
     return str(rng.choice(["train", "step", "sgd_step", "train_step"])) + f"_{int(rng.integers(16**3)):03x}"
 
 
-def _counts(value) -> list | None:
-    """A list of whole numbers (ints, or a one-dimensional integer array), or None."""
-    if getattr(value, "ndim", None) == 1:
-        value = list(value)
-    if not isinstance(value, (list, tuple)):
-        return None
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
-        return None
-    return [int(v) for v in value]
-
-
 EVIDENCE_KEYS = ("steps", "compiles", "transfers", "executions", "waiting")
 
 
@@ -555,10 +544,10 @@ def evidence_problem(got, want: dict) -> str | None:
     for key, what in (("compiles", f"events named {COMPILE_EVENTS[0]!r} (one per program built, whether "
                                    "or not a compilation follows it)"),
                       ("transfers", f"events named one of {', '.join(TRANSFER_EVENTS)}")):
-        counts = _counts(got[key])
-        if counts is None:
+        per_step = counts(got[key])
+        if per_step is None:
             return f"step_evidence's {key!r} should be a list of whole numbers, one per step"
-        if counts != want[key]:
+        if per_step != want[key]:
             return (f"step_evidence's {key!r} should count, for each step in time order, the {what} on the "
                     "steps' thread that start inside the step's own span (events may be listed in any order)")
     executions = got["executions"]

@@ -12,7 +12,8 @@ to `fn`). Feedback shows that sentence, never a traceback of the hidden test.
 or floating scalar, or a 0-d array of one. A bool is refused (True is no count), and so are NaN and
 the infinities unless the caller passes `finite=False` (a compiler's estimate may be infinite).
 Refused, it is None, or, where the caller names `what`, a CheckFailed saying so. `numbers(values)`
-is the same rule for a list, a tuple or a 1-d array, refused whole when one item is.
+is the same rule for a list, a tuple or a 1-d array, refused whole when one item is; `counts(values)`
+takes such a list of whole numbers only (ints and NumPy integers, never a float however whole).
 
 Only types are looked at: a stand-in for an object of the student's kernel (`remote.Remote`) is
 refused without a request crossing to that kernel.
@@ -107,21 +108,36 @@ def number(value, what: str | None = None, *, finite: bool = True) -> float | No
     return out
 
 
-def numbers(values, what: str | None = None, *, finite: bool = True) -> list[float] | None:
-    """A list, tuple or 1-d array of numbers, each by `number`'s rule; refused as a whole when one is."""
-    given, kind = values, type(values)
+def _items(values) -> list | None:
+    """A list, a tuple or a 1-d array as the list of its items; None for anything else (a tracer too)."""
+    kind = type(values)
     if _array_type(kind):
         try:
-            values = list(np.asarray(values)) if values.ndim == 1 else None
+            return list(np.asarray(values)) if values.ndim == 1 else None
         except Exception:  # a tracer
-            values = None
-        if values is None:
-            return _refused(given, what, finite)
-    elif not issubclass(kind, (list, tuple)):
-        return _refused(given, what, finite)
-    out = [number(v, finite=finite) for v in values]
+            return None
+    return list(values) if issubclass(kind, (list, tuple)) else None
+
+
+def numbers(values, what: str | None = None, *, finite: bool = True) -> list[float] | None:
+    """A list, tuple or 1-d array of numbers, each by `number`'s rule; refused as a whole when one is."""
+    items = _items(values)
+    if items is None:
+        return _refused(values, what, finite)
+    out = [number(v, finite=finite) for v in items]
     if any(v is None for v in out):
         if what is None:
             return None
         raise CheckFailed(f"{what} should be a list of {'finite ' if finite else ''}numbers")
     return out
+
+
+def counts(values, what: str | None = None) -> list[int] | None:
+    """A list, tuple or 1-d array of whole numbers (ints, NumPy integers) as ints: never a bool, nor a
+    float however whole; refused as a whole: None, or CheckFailed naming `what` when given."""
+    items = _items(values)
+    if items is None or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
+        if what is None:
+            return None
+        raise CheckFailed(f"{what} should be a list of whole numbers")
+    return [int(v) for v in items]
