@@ -62,7 +62,8 @@ from .cell_roles import CellRoles, run_anyway
 from .code_scan import code_cells
 from .kernel_pair import KernelPair
 from .nesting import MAX_NESTING, TOO_DEEP, deeper_than, flattened
-from .output_limits import CAPPED_MESSAGES, MESSAGE_FACTOR, NOTEBOOK_FACTOR, OutputBudget, copies, message_size, trimmed
+from .output_limits import (CAPPED_MESSAGES, MESSAGE_FACTOR, OutputBudget, copies, message_size, notebook_budget,
+                            trimmed)
 from . import recount  # recount (issue 51): performance-04's measure run apart from the notebook
 from .sanitize import sanitize_html
 
@@ -140,8 +141,8 @@ class GuardedExecute(KernelPair, Execute):
 
     @property
     def max_notebook_output_bytes(self) -> int:
-        """The notebook's one output budget: NOTEBOOK_FACTOR x max_output_bytes, all cells and kinds together."""
-        return NOTEBOOK_FACTOR * self.max_output_bytes
+        """The notebook's one output budget (output_limits.py), all cells and kinds together."""
+        return notebook_budget(self.max_output_bytes)
 
     @property
     def max_message_bytes(self) -> int:

@@ -31,6 +31,12 @@ NOTEBOOK_FACTOR = 4
 DISPLAYED = ("display_data", "execute_result", "update_display_data")
 
 
+def notebook_budget(max_bytes: int) -> int:
+    """The notebook's one output budget for a cell cap of `max_bytes`: the grader's count (OutputBudget)
+    and the cap the student's kernel is started with (kernel/output_cap.py) read it here."""
+    return NOTEBOOK_FACTOR * max_bytes
+
+
 class OutputBudget:
     """One notebook's output caps: what its cells have sent, what it keeps, which cells were cut."""
 
@@ -43,7 +49,7 @@ class OutputBudget:
 
     @property
     def max_notebook_bytes(self) -> int:
-        return NOTEBOOK_FACTOR * self.max_bytes
+        return notebook_budget(self.max_bytes)
 
     def start_cell(self) -> None:
         """A cell's caps count what it sends from here on."""
