@@ -101,6 +101,27 @@ def test_autograded_keeps_the_notebook_and_follows_no_link(tmp_path):
     assert outside.read_text() == "keep me" and (tmp_path / "outside-dir" / "file").read_text() == "keep me too"
 
 
+def test_a_refused_submission_is_never_scanned(tmp_path, monkeypatch):
+    """The code scan starts only for what was admitted: a submission refused before any kernel starts
+    costs no scan (nor the scan's thread, which the next notebook waits on), and keeps its reason."""
+    from perfcourse.grading import bounded_scan
+    from perfcourse.grading.execute import _SCANNER, GuardedExecute
+    from perfcourse.grading.scratch import SubmissionRefused
+
+    scanned = []
+    monkeypatch.setattr(bounded_scan, "scan", lambda cells: scanned.append(cells) or ["a flag"])
+    execute = GuardedExecute(config=course_config(ROOT))
+    nb = new_notebook(cells=[new_code_cell("x = 1")])
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    assert execute._admit(nb, {}, folder).result() == ["a flag"] and len(scanned) == 1
+    (folder / "link").symlink_to(tmp_path)
+    with pytest.raises(SubmissionRefused, match="link"):
+        execute._admit(nb, {}, folder)
+    _SCANNER.submit(lambda: None).result()  # its one thread has run whatever was handed to it before
+    assert len(scanned) == 1
+
+
 def test_the_graded_notebooks_metadata_keys_survive_nbgraders_clearing():
     mask = course_config(ROOT).ClearMetadataPreprocessor.preserve_nb_metadata_mask
     assert (EVIDENCE_KEY,) in mask and (TIMING_KEY,) in mask

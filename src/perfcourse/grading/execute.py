@@ -226,17 +226,16 @@ class GuardedExecute(KernelPair, Execute):
         """Refuse what the grader will not read, before the scan or any kernel sees it; start the
         scan of the notebook's code (its future: the scan's flags)."""
         # Plain `nbgrader autograde` reaches here without `perfcourse grade`'s survey: cells larger
-        # than the grader reads are refused first.
-        from .scratch import check_cells
+        # than the grader reads are refused first, and likewise links and special files in the
+        # submission (nbgrader then removes what it had copied for this submission).
+        from .scratch import check_cells, check_submission, digest
 
         check_cells(nb)
+        if submission is not None:
+            check_submission(submission)
+        # Only what was admitted is scanned, while the submission's digest is taken below.
         scanned = _SCANNER.submit(bounded_scan.scan, code_cells(nb))
         if submission is not None:
-            # Likewise links and special files in the submission (nbgrader then removes what it
-            # had copied for this submission).
-            from .scratch import check_submission, digest
-
-            check_submission(submission)
             source = nbgrader_folders.lesson_notebook(self.config, resources, "source")
             if source is not None and source.is_file():  # grading skips this notebook next time while neither changes
                 self._digest = digest(submission, source)
