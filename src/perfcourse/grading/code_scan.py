@@ -614,21 +614,26 @@ class _Cell(_Resolver):
             for alias in node.names:
                 self.visit_imported(node.module or "", alias.name)
 
-    def visit_imported(self, module: str, name: str) -> None:
-        if module == "sys" and name == "modules":
-            self.found.add(MODULES)
+    def visit_named(self, module: str | None, name: str) -> None:
+        """The flags a name earns as its module's, whether imported from it (`from inspect import
+        stack`) or read from it (`inspect.stack`); `module` None where the owner is no module."""
         if name in FRAME_ATTRIBUTES or (module == "inspect" and name in INSPECT_FRAMES):
             self.found.add(FRAMES)
-        if module == "inspect" and name in CLOSURE_ATTRIBUTES or module == "types" and name == "CellType":
-            self.found.add(CLOSURES)
         if module in DESCRIPTOR_MODULES and name in DESCRIPTOR_FUNCTIONS:
             self.found.add(DESCRIPTORS)
         if module == "signal" and name == "signal":
             self.found.add(FRAMES)  # a handler is handed the frame it interrupts
-        if name in IMPORT_ATTRIBUTES or module.split(".")[0] == "importlib" and name in IMPORTLIB_CLASSES:
+        if name in IMPORT_ATTRIBUTES or (module or "").split(".")[0] == "importlib" and name in IMPORTLIB_CLASSES:
             self.found.add(IMPORT_MACHINERY)
         if name == "__subclasses__":
             self.found.add(SUBCLASSES)
+
+    def visit_imported(self, module: str, name: str) -> None:
+        self.visit_named(module, name)
+        if module == "sys" and name == "modules":
+            self.found.add(MODULES)
+        if module == "inspect" and name in CLOSURE_ATTRIBUTES or module == "types" and name == "CellType":
+            self.found.add(CLOSURES)
 
     def visit_name(self, node: ast.Name) -> None:
         if node.id == GRADER_PACKAGE:
@@ -648,18 +653,9 @@ class _Cell(_Resolver):
     def visit_attribute(self, node, owner, name: str) -> None:
         module = self.module(owner)
         top = (module or "").split(".")[0]
-        if name in CLOSURE_ATTRIBUTES:
+        self.visit_named(module, name)
+        if name in CLOSURE_ATTRIBUTES:  # of any object: a function's, a cell's
             self.found.add(CLOSURES)
-        if name in FRAME_ATTRIBUTES or (name in INSPECT_FRAMES and module == "inspect"):
-            self.found.add(FRAMES)
-        if name in DESCRIPTOR_FUNCTIONS and module in DESCRIPTOR_MODULES:
-            self.found.add(DESCRIPTORS)
-        if module == "signal" and name == "signal":
-            self.found.add(FRAMES)  # a handler is handed the frame it interrupts
-        if name in IMPORT_ATTRIBUTES or top == "importlib" and name in IMPORTLIB_CLASSES:
-            self.found.add(IMPORT_MACHINERY)
-        if name == "__subclasses__":
-            self.found.add(SUBCLASSES)
         if top == "gc":
             self.found.add(GC)
         if top == GRADER_PACKAGE:
