@@ -702,8 +702,8 @@ def test_right_cache_hit_passes():
         memory.check_cache_hit(hit_right, np.random.default_rng(seed))
 
 
-@pytest.mark.parametrize("wrong", [hit_flags_as_written, hit_flags_as_a_set, hit_values_matter, hit_version_ignored, hit_new_process_misses,
-                                   hit_every_dump_flag_left_out, hit_only_dump_to_left_out])
+@pytest.mark.parametrize("wrong", [hit_flags_as_written, hit_flags_as_a_set, hit_values_matter, hit_version_ignored,
+                                   hit_new_process_misses, hit_every_dump_flag_left_out, hit_only_dump_to_left_out])
 def test_cache_hit_mistakes_are_caught(wrong):
     with pytest.raises(CheckFailed, match="cache key"):
         memory.check_cache_hit(wrong, np.random.default_rng(0))

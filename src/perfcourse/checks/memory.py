@@ -1016,9 +1016,9 @@ def check_cache_hit(cache_hit, rng: np.random.Generator | None = None) -> None:
         if bool(got) != want:
             raise CheckFailed(f"for {what}, cache_hit says {'a hit' if got else 'a miss'}, but JAX's cache key "
                               f"{'is the same' if want else 'changes'}: the key hashes the program (shapes and "
-                              "dtypes, not argument values), jaxlib's version, the backend and XLA_FLAGS (sorted, a flag "
-                              "written twice hashed twice, the flags JAX lists in xla_flags_to_exclude_from_cache_key "
-                              "left out)")
+                              "dtypes, not argument values), jaxlib's version, the backend and XLA_FLAGS (sorted, "
+                              "a flag written twice hashed twice, the flags JAX lists in "
+                              "xla_flags_to_exclude_from_cache_key left out)")
 
 
 # --- test_remat_policies ------------------------------------------------------------------------
