@@ -379,14 +379,13 @@ class _Schedule:
         start, kind, computed, opened = pending.pop(at)
         self.idle_pairs += int(not computed and len(lines) > opened + 1)
         last_kind, last_computed = lifo.pop()
-        entry = self.lifo_overlapped.setdefault(last_kind, 0)
-        self.lifo_overlapped[last_kind] = entry + int(last_computed)
+        self.lifo_overlapped[last_kind] = self.lifo_overlapped.get(last_kind, 0) + int(last_computed)
         lines.append(self.done(kind, start, computed))
 
     def lines(self, steps: int, depth: int, in_loop: bool) -> list[str]:
         """One scheduled computation's instructions: collectives, pairs, compute, bookkeeping, loops."""
         rng, pending, lines = self.rng, [], []
-        lifo = []  # [kind, computed] of each open start, in order: what a reader matching by order sees
+        lifo = []  # (kind, computed) of each open start, in order: what a reader matching by order sees
         for _ in range(steps):
             roll = rng.random()
             if (roll < 0.25 or (roll < 0.35 and len(pending) > 2)) and pending:
