@@ -355,6 +355,15 @@ def hit_right(first, second):
     from jax._src.cache_key import xla_flags_to_exclude_from_cache_key as left_out
 
     def key(c):
+        return tuple(c["shape"]), c["dtype"], c["jax_version"], sorted(
+            f for f in c["xla_flags"] if f.split("=")[0] not in left_out)
+    return key(first) == key(second)
+
+
+def hit_flags_as_a_set(first, second):
+    from jax._src.cache_key import xla_flags_to_exclude_from_cache_key as left_out
+
+    def key(c):
         return tuple(c["shape"]), c["dtype"], c["jax_version"], frozenset(
             f for f in c["xla_flags"] if f.split("=")[0] not in left_out)
     return key(first) == key(second)
@@ -646,6 +655,7 @@ compile_("unlisted dump flag added", flags=[flag, other, "--xla_dump_large_const
 compile_("another shape", shape=(24, 25), flags=[flag, other])
 compile_("another dtype", dtype=jnp.bfloat16, flags=[flag, other])
 compile_("a flag removed", flags=[flag])
+compile_("a flag written twice", flags=[flag, other, flag])
 print(json.dumps(found))
 """
 
@@ -666,11 +676,13 @@ def test_the_cache_key_rules_hold_on_this_jax(tmp_path):
                "device count added": {**first, "xla_flags": flags + ["--xla_force_host_platform_device_count=8"]},
                "unlisted dump flag added": {**first, "xla_flags": flags + [memory.KEPT_DUMP_FLAG]},
                "another shape": {**first, "shape": [24, 25]}, "another dtype": {**first, "dtype": "bfloat16"},
-               "a flag removed": {**first, "xla_flags": flags[:1]}}
+               "a flag removed": {**first, "xla_flags": flags[:1]},
+               "a flag written twice": {**first, "xla_flags": flags + flags[:1]}}
     assert found["first"] is False
     for label, second in seconds.items():
         assert found[label] == memory.expected_hit(first, second), label
     assert found["dump as text added"] and found["device count added"] and not found["unlisted dump flag added"]
+    assert not found["a flag written twice"]  # hashed twice: a set of flags would call it a hit
 
 
 def test_the_lesson_counts_the_flags_left_out_of_the_key():
@@ -690,8 +702,8 @@ def test_right_cache_hit_passes():
         memory.check_cache_hit(hit_right, np.random.default_rng(seed))
 
 
-@pytest.mark.parametrize("wrong", [hit_flags_as_written, hit_values_matter, hit_version_ignored, hit_new_process_misses,
-                                   hit_every_dump_flag_left_out, hit_only_dump_to_left_out])
+@pytest.mark.parametrize("wrong", [hit_flags_as_written, hit_flags_as_a_set, hit_values_matter, hit_version_ignored,
+                                   hit_new_process_misses, hit_every_dump_flag_left_out, hit_only_dump_to_left_out])
 def test_cache_hit_mistakes_are_caught(wrong):
     with pytest.raises(CheckFailed, match="cache key"):
         memory.check_cache_hit(wrong, np.random.default_rng(0))

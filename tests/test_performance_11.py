@@ -262,12 +262,35 @@ def test_drawn_schedules_hold_every_case_and_the_expected_counts_are_the_checks_
                 for key in ("condition=", "body="):
                     name = line.split(key)[1].split(",")[0].strip()
                     assert sum(1 for other in lines if other.startswith(name + " ")) == 1, name
-    # Every run's schedules hold a collective in a loop and one in a fused computation.
     for seed in range(5):
         drawn = [fsdp.synthetic_schedule(np.random.default_rng(seed * 10 + i)) for i in range(4)]
-        assert all(set(where) == {"fused", "in_loops"} for _, _, where in drawn)
+        assert all(set(where) == set(fsdp.SEPARATING) for _, _, where in drawn)
     found = fsdp.schedules(np.random.default_rng(7))
     assert len(found) == 4
+
+
+# The overlap cell's wrong readings: every run of the check, whatever its seed, holds what fails each.
+OVERLAP_WRONG = ("entry-only", "conditions-left-out", "loops-of-entry-only", "counts-every-computation",
+                 "counts-start-and-done", "any-instruction-between", "reads-names")
+
+
+def test_every_run_of_the_overlap_check_fails_each_wrong_reading():
+    by_order = lesson_namespace(build(ROOT, SAMPLES["solution"]))
+    exec(MORE_WRONG["pairs matched by order, not by operand"][2], by_order)
+    readers = {case: lesson_namespace(build(ROOT, SAMPLES[case]))["collective_overlap"] for case in OVERLAP_WRONG}
+    readers["pairs matched by order"] = by_order["collective_overlap"]
+    assert all(not SAMPLES[case].expected["test_overlap"] for case in OVERLAP_WRONG)
+    for seed in range(10, 16):
+        for name, reader in readers.items():
+            with pytest.raises(CheckFailed):
+                fsdp.check_collective_overlap(reader, np.random.default_rng(seed))
+
+
+def test_every_run_of_the_budget_check_holds_both_item_sizes_and_two_devices_beside_more():
+    for seed in range(20):
+        cases = fsdp.budget_cases(np.random.default_rng(seed))
+        assert {itemsize for _, itemsize in cases} == {2, 4}
+        assert 2 in {devices for devices, _ in cases} and max(devices for devices, _ in cases) > 2
 
 
 def test_the_probe_exports_a_program_the_trusted_side_runs():

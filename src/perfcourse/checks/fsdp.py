@@ -42,10 +42,15 @@ What this kernel believes, it observed or verified itself:
   between), a `while` whose body holds collectives and pairs of its own (and sometimes a loop of
   its own), fused computations holding collectives (as a TPU's fused asynchronous collectives do;
   not counted), a reducer, instruction names that lie, metadata that mention collectives. Every
-  run's schedules hold a collective in a loop body and one in a fused computation, so counting
-  ENTRY alone or every computation fails; every count must be exact.
+  run's schedules hold each case of SEPARATING: a collective in a loop body, in a loop's
+  condition, in a loop inside a loop and in a fused computation, a pair with only bookkeeping
+  between, a collective named after another kind, and pairs closed out of order so that matching
+  them by order gives other overlapped counts; so counting ENTRY alone, every computation, bodies
+  without conditions or ENTRY's loops alone fails every run, as do names read for operations,
+  any instruction taken for overlap and pairs matched by order. Every count must be exact.
 - test_memory (`check_fsdp_budget`): *observed*, values only: depths, widths, batches, device
-  counts and item sizes drawn here; the six numbers exactly.
+  counts and item sizes drawn here (every run both item sizes, 2 and 4 bytes, and two devices
+  beside more); the six numbers exactly.
 
 What a forger would have to do: the student's functions are called by this kernel; a replaced probe
 would have to send a program that, compiled and run here, scans, gathers and reduce-scatters one
@@ -313,6 +318,12 @@ class _Schedule:
         self.computations: list[str] = []   # text of every computation but ENTRY, callees first
         self.fused_collectives = 0          # collectives inside fused computations (never counted)
         self.loop_collectives = 0           # counted collectives in loop bodies and conditions
+        # What separates the readings the lesson rules out, counted as the text is drawn:
+        self.condition_collectives = 0      # in a loop's condition (a reader of bodies alone misses them)
+        self.nested_collectives = 0         # in a loop inside a loop (a reader of ENTRY's loops alone misses them)
+        self.idle_pairs = 0                 # pairs with instructions between, none of them compute
+        self.misnamed = 0                   # collectives named after another kind
+        self.lifo_overlapped: dict = {}     # overlapped counts if pairs were matched by order, not operand
 
     def n(self) -> int:
         return next(self.serial)
@@ -323,6 +334,7 @@ class _Schedule:
             return f"%{kind}{suffix}.{self.n()}"
         if roll < 0.7:
             other = str(self.rng.choice([k for k in KINDS if k != kind]))
+            self.misnamed += int(suffix != "-done")
             return f"%{other}{suffix}.{self.n()}"
         return f"%{self.rng.choice(['tmp', 'x', 'collective'])}.{self.n()}"
 
@@ -352,49 +364,61 @@ class _Schedule:
         return (f"  {name} = {_shape(self.rng)} {op}(%p.{self.n()}){tail}, "
                 f'metadata={{op_name="jit(step)/{self.rng.choice(KINDS)}"}}')
 
-    def count(self, kind: str, in_loop: bool) -> None:
+    def count(self, kind: str, in_loop: bool, depth: int = 0) -> None:
         self.expected.setdefault(kind, {"count": 0, "overlapped": 0})["count"] += 1
         self.loop_collectives += int(in_loop)
+        self.nested_collectives += int(depth >= 2)
 
     def done(self, kind: str, start: str, computed: bool) -> str:
         self.expected[kind]["overlapped"] += int(computed)
         return f"  {self.name_for(kind, '-done')} = {_shape(self.rng)} {kind}-done({start})"
 
+    def close(self, lines: list, pending: list, lifo: list, at: int) -> None:
+        """The done of pending pair `at`; the pair matched by order instead (the last start still open)
+        is recorded apart, as is a pair with only bookkeeping, collectives or loops between."""
+        start, kind, computed, opened = pending.pop(at)
+        self.idle_pairs += int(not computed and len(lines) > opened + 1)
+        last_kind, last_computed = lifo.pop()
+        self.lifo_overlapped[last_kind] = self.lifo_overlapped.get(last_kind, 0) + int(last_computed)
+        lines.append(self.done(kind, start, computed))
+
     def lines(self, steps: int, depth: int, in_loop: bool) -> list[str]:
         """One scheduled computation's instructions: collectives, pairs, compute, bookkeeping, loops."""
         rng, pending, lines = self.rng, [], []
+        lifo = []  # (kind, computed) of each open start, in order: what a reader matching by order sees
         for _ in range(steps):
             roll = rng.random()
             if (roll < 0.25 or (roll < 0.35 and len(pending) > 2)) and pending:
-                start, kind, computed = pending.pop(int(rng.integers(0, len(pending))))
-                lines.append(self.done(kind, start, computed))
+                self.close(lines, pending, lifo, int(rng.integers(0, len(pending))))
             elif roll < 0.45:
                 kind = str(rng.choice(KINDS))
                 start = self.name_for(kind, "-start")
                 lines.append(f"  {start} = ({_shape(rng)}, {_shape(rng)}) {kind}-start(%p.{self.n()}), "
                              f"channel_id={self.n()}, replica_groups={{{{0,1,2,3}}}}")
-                pending.append((start, kind, False))
-                self.count(kind, in_loop=in_loop)
+                pending.append((start, kind, False, len(lines) - 1))
+                lifo.append((kind, False))
+                self.count(kind, in_loop=in_loop, depth=depth)
             elif roll < 0.6:
                 kind = str(rng.choice(KINDS))
                 reducer = ", to_apply=%add.0" if kind in ("all-reduce", "reduce-scatter") else ""
                 lines.append(f"  {self.name_for(kind, '')} = {_shape(rng)} {kind}(%p.{self.n()}), "
                              f"channel_id={self.n()}, replica_groups={{{{0,1}},{{2,3}}}}{reducer}")
-                self.count(kind, in_loop=in_loop)
+                self.count(kind, in_loop=in_loop, depth=depth)
             elif roll < 0.8:
                 lines.append(self.compute())
-                pending = [(s, k, True) for s, k, _ in pending]
+                pending = [(s, k, True, at) for s, k, _, at in pending]
+                lifo = [(k, True) for k, _ in lifo]
             elif roll < 0.88 and depth < 2:
                 lines.append(self.loop(depth + 1))
             else:
                 lines.append(self.bookkeeping())
         while pending:
-            start, kind, computed = pending.pop(int(rng.integers(0, len(pending))))
+            at = int(rng.integers(0, len(pending)))
             if rng.random() < 0.5:
                 lines.append(self.compute())
-                pending = [(s, k, True) for s, k, _ in pending]
-                computed = True
-            lines.append(self.done(kind, start, computed))
+                pending = [(s, k, True, i) for s, k, _, i in pending]
+                lifo = [(k, True) for k, _ in lifo]
+            self.close(lines, pending, lifo, at)
         return lines
 
     def loop(self, depth: int) -> str:
@@ -406,7 +430,8 @@ class _Schedule:
         if self.rng.random() < 0.5:
             check = (f"  {self.name_for(kind, '')} = f32[] {kind}(%g.{tag}), channel_id={self.n()}, "
                      "replica_groups={{0,1,2,3}}\n")
-            self.count(kind, in_loop=True)
+            self.count(kind, in_loop=True, depth=depth)
+            self.condition_collectives += 1
         body = self.lines(int(self.rng.integers(5, 10)), depth, in_loop=True)
         self.computations.append(
             f"%region_cond.{tag} (p.{tag}: (s32[], f32[8,8])) -> pred[] {{\n  %p.{tag} = (s32[], f32[8,8]{{1,0}}) "
@@ -434,19 +459,31 @@ def synthetic_schedule(rng: np.random.Generator) -> tuple[str, dict]:
     text = ("HloModule jit_step, is_scheduled=true\n\n" + reducer + "\n" + "\n".join(drawn.computations)
             + "\nENTRY %main.1 () -> f32[] {\n" + "\n".join(entry) + "\n  ROOT %tuple.9 = () tuple()\n}\n")
     expected = {kind: dict(e) for kind, e in drawn.expected.items() if e["count"]}
-    return text, expected, {"fused": drawn.fused_collectives, "in_loops": drawn.loop_collectives}
+    by_order = {kind: n for kind, n in drawn.lifo_overlapped.items() if n}
+    return text, expected, {"fused": drawn.fused_collectives, "in_loops": drawn.loop_collectives,
+                            "in_conditions": drawn.condition_collectives, "nested": drawn.nested_collectives,
+                            "idle_pairs": drawn.idle_pairs, "misnamed": drawn.misnamed,
+                            "order_differs": by_order != {k: e["overlapped"] for k, e in expected.items()
+                                                          if e["overlapped"]}}
+
+
+# Each reading the lesson rules out, and what in a run's schedules separates it from the rule:
+# ENTRY alone (a loop's collective), every computation (a fused one), bodies alone (a condition's),
+# ENTRY's loops alone (a loop in a loop), any instruction between as overlap (a pair with only
+# bookkeeping between), names for operations (a collective named after another kind), pairs by order
+# (the overlapped counts differ when pairs close out of order).
+SEPARATING = ("in_loops", "fused", "in_conditions", "nested", "idle_pairs", "misnamed", "order_differs")
 
 
 def schedules(rng: np.random.Generator, count: int = 4) -> list[tuple[str, dict]]:
-    """`count` schedules among which an overlapped pair, a pair with only bookkeeping between, a
-    synchronous collective, a collective in a loop and one in a fused computation all occur."""
+    """`count` schedules among which an overlapped pair, a synchronous collective and every case of
+    SEPARATING occur: each reading the lesson rules out fails every run."""
     while True:
         drawn = [synthetic_schedule(rng) for _ in range(count)]
         entries = [entry for _, expected, _ in drawn for entry in expected.values()]
         overlapped = sum(e["overlapped"] for e in entries)
-        if (overlapped and any("-done(" in text for text, _, _ in drawn)
-                and sum(e["count"] for e in entries) > overlapped
-                and any(where["in_loops"] for _, _, where in drawn) and any(where["fused"] for _, _, where in drawn)):
+        if (overlapped and sum(e["count"] for e in entries) > overlapped
+                and all(any(where[case] for _, _, where in drawn) for case in SEPARATING)):
             return [(text, expected) for text, expected, _ in drawn]
 
 
@@ -501,12 +538,20 @@ BUDGET_HINTS = {
 }
 
 
+def budget_cases(rng: np.random.Generator, count: int = 4) -> list[tuple[int, int]]:
+    """(devices, itemsize) of `count` budgets: every run holds both item sizes and two devices beside
+    more, so a budget that assumes float32, or a layer's transfer of one block (right on two devices
+    only), fails every run."""
+    devices = [2, int(rng.choice([4, 8, 16, 64]))] + [int(rng.choice([2, 4, 8, 16, 64])) for _ in range(count - 2)]
+    itemsizes = [2, 4] + [int(rng.choice([2, 4])) for _ in range(count - 2)]
+    return [(devices[i], itemsizes[j]) for i, j in zip(rng.permutation(count), rng.permutation(count))]
+
+
 def check_fsdp_budget(fsdp_budget, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
-    for _ in range(4):
-        devices = int(rng.choice([2, 4, 8, 16, 64]))
+    for devices, itemsize in budget_cases(rng):
         layers, width = int(rng.integers(2, 97)), devices * int(rng.integers(1, 200))
-        batch, itemsize = devices * int(rng.integers(1, 300)), int(rng.choice([2, 4]))
+        batch = devices * int(rng.integers(1, 300))
         found = remote.values_only(call_student("fsdp_budget", fsdp_budget, layers, width, batch, devices, itemsize))
         want = expected_budget(layers, width, batch, devices, itemsize)
         if not isinstance(found, dict):

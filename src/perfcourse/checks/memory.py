@@ -80,9 +80,11 @@ messages never name them. Per cell:
 - test_cache_invalidation (`check_cache_hit`), *values only*: pairs of compile descriptions
   drawn here (shapes, dtypes, argument values, XLA_FLAGS in another order or with a dump folder
   or a listed dump flag or the host device count flag added, an unlisted --xla_dump_ flag added,
-  another flag, another jax version, another process): `cache_hit` must say whether the second
+  another flag, a flag written twice, another jax version, another process): every run draws each
+  of these, and `cache_hit` must say whether the second
   finds the first's entry, by what JAX's cache key hashes (jax/_src/cache_key.py: the program,
-  with its shapes and dtypes; jaxlib's version; the backend; XLA_FLAGS, sorted, the flags named in
+  with its shapes and dtypes; jaxlib's version; the backend; XLA_FLAGS, sorted (a list, not a set:
+  a flag written twice is hashed twice, so flags compared as a set fail), the flags named in
   this JAX's `xla_flags_to_exclude_from_cache_key` left out, by the name before "="; the compile
   options and devices). tests/test_performance_09.py
   confirms each rule on the pinned JAX with real processes.
@@ -942,7 +944,8 @@ def excluded_flags() -> frozenset[str]:
 def key_of(description: dict) -> tuple:
     """What JAX's persistent cache key hashes of a compile description."""
     left_out = excluded_flags()
-    flags = frozenset(f for f in description["xla_flags"] if f.split("=")[0] not in left_out)
+    # Sorted, not a set: JAX hashes every flag it is given, so a flag written twice is hashed twice.
+    flags = tuple(sorted(f for f in description["xla_flags"] if f.split("=")[0] not in left_out))
     return tuple(description["shape"]), description["dtype"], description["jax_version"], flags
 
 
@@ -968,6 +971,9 @@ def invalidation_cases(rng: np.random.Generator) -> list[tuple[str, dict, dict]]
     cases.append(("other argument values", first, changed(first, argument_seed=first["argument_seed"] + 7)))
     first = base()
     cases.append(("the same XLA flags in another order", first, changed(first, xla_flags=first["xla_flags"][::-1])))
+    first = base()
+    cases.append(("a flag of XLA_FLAGS written twice", first,
+                  changed(first, xla_flags=first["xla_flags"] + [first["xla_flags"][0]])))
     first = base()
     cases.append(("a dump folder added to XLA_FLAGS", first,
                   changed(first, xla_flags=first["xla_flags"] + [DUMP_FLAG])))
@@ -1011,7 +1017,8 @@ def check_cache_hit(cache_hit, rng: np.random.Generator | None = None) -> None:
             raise CheckFailed(f"for {what}, cache_hit says {'a hit' if got else 'a miss'}, but JAX's cache key "
                               f"{'is the same' if want else 'changes'}: the key hashes the program (shapes and "
                               "dtypes, not argument values), jaxlib's version, the backend and XLA_FLAGS (sorted, "
-                              "the flags JAX lists in xla_flags_to_exclude_from_cache_key left out)")
+                              "a flag written twice hashed twice, the flags JAX lists in "
+                              "xla_flags_to_exclude_from_cache_key left out)")
 
 
 # --- test_remat_policies ------------------------------------------------------------------------
