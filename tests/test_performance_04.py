@@ -876,8 +876,9 @@ def test_what_the_grader_writes_for_each_end_of_the_recount():
     assert "did not count" in loops.recount_problem({"seed": 9, "error": "measure raised X"})
 
 
-# Entries whose measure cell, run apart, ends or stalls the process: run by the grader's own process only.
-ENDS_THE_PROCESS = ("recount-staller", "recount-error-forger")
+# Entries whose measure cell, run apart, ends or stalls the process, or makes an IPython shell (the
+# magic's): run in the grader's own process only (the tests below).
+IN_A_PROCESS_ONLY = ("recount-staller", "recount-error-forger", "recount-magic")
 
 
 @pytest.mark.slow
@@ -893,7 +894,7 @@ def test_the_recount_agrees_with_every_entry_of_this_lesson():
 
     for folder in ("samples", "adversarial"):
         for sample in samples.discover(ROOT, [LESSON], folder=folder):
-            if sample.case in ENDS_THE_PROCESS:
+            if sample.case in IN_A_PROCESS_ONLY:
                 continue
             request = recount_request(sample.case, seed=21, folder=folder)
             with contextlib.redirect_stdout(io.StringIO()):  # the lesson's cells print
@@ -905,6 +906,8 @@ def test_the_recount_agrees_with_every_entry_of_this_lesson():
                 continue
             problem = loops.recount_problem(outcome)
             assert (problem is None) == (sample.expected["test_measure_equations"] > 0), (sample.case, outcome)
+            if sample.case.startswith("recount-") and folder == "samples":  # honest cells once lost apart: counted
+                assert "counts" in outcome, (sample.case, outcome)
 
 
 def test_the_check_reads_the_recount_the_grader_writes_beside_the_channel(tmp_path, monkeypatch):
@@ -955,14 +958,15 @@ def run_recounts(tmp_path, notebooks, cell_limit=60):
 
 @pytest.mark.slow
 def test_the_grader_runs_the_recount_in_a_process_of_its_own(tmp_path):
-    """The solution's measure counts the seed's functions as the checks do; a measure cell that,
-    run apart, prints a forged error line and exits loses the point (its private pipe said it
-    started cleanly and lacked nothing); nothing of either run is left behind."""
+    """A correct measure cell with a magic (run by a shell of the recount's own) counts the seed's
+    functions as the checks do; a measure cell that, run apart, prints a forged error line and exits
+    loses the point (its private pipe said it started cleanly and lacked nothing); nothing of
+    either run is left behind."""
     from perfcourse import samples
 
-    forger = next(s for s in samples.discover(ROOT, [LESSON], folder="adversarial")
-                  if s.case == "recount-error-forger")
-    solution, forged = run_recounts(tmp_path, [None, samples.build(ROOT, forger)])
+    magic, forger = (next(s for s in samples.discover(ROOT, [LESSON], folder=folder) if s.case == case)
+                     for folder, case in (("samples", "recount-magic"), ("adversarial", "recount-error-forger")))
+    solution, forged = run_recounts(tmp_path, [samples.build(ROOT, magic), samples.build(ROOT, forger)])
     assert set(solution.written) == {"seed", "counts"}, solution.written
     assert solution.written["counts"] == loops.recounted_equations(solution.written["seed"])
     assert forged.written == {"seed": forged.written["seed"], "error": forged.written["error"]}, forged.written

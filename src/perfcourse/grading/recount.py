@@ -52,6 +52,9 @@ CHECK_CELL = "test_measure_equations"  # a notebook holding this grade cell is r
 CELL = "measure"                       # the solution cell run apart, and the name it defines
 SKIPPED_TAGS = ("figure", "report")
 RECOUNT_SECONDS = 40.0                 # wall-clock, at most half a cell's limit (loops.RECOUNT_WAIT is longer)
+# Resident memory of the recount's cgroup: a quarter of a GiB at its peak here (JAX imported, the seeded
+# functions compiled and run), so four times that; a measure cell whose top level needs more fails apart.
+RECOUNT_MEMORY_BYTES = 1 << 30
 LOG_TAIL_BYTES = 1 << 16               # what is read of the process's output: its last line is the result
 PRIVATE_BYTES = 1 << 14                # what is read of the private pipe's file (a few lines)
 RUNTIME, PRIVATE = "recount", "recount.private"  # in the notebook's grading folder, removed with it
@@ -276,7 +279,10 @@ def _launch(execute, nb) -> dict:
     env = dict(os.environ)
     if execute.xla_flags:  # after the grader's own, as the kernels get them
         env["XLA_FLAGS"] = xla_flags_after(env.get("XLA_FLAGS"), execute.xla_flags)
-    settings = {"mode": execute.sandbox, "role": "student", "binds": [], "limits": execute._sandbox_limits()}
+    limits = execute._sandbox_limits()
+    if limits.get("memory_bytes"):  # its own cgroup, beside the student's kernel's (docs/instructors/cluster.md)
+        limits["memory_bytes"] = min(limits["memory_bytes"], RECOUNT_MEMORY_BYTES)
+    settings = {"mode": execute.sandbox, "role": "student", "binds": [], "limits": limits}
     if execute.sandbox == "bwrap":
         kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, "student", sandbox.kernel_user())
         settings["fork"] = fork_server.for_kernel("student", argv, kernel_env)
