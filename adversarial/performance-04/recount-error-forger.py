@@ -4,7 +4,7 @@
 # answer. The scanned cell replaces the course's probe that runs measure (asked to run it on the
 # check's functions, it counts them itself), and measure counts nothing; the cell tells the two
 # runs apart by a name the scanned cell binds, looked up by its string. The old grader decided from that line that the cell could not run apart and
-# kept the probe's word (10/10, flagged). Whose failure it is now comes from the recount's private
+# kept the probe's word (8/10, flagged). Whose failure it is now comes from the recount's private
 # pipe, closed before any student code runs: this run started cleanly and lacked nothing, so the
 # error is the student's and the equation point is lost.
 # reason: code names the grading package

@@ -4,7 +4,7 @@
 # nothing. The measure cell tells the two runs apart by a name the scanned cell binds at its top
 # level, looked up by its string (no name the recount's reading of the cell sees it need): where it
 # is missing, the cell sleeps past the recount's limit. A stall
-# once fell back to the probe's word (10/10, flagged). Whose failure it is now comes from the
+# once fell back to the probe's word (8/10, flagged). Whose failure it is now comes from the
 # recount's private pipe, closed before any student code runs: this run started cleanly and lacked
 # nothing apart, so the stall is the student's: the equation point is lost, and the notebook flagged.
 # reason: run apart from the notebook by the grader, failed (it did not finish within
