@@ -772,14 +772,13 @@ MEASURE_CELL = "def measure(fn, *args, warm_calls=7):\n    return {'equations': 
     ("import my_helpers\ndef count(fn, *args):\n    return my_helpers.count(fn)\n", 2, ["module my_helpers"]),
     ("def count(fn, *args):\n    return len(In)\n", 1, ["In"]),           # bound by no cell (IPython's)
     ("def count(:\n", 0, ["count"]),                                    # a cell that does not parse binds nothing
-    ("x = " + "[0]" * 20000 + "\ndef count(fn, *args):\n    return 1\n", 0, ["UNPARSED", "count"]),
 ])
 def test_the_recount_takes_only_the_definitions_measure_needs(other, chosen, unseen):
     from perfcourse.kernel import recount
 
     lesson = ["import jax\ndef count_equations(j):\n    return 0\n"]
     statements, found = recount.selection(lesson, [recount.python_of(other), MEASURE_CELL], 1)
-    assert len(statements) == chosen and sorted(found) == sorted(getattr(recount, n, n) for n in unseen), found
+    assert len(statements) == chosen and sorted(found) == unseen, found
     assert not any("def count_equations" in s for s in statements)  # the lesson's helper is the lesson's
 
 
@@ -791,6 +790,22 @@ def test_the_recount_takes_a_helper_whose_name_a_function_also_binds_for_itself(
         ["def count(fn, *args):\n    return 1"], {"count": "another cell binds or changes it at its top level"})
     local_only = "def measure(fn, *args, warm_calls=7):\n    start = 1\n    return {'equations': start}\n"
     assert recount.selection([], ["start = 0\ndef start():\n    pass\n", local_only], 1)[1] == {}
+
+
+def test_a_cell_too_large_for_the_recount_is_not_handed_over_and_leaves_its_names_unknown():
+    from perfcourse.grading import recount as grader
+    from perfcourse.kernel import recount
+
+    def cell(source, grade_id=None, grade=False):
+        meta = {"nbgrader": {"grade_id": grade_id, "grade": grade, "solution": not grade}} if grade_id else {}
+        return nbformat.v4.new_code_cell(source, metadata=meta)
+
+    nb = nbformat.v4.new_notebook(cells=[cell("x = 1\n" * grader.CELL_CHARS), cell(MEASURE_CELL, "measure"),
+                                         cell("", grader.CHECK_CELL, grade=True)])
+    request = grader.request_of(nb, None, 3)
+    assert request["cells"][0] is None and request["cells"][request["target"]].startswith("def measure")
+    assert recount.selection([], [None, MEASURE_CELL], 1)[1] == {
+        recount.UNPARSED: "what it binds is unknown", "count": "no cell binds it where the recount can see"}
 
 
 def test_an_honest_measure_run_apart_counts_what_the_checks_count():

@@ -52,6 +52,7 @@ CHECK_CELL = "test_measure_equations"  # a notebook holding this grade cell is r
 CELL = "measure"                       # the solution cell run apart, and the name it defines
 SKIPPED_TAGS = ("figure", "report")
 RECOUNT_SECONDS = 40.0                 # wall-clock, at most half a cell's limit (loops.RECOUNT_WAIT is longer)
+CELL_CHARS = 1 << 18                   # a cell's source handed to the recount: far more than a cell a person writes
 # Resident memory of the recount's cgroup: a quarter of a GiB at its peak here (JAX imported, the seeded
 # functions compiled and run), so four times that; a measure cell whose top level needs more fails apart.
 RECOUNT_MEMORY_BYTES = 1 << 30
@@ -83,8 +84,9 @@ def request_of(nb, instructor, seed: int) -> dict | None:
             lesson.append(cell.source)
     cells = [cell for cell in nb.cells if cell.cell_type == "code" and not is_grade(cell)]
     target = next((i for i, cell in enumerate(cells) if _grade_id(cell) == CELL), None)
-    return {"lesson": lesson, "cells": [cell.source for cell in cells], "target": target, "name": CELL,
-            "seed": seed}
+    # A cell too large to read within the recount's time is not handed over (None): what it binds is unknown.
+    sources = [cell.source if len(cell.source) <= CELL_CHARS else None for cell in cells]
+    return {"lesson": lesson, "cells": sources, "target": target, "name": CELL, "seed": seed}
 
 
 def _grade_id(cell) -> str | None:

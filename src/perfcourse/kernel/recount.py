@@ -49,7 +49,7 @@ STARTED_MARK = "perfcourse-recount started"
 PREPARED_MARK = "perfcourse-recount prepared: "  # {"unseen": {subject: why}} or {"error": why}
 LESSON_RAN = "perfcourse-recount lesson ran"    # then the pipe is closed and the student's cells run
 LESSON_FAILED = "perfcourse-recount lesson failed: "
-UNPARSED = "(a cell too deep or too large to read)"
+UNPARSED = "(a cell too deep or too large to read)"  # or not handed over: too large (grading/recount.py)
 FUNCTIONS = 2          # functions measure is handed per notebook
 WARM_CALLS = 1
 _UNARY = ("sin", "cos", "tanh", "abs", "negative", "exp")
@@ -234,7 +234,9 @@ def _star(statement) -> bool:
     return isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names)
 
 
-def _parsed(source: str) -> list:
+def _parsed(source: str | None) -> list:
+    if source is None:
+        return [None]  # not handed over (grading/recount.py: too large)
     try:
         return ast.parse(source).body
     except (SyntaxError, ValueError):
@@ -283,16 +285,22 @@ def selection(lesson: list[str], cells: list[str], target: int) -> tuple[list[st
     others = [s for i, source in enumerate(cells) if i != target for s in _parsed(source)]
     mentioned = _mentioned(measure_cell) - own - given
     needed = _global_names(cells[target], measure_cell) - own - given
+    binders: dict[str, list[int]] = {}  # name -> the defs, classes and imports binding it (linear, however long)
+    for number, statement in enumerate(others):
+        if isinstance(statement, _DEFINES):
+            for name in bound_by(statement):
+                binders.setdefault(name, []).append(number)
     chosen: dict[int, object] = {}
-    grown = True
-    while grown:
-        grown = False
-        for number, statement in enumerate(others):
-            if number not in chosen and isinstance(statement, _DEFINES) and bound_by(statement) & mentioned:
-                chosen[number] = statement
-                mentioned |= _mentioned(statement) - own - given
-                needed |= _global_names(ast.unparse(statement), statement) - own - given
-                grown = True
+    todo = list(mentioned)
+    while todo:
+        for number in binders.get(todo.pop(), ()):
+            if number in chosen:
+                continue
+            statement = chosen[number] = others[number]
+            more = _mentioned(statement) - own - given - mentioned
+            mentioned |= more
+            todo.extend(more)
+            needed |= _global_names(ast.unparse(statement), statement) - own - given
     lacking = {UNPARSED: "what it binds is unknown"} if any(s is None for s in others) else {}
     bound = {name for statement in others if statement is not None for name in _top_level(statement)}
     nowhere = needed - bound
@@ -330,7 +338,9 @@ def python_of(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
-def _plain(source: str) -> str:
+def _plain(source: str | None) -> str | None:
+    if source is None:
+        return None
     try:
         return python_of(source)
     except Exception:  # noqa: BLE001 (what IPython cannot read, Python's parser judges)
@@ -369,6 +379,8 @@ class Prepared:
         cells = [_plain(source) for source in request["cells"]]
         self.measure_cell, self.chosen, self.lacking = cells[int(request["target"])], [], {}
         try:
+            if self.measure_cell is None:
+                raise ValueError("too large")
             self.chosen, self.lacking = selection(self.lesson, cells, int(request["target"]))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             self.error = f"the measure cell could not be parsed ({type(exc).__name__})"
