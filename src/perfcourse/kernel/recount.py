@@ -350,15 +350,17 @@ def _plain(source: str | None) -> str | None:
 def _namespace() -> dict:
     """The cells' globals: IPython's `get_ipython` (a shell on these globals, made on first use: the
     magics run in it) and `display`, as a student's kernel has them."""
-    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    namespace, shells = {"__name__": "__main__", "__builtins__": builtins}, []
 
     def get_ipython():
-        from IPython.core.interactiveshell import InteractiveShell
-        from traitlets.config import Config
+        if not shells:  # a shell of its own, not the process's singleton: its globals are these
+            from IPython.core.interactiveshell import InteractiveShell
+            from traitlets.config import Config
 
-        config = Config()
-        config.HistoryManager.enabled = False  # nothing written to the sandbox's home
-        return InteractiveShell.instance(config=config, user_ns=namespace)
+            config = Config()
+            config.HistoryManager.enabled = False  # nothing written to the sandbox's home
+            shells.append(InteractiveShell(config=config, user_ns=namespace))
+        return shells[0]
 
     def display(*objects, **options):
         from IPython.display import display as shown
