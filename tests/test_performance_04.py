@@ -790,6 +790,8 @@ def test_the_recount_takes_a_helper_whose_name_a_function_also_binds_for_itself(
         ["def count(fn, *args):\n    return 1"], {"count": "another cell binds or changes it at its top level"})
     local_only = "def measure(fn, *args, warm_calls=7):\n    start = 1\n    return {'equations': start}\n"
     assert recount.selection([], ["start = 0\ndef start():\n    pass\n", local_only], 1)[1] == {}
+    own_file = "def measure(fn, *args, warm_calls=7):\n    import my_helpers\n    return my_helpers.count(fn)\n"
+    assert list(recount.selection([], ["import time\n", own_file], 1)[1]) == ["module my_helpers"]
 
 
 def test_a_cell_too_large_for_the_recount_is_not_handed_over_and_leaves_its_names_unknown():

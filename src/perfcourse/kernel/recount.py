@@ -275,7 +275,8 @@ def selection(lesson: list[str], cells: list[str], target: int) -> tuple[list[st
     statement chosen) mentions, free or not (a helper's name reused for a local elsewhere is still
     the helper's); star imports too, where a name it needs is bound by no statement here. Lacking:
     a name those need (by Python's scope rules) that a statement left out binds or changes, or that
-    no statement binds (IPython's names, `globals()[...] = `, a star import's); a module not installed;
+    no statement binds (IPython's names, `globals()[...] = `, a star import's); a module not installed
+    that the measure cell or a statement chosen imports, at its top level or inside;
     UNPARSED, a cell too deep to read. Computed before any student code runs (main: then it is the
     grader's knowledge, said on the private pipe)."""
     given = {name for source in lesson for statement in ast.parse(source).body for name in _top_level(statement)}
@@ -315,8 +316,8 @@ def selection(lesson: list[str], cells: list[str], target: int) -> tuple[list[st
         # def's body, once called) declares it global; a def's other mentions of it change nothing.
         for name in (_declared(statement) if isinstance(statement, _DEFINES) else _mentioned(statement)) & needed:
             lacking.setdefault(name, "another cell binds or changes it at its top level")
-    for number in chosen:
-        for module in _not_installed(chosen[number]):
+    for node in (n for part in [measure_cell, *chosen.values()] for n in ast.walk(part)):  # inside functions too
+        for module in _not_installed(node):
             lacking[f"module {module}"] = "not installed: a file of the submission's?"
     return [ast.unparse(chosen[n]) for n in sorted(chosen)], lacking
 
