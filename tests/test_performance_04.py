@@ -768,20 +768,46 @@ MEASURE_CELL = "def measure(fn, *args, warm_calls=7):\n    return {'equations': 
     ("def count(fn, *args):\n    return 1\ncount.calls = 0\n", 1, ["count"]),  # changed at the top level
     ("def count_equations(j):\n    return 6\ndef count(fn, *args):\n    return count_equations(fn)\n", 1, []),
     ("def count(fn, *args):\n    raise NotImplementedError\n%time x = 1\n", 1, []),  # a magic; a builtin
+    ("from math import *\ndef count(fn, *args):\n    return floor(1.5)\n", 2, ["floor"]),  # a star import, along
+    ("import my_helpers\ndef count(fn, *args):\n    return my_helpers.count(fn)\n", 2, ["module my_helpers"]),
+    ("def count(fn, *args):\n    return len(In)\n", 1, ["In"]),           # bound by no cell (IPython's)
+    ("def count(:\n", 0, ["count"]),                                    # a cell that does not parse binds nothing
 ])
 def test_the_recount_takes_only_the_definitions_measure_needs(other, chosen, unseen):
     from perfcourse.kernel import recount
 
-    lesson = ["def count_equations(j):\n    return 0\n"]
+    lesson = ["import jax\ndef count_equations(j):\n    return 0\n"]
     statements, found = recount.selection(lesson, [recount.python_of(other), MEASURE_CELL], 1)
-    assert len(statements) == chosen and sorted(found) == unseen
+    assert len(statements) == chosen and sorted(found) == unseen, found
     assert not any("def count_equations" in s for s in statements)  # the lesson's helper is the lesson's
 
 
-def test_a_cell_that_does_not_parse_leaves_its_names_unknown():
+def test_the_recount_takes_a_helper_whose_name_a_function_also_binds_for_itself():
     from perfcourse.kernel import recount
 
-    assert recount.selection([], ["def count(:\n", MEASURE_CELL], 1)[1] == {recount.UNPARSED}
+    cell = MEASURE_CELL + "def spare(fn):\n    count = 3\n    return count\n"
+    assert recount.selection([], ["def count(fn, *args):\n    return 1\ncount = count\n", cell], 1) == (
+        ["def count(fn, *args):\n    return 1"], {"count": "another cell binds or changes it at its top level"})
+    local_only = "def measure(fn, *args, warm_calls=7):\n    start = 1\n    return {'equations': start}\n"
+    assert recount.selection([], ["start = 0\ndef start():\n    pass\n", local_only], 1)[1] == {}
+    own_file = "def measure(fn, *args, warm_calls=7):\n    import my_helpers\n    return my_helpers.count(fn)\n"
+    assert list(recount.selection([], ["import time\n", own_file], 1)[1]) == ["module my_helpers"]
+
+
+def test_a_cell_too_large_for_the_recount_is_not_handed_over_and_leaves_its_names_unknown():
+    from perfcourse.grading import recount as grader
+    from perfcourse.kernel import recount
+
+    def cell(source, grade_id=None, grade=False):
+        meta = {"nbgrader": {"grade_id": grade_id, "grade": grade, "solution": not grade}} if grade_id else {}
+        return nbformat.v4.new_code_cell(source, metadata=meta)
+
+    nb = nbformat.v4.new_notebook(cells=[cell("x = 1\n" * grader.CELL_CHARS), cell(MEASURE_CELL, "measure"),
+                                         cell("", grader.CHECK_CELL, grade=True)])
+    request = grader.request_of(nb, None, 3)
+    assert request["cells"][0] is None and request["cells"][request["target"]].startswith("def measure")
+    assert recount.selection([], [None, MEASURE_CELL], 1)[1] == {
+        recount.UNPARSED: "what it binds is unknown", "count": "no cell binds it where the recount can see"}
 
 
 def test_an_honest_measure_run_apart_counts_what_the_checks_count():
@@ -823,7 +849,7 @@ def test_a_forged_probe_earns_the_probes_count_but_not_the_recount(monkeypatch):
     monkeypatch.setattr(loops.remote, "probe", forged_run_measure(loops.remote.probe))
     loops.check_measure_equations(counts_nothing)  # the probe's word alone passes it
     result = recount.verify(recount_request("alias-forger", seed=5, folder="adversarial"))
-    assert result["counts"] == [6, 6] and result["unseen"] == []
+    assert result["counts"] == [6, 6] and result["unseen"] == {}
     assert "counted [6, 6] equations" in loops.recount_problem({"seed": 5, **result})
 
 
@@ -835,23 +861,41 @@ def test_the_recount_of_a_top_level_count_fails():
 
 
 def test_what_the_grader_writes_for_each_end_of_the_recount():
+    """Whose failure it was is read from the private pipe (written before any student code ran),
+    never from what the process printed: a forged error, a cut log, an exit or a stall after a
+    clean start is the student's."""
     from perfcourse.grading.recount import outcome_of
-    from perfcourse.kernel.recount import RESULT_MARK, STARTED_MARK
+    from perfcourse.kernel.recount import RESULT_MARK, STARTED_MARK, private_marks
+
+    clean, lacking = private_marks({"unseen": {}}, None), private_marks({"unseen": {"count": "bound"}}, None)
 
     def said(reply):
         return f"{STARTED_MARK}\nT =  1: 5 equations\n{RESULT_MARK}{json.dumps(reply)}\n"
 
-    assert outcome_of(said({"counts": [3, 4], "unseen": []}), 0, 9) == {"seed": 9, "counts": [3, 4]}
-    assert outcome_of(said({"counts": [3], "unseen": []}), 0, 9)["error"]
-    assert outcome_of(said({"error": "measure raised X", "stage": "measure", "unseen": []}), 0, 9) == {
+    assert outcome_of(clean, said({"counts": [3, 4]}), 0, 9) == {"seed": 9, "counts": [3, 4]}
+    assert outcome_of(clean, said({"counts": [3]}), 0, 9)["error"]
+    assert outcome_of(clean, said({"error": "measure raised X", "stage": "measure"}), 0, 9) == {
         "seed": 9, "error": "measure raised X"}
-    assert "fallback" in outcome_of(said({"error": "NameError", "stage": "measure", "unseen": ["count"]}), 0, 9)
-    assert "fallback" in outcome_of(said({"error": "ImportError", "stage": "cells", "unseen": []}), 0, 9)
-    assert "error" in outcome_of(STARTED_MARK + "\n", -9, 9)        # the cells ended the process
-    assert "fallback" in outcome_of("perfcourse sandbox: refused\n", 2, 9)  # it never started
+    forged = said({"error": "ImportError", "stage": "cells", "unseen": ["count"]})  # the old fallback's words
+    assert outcome_of(clean, forged, 0, 9) == {"seed": 9, "error": "ImportError"}
+    for text, status in ((STARTED_MARK + "\n", -9), ("", 0), ("", None)):   # ended, its log cut, stalled
+        outcome = outcome_of(clean, text, status, 9, 3)
+        assert outcome["error"] == outcome["flag"] and "fallback" not in outcome, outcome
+    assert "did not finish within 3 s" in outcome_of(clean, "", None, 9, 3)["error"]
+    assert "count (bound)" in outcome_of(lacking, forged, 0, 9)["fallback"]  # it lacked a name apart: not theirs
+    assert outcome_of(lacking, said({"counts": [3, 4]}), 0, 9) == {"seed": 9, "counts": [3, 4]}
+    assert "error" in outcome_of(private_marks({"error": "the measure cell could not be parsed"}, None), "", 1, 9)
+    assert "lesson's cells failed" in outcome_of(private_marks({"unseen": {}}, "NameError"), forged, 0, 9)["fallback"]
+    assert "did not start" in outcome_of("", forged, 2, 9)["fallback"]             # the launcher refused
+    assert "not ready" in outcome_of(STARTED_MARK + "\n", forged, None, 9)["fallback"]  # stopped before the cells
     assert loops.recount_problem({"fallback": "it did not finish"}) is None  # the probe's word stands, flagged
     assert loops.recount_problem(None) is None
     assert "did not count" in loops.recount_problem({"seed": 9, "error": "measure raised X"})
+
+
+# Entries whose measure cell, run apart, ends or stalls the process, or makes an IPython shell (the
+# magic's): run in the grader's own process only (the tests below).
+IN_A_PROCESS_ONLY = ("recount-staller", "recount-error-forger", "recount-magic")
 
 
 @pytest.mark.slow
@@ -867,15 +911,20 @@ def test_the_recount_agrees_with_every_entry_of_this_lesson():
 
     for folder in ("samples", "adversarial"):
         for sample in samples.discover(ROOT, [LESSON], folder=folder):
+            if sample.case in IN_A_PROCESS_ONLY:
+                continue
             request = recount_request(sample.case, seed=21, folder=folder)
             with contextlib.redirect_stdout(io.StringIO()):  # the lesson's cells print
                 reply = recount.verify(request)
-            outcome = outcome_of(f"{recount.STARTED_MARK}\n{recount.RESULT_MARK}{json.dumps(reply)}\n", 0, 21)
+            private = recount.private_marks({"unseen": reply.get("unseen", {})}, None)
+            outcome = outcome_of(private, f"{recount.RESULT_MARK}{json.dumps(reply)}\n", 0, 21)
             if sample.case == "recount-dodger":
                 assert "fallback" in outcome
                 continue
             problem = loops.recount_problem(outcome)
             assert (problem is None) == (sample.expected["test_measure_equations"] > 0), (sample.case, outcome)
+            if sample.case.startswith("recount-") and folder == "samples":  # honest cells once lost apart: counted
+                assert "counts" in outcome, (sample.case, outcome)
 
 
 def test_the_check_reads_the_recount_the_grader_writes_beside_the_channel(tmp_path, monkeypatch):
@@ -900,23 +949,56 @@ def test_the_check_reads_the_recount_the_grader_writes_beside_the_channel(tmp_pa
     loops.check_recount()  # none written (the grader flags that too): nothing to judge
 
 
-@pytest.mark.slow
-def test_the_grader_runs_the_recount_in_a_process_of_its_own(tmp_path):
-    """grading/recount.py end to end, unsandboxed (the launcher's "none" mode): the solution's measure
-    counts the seed's functions as the checks do, and nothing of the run is left behind."""
+def run_recounts(tmp_path, notebooks, cell_limit=60):
+    """grading/recount.py end to end, unsandboxed (the launcher's "none" mode), one recount per
+    notebook at once, each in a grading folder of its own; the finished runs."""
     from types import SimpleNamespace
 
     from perfcourse.grading import recount
     from perfcourse.grading.kernel_pair import KernelPair
 
     source = nbformat.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb", as_version=4)
-    execute = SimpleNamespace(kernel_name="jax-cpu", xla_flags=None, sandbox="none", timeout=60, memory_bytes=None,
-                              pids=None, disk_bytes=None, cpu_seconds=None, file_bytes=None)
-    execute._sandbox_limits = lambda: KernelPair._sandbox_limits(execute)  # the limits as the kernels get them
-    channel = tmp_path / "abcdefgh"
-    channel.mkdir()
-    run = recount.start(execute, source, source, channel)
-    run.thread.join()
-    assert set(run.written) == {"seed", "counts"}, run.written
-    assert run.written["counts"] == loops.recounted_equations(run.written["seed"])
-    assert run.finish() == [] and not run.runtime.exists() and list(tmp_path.iterdir()) == [channel]
+    runs = []
+    for number, nb in enumerate(notebooks):
+        execute = SimpleNamespace(kernel_name="jax-cpu", xla_flags=None, sandbox="none", timeout=cell_limit,
+                                  memory_bytes=None, pids=None, disk_bytes=None, cpu_seconds=None, file_bytes=None,
+                                  _base=tmp_path / f"grading-{number}")
+        execute._sandbox_limits = lambda execute=execute: KernelPair._sandbox_limits(execute)  # as the kernels get
+        channel = tmp_path / f"channel-{number}"
+        channel.mkdir()
+        execute._base.mkdir()
+        runs.append(recount.start(execute, nb or source, source, channel))
+    for run in runs:
+        run.thread.join()
+    return runs
+
+
+@pytest.mark.slow
+def test_the_grader_runs_the_recount_in_a_process_of_its_own(tmp_path):
+    """A correct measure cell with a magic (run by a shell of the recount's own) counts the seed's
+    functions as the checks do; a measure cell that, run apart, prints a forged error line and exits
+    loses the point (its private pipe said it started cleanly and lacked nothing); nothing of
+    either run is left behind."""
+    from perfcourse import samples
+
+    magic, forger = (next(s for s in samples.discover(ROOT, [LESSON], folder=folder) if s.case == case)
+                     for folder, case in (("samples", "recount-magic"), ("adversarial", "recount-error-forger")))
+    solution, forged = run_recounts(tmp_path, [samples.build(ROOT, magic), samples.build(ROOT, forger)])
+    assert set(solution.written) == {"seed", "counts"}, solution.written
+    assert solution.written["counts"] == loops.recounted_equations(solution.written["seed"])
+    assert forged.written == {"seed": forged.written["seed"], "error": forged.written["error"]}, forged.written
+    assert "ModuleNotFoundError" in forged.written["error"] and loops.recount_problem(forged.written)
+    for run in (solution, forged):
+        assert run.runtime.parent == run.folder and run.finish() == [] and list(run.folder.iterdir()) == []
+
+
+@pytest.mark.nightly
+def test_a_measure_cell_that_stalls_apart_loses_the_point_flagged(tmp_path):
+    """recount-staller, run apart, sleeps: killed at the limit (half the cell's), the student's failure."""
+    from perfcourse import samples
+    from perfcourse.grading import recount
+
+    staller = next(s for s in samples.discover(ROOT, [LESSON], folder="adversarial") if s.case == "recount-staller")
+    run, = run_recounts(tmp_path, [samples.build(ROOT, staller)], cell_limit=30)
+    assert "did not finish within 15 s" in run.written["error"] and loops.recount_problem(run.written)
+    assert run.finish() == [recount.FAILED_FLAG.format(run.written["flag"])]

@@ -8,17 +8,26 @@ JSON line on its stdin, the instructor's cells before `measure` (from source/), 
 non-grade code cells, and a seed drawn here; it runs the measure cell alone and prints what
 `measure` counted for the functions the seed builds.
 
-What it said is written, once it ends, to `result_path(channel folder)`: beside the notebook's
+Whose failure a run without counts is, is never decided by what the process prints: its launcher's
+evidence pipe is a private pipe (copied to a file in the notebook's grading folder, outside the
+sandbox), on which the process says, before any student code runs, what the measure cell may lack
+apart from the notebook (`unseen`, kernel/recount.py's `selection`) and whether the lesson's cells
+ran; it closes the pipe before the student's cells run. What the process prints (the student's code
+prints there too) gives only its reply: counts, which the check verifies, or an error.
+
+What came of it is written, once it ends, to `result_path(channel folder)`: beside the notebook's
 channel folder in the folder the trusted kernel has bound, which the student's kernel never sees.
 The equation check (checks/loops.py) waits there for it, builds the seed's functions and counts
 them itself. The file holds one of
 
 - {"seed", "counts"}: measure's counts, judged by the check;
-- {"seed", "error"}: measure, the cell that defines it, or the process failed on its own: the
-  check fails with that reason;
-- {"fallback"}: the recount could not stand for the notebook (the cell needs a name another cell
-  binds by a top-level assignment; the process did not start or finish in time): the check keeps
-  the probe's count, as evidence only, and `Recount.finish` flags the notebook for a human.
+- {"seed", "error"}: measure, the cell that defines it, or the process failed once the student's
+  cells ran, the cell lacking nothing apart: the check fails with that reason (with "flag", the
+  notebook is flagged too, where it stalled or ended without an answer);
+- {"fallback"}: the recount could not stand for the notebook (it did not get to the student's
+  cells: launch, lesson's cells, time; or the cell lacked something apart, a name another cell
+  binds at its top level, say, and then failed): the check keeps the probe's count, as evidence
+  only, and `Recount.finish` flags the notebook for a human.
 """
 from __future__ import annotations
 
@@ -27,9 +36,9 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 
@@ -43,10 +52,17 @@ CHECK_CELL = "test_measure_equations"  # a notebook holding this grade cell is r
 CELL = "measure"                       # the solution cell run apart, and the name it defines
 SKIPPED_TAGS = ("figure", "report")
 RECOUNT_SECONDS = 40.0                 # wall-clock, at most half a cell's limit (loops.RECOUNT_WAIT is longer)
-HEAD_BYTES = 4096
+CELL_CHARS = 1 << 18                   # a cell's source handed to the recount: far more than a cell a person writes
+# Resident memory of the recount's cgroup: a quarter of a GiB at its peak here (JAX imported, the seeded
+# functions compiled and run), so four times that; a measure cell whose top level needs more fails apart.
+RECOUNT_MEMORY_BYTES = 1 << 30
 LOG_TAIL_BYTES = 1 << 16               # what is read of the process's output: its last line is the result
+PRIVATE_BYTES = 1 << 14                # what is read of the private pipe's file (a few lines)
+RUNTIME, PRIVATE = "recount", "recount.private"  # in the notebook's grading folder, removed with it
 FLAG = ("performance-04's measure could not be checked apart from the notebook ({}): its equation count is the "
         "probe's word")
+FAILED_FLAG = ("performance-04's measure, run apart from the notebook by the grader, failed ({}): the equation "
+               "check fails; read the measure cell")
 
 
 def result_path(channel: Path) -> Path:
@@ -68,8 +84,9 @@ def request_of(nb, instructor, seed: int) -> dict | None:
             lesson.append(cell.source)
     cells = [cell for cell in nb.cells if cell.cell_type == "code" and not is_grade(cell)]
     target = next((i for i, cell in enumerate(cells) if _grade_id(cell) == CELL), None)
-    return {"lesson": lesson, "cells": [cell.source for cell in cells], "target": target, "name": CELL,
-            "seed": seed}
+    # A cell too large to read within the recount's time is not handed over (None): what it binds is unknown.
+    sources = [cell.source if len(cell.source) <= CELL_CHARS else None for cell in cells]
+    return {"lesson": lesson, "cells": sources, "target": target, "name": CELL, "seed": seed}
 
 
 def _grade_id(cell) -> str | None:
@@ -78,10 +95,13 @@ def _grade_id(cell) -> str | None:
 
 class Recount:
     """One notebook's recount: started by `start`, its file written when the process ends,
-    everything of it removed by `finish`."""
+    everything of it removed by `finish`. Its runtime folder and private pipe's file lie in the
+    notebook's grading folder (`folder`), which the grader removes with the notebook."""
 
-    def __init__(self, request: dict | None, path: Path, launch: dict | None, seconds: float = RECOUNT_SECONDS):
+    def __init__(self, request: dict | None, path: Path, launch: dict | None, seconds: float = RECOUNT_SECONDS,
+                 folder: Path | None = None):
         self.request, self.path, self.launch, self.seconds = request, path, launch, seconds
+        self.folder = folder
         self.process: subprocess.Popen | None = None
         self.runtime: Path | None = None
         self.written: dict | None = None
@@ -100,17 +120,21 @@ class Recount:
             return {"seed": seed, "error": "the notebook has no measure cell"}
         if not self.request["lesson"]:
             return {"fallback": "the lesson's source notebook was not found"}
-        if self.launch is None:
+        if self.launch is None or self.folder is None:
             return {"fallback": "the grader could not prepare its sandbox"}
-        self.runtime = Path(tempfile.mkdtemp(prefix="perfcourse-recount-"))
-        settings = {**self.launch["settings"], "runtime": str(self.runtime)}
+        self.runtime = self.folder / RUNTIME
+        self.runtime.mkdir()
+        private = self.folder / PRIVATE
+        settings = {**self.launch["settings"], "runtime": str(self.runtime), "evidence": str(private)}
         env = {**self.launch["env"], sandbox.ENV_SETTINGS: json.dumps(settings)}
         with self.lock:
             if self.stopping:
                 return {"fallback": "the notebook ended before it started"}
+            # A session of its own: a stall is ended with everything the launcher started (unsandboxed, its child).
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "perfcourse.grading.sandbox", *self.launch["argv"]], env=env,
-                cwd=str(self.runtime), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                cwd=str(self.runtime), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True)
         with contextlib.suppress(OSError):
             self.process.stdin.write((json.dumps(self.request) + "\n").encode())
             self.process.stdin.close()
@@ -118,20 +142,12 @@ class Recount:
             status = self.process.wait(self.seconds)
         except subprocess.TimeoutExpired:
             self._stop()
-            return {"fallback": f"it did not finish within {self.seconds:g} s"}
-        return outcome_of(self._said(), status, seed)
+            status = None
+        return outcome_of(_read(private, PRIVATE_BYTES, tail=False), self._said(), status, seed, self.seconds)
 
     def _said(self) -> str:
-        """Its output's first lines (the start mark, written before any cell ran, after the launcher's
-        notes if any) and its last ones."""
-        try:
-            with open(self.runtime / "kernel.log", "rb") as log:
-                first = log.read(HEAD_BYTES)
-                log.seek(0, os.SEEK_END)
-                log.seek(max(0, log.tell() - LOG_TAIL_BYTES))
-                return (first + b"\n" + log.read()).decode("utf-8", "replace")
-        except OSError:
-            return ""
+        """The last lines of the process's output (the student's code writes there too: its reply is a claim)."""
+        return _read(self.runtime / "kernel.log", LOG_TAIL_BYTES, tail=True)
 
     def _write(self, outcome: dict) -> None:
         temporary = self.path.with_name(self.path.name + ".part")
@@ -143,11 +159,14 @@ class Recount:
 
     def _stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             self.process.kill()
             self.process.wait()
 
     def finish(self) -> list[str]:
-        """Stop the process if it still runs, remove its files; the flag, where it fell back."""
+        """Stop the process if it still runs, remove its files; the flag, where it fell back or
+        the student's code stalled or ended it."""
         with self.lock:
             self.stopping = True
         if self.thread.is_alive():
@@ -156,36 +175,80 @@ class Recount:
         if self.runtime is not None:
             cgroups.cleanup(self.runtime)
             shutil.rmtree(self.runtime, ignore_errors=True)
-        for path in (self.path, self.path.with_name(self.path.name + ".part")):
+        paths = [self.path, self.path.with_name(self.path.name + ".part")]
+        for path in paths + ([self.folder / PRIVATE] if self.folder is not None else []):
             with contextlib.suppress(OSError):
                 path.unlink()
         written = self.written or {"fallback": "it had not finished when the notebook ended"}
-        return [FLAG.format(str(written["fallback"])[:300])] if "fallback" in written else []
+        if "fallback" in written:
+            return [FLAG.format(str(written["fallback"])[:300])]
+        return [FAILED_FLAG.format(str(written["flag"])[:300])] if "flag" in written else []
 
 
-def outcome_of(said: str, status: int, seed: int) -> dict:
-    """The file's content from what the process wrote (its last result line) and its exit status."""
-    lines = said.splitlines()
+def _read(path: Path, size: int, tail: bool) -> str:
+    """At most `size` bytes of a file, its first or last ones; "" where there is none."""
+    try:
+        with open(path, "rb") as file:
+            if tail:
+                file.seek(0, os.SEEK_END)
+                file.seek(max(0, file.tell() - size))
+            return file.read(size).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _private(text: str) -> tuple[dict | None, str | None]:
+    """What the private pipe said: the preparation's line, and LESSON_RAN's (None: not reached)."""
+    prepared, lesson = None, None
+    for line in text.splitlines():
+        if line.startswith(child.PREPARED_MARK) and prepared is None:
+            with contextlib.suppress(ValueError):
+                prepared = json.loads(line[len(child.PREPARED_MARK):])
+        elif line == child.LESSON_RAN and lesson is None:
+            lesson = ""
+        elif line.startswith(child.LESSON_FAILED) and lesson is None:
+            lesson = line[len(child.LESSON_FAILED):]
+    return (prepared if isinstance(prepared, dict) else None), lesson
+
+
+def outcome_of(private: str, said: str, status: int | None, seed: int, seconds: float = RECOUNT_SECONDS) -> dict:
+    """The file's content. Whose failure a run without counts was is decided by the private pipe
+    (`private`: written before any student code ran): the launch or the lesson's cells failing is
+    the grader's (fallback), so is any failure of a measure cell that lacked something apart; any
+    other is the student's, a stall or an end without an answer flagged. Of `said` (the process's
+    output, theirs) only the reply is read: counts, which the check verifies, or an error."""
+    prepared, lesson = _private(private)
+    if prepared is None or lesson is None:
+        where = "its sandbox did not start" if child.STARTED_MARK not in private.splitlines() else \
+            "it was not ready to run the student's cells"
+        return {"fallback": f"{where} ({'not within %g s' % seconds if status is None else f'status {status}'})"}
+    if "error" in prepared:
+        return {"seed": seed, "error": str(prepared["error"])[:300]}
+    if lesson:
+        return {"fallback": f"the lesson's cells failed apart from the notebook: {lesson[:300]}"}
     reply = None
-    for line in reversed(lines):
+    for line in reversed(said.splitlines()):
         if line.startswith(child.RESULT_MARK):
             with contextlib.suppress(ValueError):
                 reply = json.loads(line[len(child.RESULT_MARK):])
             break
-    if not isinstance(reply, dict):
-        if child.STARTED_MARK in lines:  # the cells ran and ended the process before it answered
-            return {"seed": seed, "error": f"the process running measure ended without an answer (status {status})"}
-        return {"fallback": f"it did not start (status {status})"}
-    unseen = [str(name)[:60] for name in reply.get("unseen") or [] if isinstance(name, str)][:10]
+    reply = reply if isinstance(reply, dict) else {}
     counts = reply.get("counts")
     if isinstance(counts, list) and len(counts) == child.FUNCTIONS and all(type(c) is int for c in counts):
         return {"seed": seed, "counts": counts}
-    error = str(reply.get("error") or "measure's counts could not be read")[:500]
+    if status is None:
+        failure, flag = f"it did not finish within {seconds:g} s", True
+    elif "error" in reply:
+        failure, flag = str(reply["error"])[:500], False
+    elif counts is not None:
+        failure, flag = "measure's counts could not be read", False
+    else:
+        failure, flag = f"the process running measure ended without an answer (status {status})", True
+    unseen = prepared.get("unseen") if isinstance(prepared.get("unseen"), dict) else {}
     if unseen:
-        return {"fallback": f"the measure cell needs {', '.join(unseen)}, which another cell binds at its top level"}
-    if reply.get("stage") in ("lesson", "cells"):
-        return {"fallback": f"{error} (run apart)"}
-    return {"seed": seed, "error": error}
+        lacking = "; ".join(f"{str(name)[:60]} ({str(why)[:80]})" for name, why in list(unseen.items())[:10])
+        return {"fallback": f"the measure cell needs what it cannot have apart: {lacking}; run apart, {failure}"}
+    return {"seed": seed, "error": failure, **({"flag": failure} if flag else {})}
 
 
 def start(execute, nb, instructor, channel: Path) -> Recount | None:
@@ -201,14 +264,14 @@ def start(execute, nb, instructor, channel: Path) -> Recount | None:
     cell_limit = getattr(execute, "timeout", None)
     seconds = min(RECOUNT_SECONDS, cell_limit / 2) if isinstance(cell_limit, (int, float)) and cell_limit > 0 \
         else RECOUNT_SECONDS
-    recount = Recount(request, result_path(channel), launch, seconds)
+    recount = Recount(request, result_path(channel), launch, seconds, getattr(execute, "_base", None))
     recount.thread.start()
     return recount
 
 
 def _launch(execute, nb) -> dict:
-    """The launcher's command and environment: a student's kernel's, with no channel, evidence or
-    submission, running perfcourse.kernel.recount instead of the kernel."""
+    """The launcher's command and environment: a student's kernel's, with no channel or submission,
+    running perfcourse.kernel.recount instead of the kernel (its evidence pipe is the private pipe)."""
     from jupyter_client.kernelspec import KernelSpecManager
 
     spec = KernelSpecManager().get_kernel_spec(execute.kernel_name or nb.metadata.get("kernelspec", {}).get("name"))
@@ -218,7 +281,10 @@ def _launch(execute, nb) -> dict:
     env = dict(os.environ)
     if execute.xla_flags:  # after the grader's own, as the kernels get them
         env["XLA_FLAGS"] = xla_flags_after(env.get("XLA_FLAGS"), execute.xla_flags)
-    settings = {"mode": execute.sandbox, "role": "student", "binds": [], "limits": execute._sandbox_limits()}
+    limits = execute._sandbox_limits()
+    if limits.get("memory_bytes"):  # its own cgroup, beside the student's kernel's (docs/instructors/cluster.md)
+        limits["memory_bytes"] = min(limits["memory_bytes"], RECOUNT_MEMORY_BYTES)
+    settings = {"mode": execute.sandbox, "role": "student", "binds": [], "limits": limits}
     if execute.sandbox == "bwrap":
         kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, "student", sandbox.kernel_user())
         settings["fork"] = fork_server.for_kernel("student", argv, kernel_env)
