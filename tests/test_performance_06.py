@@ -612,7 +612,10 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
                 "the 2048 product reached 93-94% of it and the 4096 product 97%",
                 "the median gap was about 1 ms with `float(loss)` and about 5 µs without it",
                 "each execution of the step took about 4 µs of the chip's time",
-                "ended about 0.1 ms before the host's wait for it did"):
+                "ended about 0.1 ms before the host's wait for it did",
+                "The half a millisecond between latency and device time",
+                "Queued calls cost the host about 0.1 ms each on that machine",
+                "the product's fusion lies on its device-time point"):
         assert row in text, row
     assert report["backend"] == "tpu"
     for key, figures in THREE_NUMBER_FIGURES.items():
@@ -626,6 +629,12 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
     assert 0.925 <= report["three_numbers"]["tflop_per_s"]["device"] / 197 < 0.945  # 93-94%
     if "three_numbers_bfloat16" in report:
         assert 0.965 <= report["three_numbers_bfloat16"]["tflop_per_s"]["device"] / 197 < 0.975  # 97%
+    three = report["three_numbers"]
+    assert 400 <= three["latency_us"] - three["device_us"] <= 650
+    on_the_point = [r for r in report["op_rates"].values() if abs(r.get("flop_per_byte", 0) - 2048 / 6) < 1
+                    and abs(r["tflop_per_s"] / three["tflop_per_s"]["device"] - 1) < 0.02]
+    assert len(on_the_point) == 1  # the float32 product's fusion, as the op profile reads it
+    assert 80 <= np.median([end - start for start, end in report["calls_timeline_us"]["queued"]["calls"]]) <= 200
     logged, kept = report["with_float_loss"], report["losses_kept_on_device"]
     assert 800 <= np.median(logged["host_gap_us"]) <= 1250 and 2 <= np.median(kept["host_gap_us"]) <= 10
     runs = [end - start for t in (logged, kept) for start, end in t["first_steps_us"]["device"]]
