@@ -83,6 +83,7 @@ def test_every_tpu_figure_in_the_worked_example_is_a_recordings():
                 "| device time | the profiler's trace: the median of 20 executions | 93 µs "
                 "| 184-185 T (93-94% of 197) |",
                 "each call cost 40-60 µs more than the device's own time", "one call at a time cost 0.6-0.7 ms",
+                "the slowest about seven times the fastest",
                 "took about 0.6 ms a call waited for, and about 0.11 ms a call queued"):
         assert row in text, row
     three = _tpu_report("performance-06")["three_numbers"]
@@ -92,6 +93,7 @@ def test_every_tpu_figure_in_the_worked_example_is_a_recordings():
     assert 92.5 <= three["device_us"] <= 93.5 and 183.5 <= three["tflop_per_s"]["device"] <= 185.5
     assert 35 <= three["throughput_us"] - three["device_us"] <= 65
     assert 400 <= three["latency_us"] - three["device_us"] <= 650  # "about half a millisecond was not the chip"
+    assert 6.3 <= three["latency_us"] / three["device_us"] <= 7.7  # "the slowest about seven times the fastest"
     own = _tpu_report(LESSON)
     assert own["backend"].startswith("TPU") and own["queued_calls"] == 200
     assert 0.45e-3 <= own["warm_median_seconds"] <= 0.75e-3
