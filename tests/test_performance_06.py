@@ -590,11 +590,11 @@ def tpu_recording() -> tuple[dict, bool]:
 # next (the chip's device time barely moves; the host's round trip does).
 THREE_NUMBER_FIGURES = {
     "three_numbers": [("latency_us", 550, 750), ("throughput_us", 125, 155), ("device_us", 92.5, 93.5)],
-    "three_numbers_bfloat16": [("latency_us", 1100, 1500), ("throughput_us", 700, 750), ("device_us", 700, 740)],
+    "three_numbers_bfloat16": [("latency_us", 1150, 1450), ("throughput_us", 715, 745), ("device_us", 714, 726)],
 }
 THREE_NUMBER_RATES = {
     "three_numbers": [("latency", 24.5, 29.5), ("throughput", 110, 135), ("device", 183.5, 185.5)],
-    "three_numbers_bfloat16": [("latency", 90, 125), ("throughput", 185, 195), ("device", 185, 196)],
+    "three_numbers_bfloat16": [("latency", 94, 116), ("throughput", 184.5, 191.5), ("device", 188.5, 192.5)],
 }
 
 
@@ -607,9 +607,9 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
                              if c.cell_type == "markdown").split())
     for row in ("| 2048 × 2048, float32 (17.2 GFLOP) | 0.6-0.7 ms, 25-29 TFLOP/s | 0.13-0.15 ms, 115-130 TFLOP/s "
                 "| 93 µs, 184-185 TFLOP/s |",
-                "| 4096 × 4096, bfloat16 (137 GFLOP) | about 1.3 ms, about 100 TFLOP/s | 0.72 ms, 190 TFLOP/s "
-                "| 0.72 ms, 191 TFLOP/s |",
-                "the 2048 product reached 93-94% of it and the 4096 product 97%",
+                "| 4096 × 4096, bfloat16 (137 GFLOP) | 1.2-1.4 ms, 95-115 TFLOP/s | 0.72-0.74 ms, 185-191 TFLOP/s "
+                "| 0.72 ms, 189-192 TFLOP/s |",
+                "the 2048 product reached 93-94% of it and the 4096 product 96-97%",
                 "the median gap was about 1 ms with `float(loss)` and about 5 µs without it",
                 "each execution of the step took about 4 µs of the chip's time",
                 "ended about 0.1 ms before the host's wait for it did",
@@ -628,7 +628,7 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
             assert low <= report[key]["tflop_per_s"][name] <= high, (key, name)
     assert 0.925 <= report["three_numbers"]["tflop_per_s"]["device"] / 197 < 0.945  # 93-94%
     if "three_numbers_bfloat16" in report:
-        assert 0.965 <= report["three_numbers_bfloat16"]["tflop_per_s"]["device"] / 197 < 0.975  # 97%
+        assert 0.955 <= report["three_numbers_bfloat16"]["tflop_per_s"]["device"] / 197 < 0.975  # 96-97%
     three = report["three_numbers"]
     assert 400 <= three["latency_us"] - three["device_us"] <= 650
     on_the_point = [r for r in report["op_rates"].values() if abs(r.get("flop_per_byte", 0) - 2048 / 6) < 1
