@@ -203,12 +203,19 @@ def tiled_traffic(m, k, n, bm, bn, bk, itemsize):
     return {"flops": 2 * m * k * n, "bytes": moved, "intensity": 2 * m * k * n / moved}
 """
 
+Y_ONCE_AT_ONE_N = """
+def tiled_traffic(m, k, n, bm, bn, bk, itemsize):
+    moved = (m * k * (n // bn if bk < k else 1) + k * n * (1 if bn == n else m // bm) + m * n) * itemsize
+    return {"flops": 2 * m * k * n, "bytes": moved, "intensity": 2 * m * k * n / moved}
+"""
+
 
 @pytest.mark.parametrize("cell,source", [("test_tiling", SQUARE_Y), ("test_traffic", OLD_TRAFFIC),
-                                         ("test_traffic", X_ONLY_TRAFFIC)])
+                                         ("test_traffic", X_ONLY_TRAFFIC), ("test_traffic", Y_ONCE_AT_ONE_N)])
 def test_every_run_draws_the_case_that_separates_each_lenient_reading(cell, source):
-    # y blocks that are square only, and a count that re-reads a block that stays put (x's at bk = k,
-    # y's at bk = k and bn = n), fail in every run, not one in four or one in 39.
+    # y blocks that are square only, a count that re-reads a block that stays put (x's at bk = k,
+    # y's at bk = k and bn = n), and one that reads y once wherever bn = n (k in several blocks, y's
+    # block still changes), fail in every run, not one in four or one in 39.
     namespace = lesson_namespace(build(ROOT, SAMPLES["solution"]))
     exec(source, namespace)
     for seed in range(30):
