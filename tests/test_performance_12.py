@@ -311,6 +311,10 @@ def test_artifact_places_every_point_under_its_own_roof():
         "Pallas fused", "XLA, one jit", "XLA, two jits (unfused)"}
     steps = report["grid_step"]
     assert len(steps["runs"]) >= 5 and steps["seconds_per_step"] > 0
+    # The fused kernel's VMEM budget: both buffers of its bfloat16 blocks and one float32 scratch block.
+    fused = next(row for row in report["implementations"] if row["name"] == "Pallas fused")
+    bm, bn, bk = fused["blocks"]
+    assert fused["vmem_bytes"] == 2 * (bm * bk + bk * bn) * 2 + 2 * bm * bn * 2 + bm * bn * 4
     published = report["against_published_v5e"]  # not a TPU v5e: no fraction, no verdict on the goal
     assert published["goal_met"] is None and set(published["fraction"].values()) == {None}
 
