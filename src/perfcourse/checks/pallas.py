@@ -43,7 +43,9 @@ follows). No check reads a clock.
   where k is one block (bk = k: its block (i, 0) stays put while j runs) and y once where k and n
   are both one block; intensity their ratio. Exact to 1e-9 relative. Every run holds k in one
   block with n in several (the count that re-reads x there, the formula this lesson once taught,
-  fails) and with n in one (y read once too), and the textbook case of one block each way.
+  fails) and with n in one (y read once too), the textbook case of one block each way, and k in
+  several blocks with n in one (y still read m/bm times: a count that reads y once wherever bn = n
+  fails) and with m in one.
 - test_tolerance (`check_product_tolerance`): *observed*. The trusted kernel hands in products it
   computes itself (`LentProduct`: float32 operands, operands rounded to TensorFloat-32, operands
   rounded to bfloat16), shuffled, and records the arrays each is called with. The returned
@@ -312,6 +314,10 @@ def check_tiled_traffic(tiled_traffic, rng: np.random.Generator | None = None) -
     cases.append((bm * int(rng.integers(2, 9)), 512, bn * int(rng.integers(2, 9)), bm, bn, 512, 4))
     cases.append((bm * int(rng.integers(2, 9)), 256, 384, bm, 384, 256, 2))
     cases.append((256, 512, 384, 256, 384, 512, 4))
+    # And k in several blocks with n in one (y's block (kk, 0) still changes at every step: y is read
+    # m / bm times, not once), then with m in one (x read n / bn times).
+    cases.append((bm * int(rng.integers(2, 9)), 128 * int(rng.integers(2, 5)), bn, bm, bn, 128, 4))
+    cases.append((bm, 128 * int(rng.integers(2, 5)), bn * int(rng.integers(2, 9)), bm, bn, 128, 2))
     for case in cases:
         got = call_student("tiled_traffic", tiled_traffic, *case)
         if not isinstance(got, dict):
