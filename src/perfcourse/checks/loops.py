@@ -41,8 +41,10 @@ Anything in the student's kernel can be replaced, the course's probes included:
   from a seed drawn at grading time, and writes what it counted where only this kernel reads
   (`check_recount`); this side builds the seed's functions, counts them and requires the same
   counts. A forger would have to make the measure cell itself count fresh functions: the task.
-  Where the cell needs a name another cell binds by a top-level assignment, or the recount did
-  not run, the probe's count stands, *evidence only*, and the grader flags the notebook.
+  Where the cell lacks something apart (a name no statement it can take along binds, a module not
+  installed) and then fails, or the recount did not get to the student's cells, the probe's count
+  stands, *evidence only*, and the grader flags the notebook; a failure after a clean start with
+  nothing lacking is the student's (grading/recount.py's `outcome_of`).
 - `check_measure_compile_apart`: *observed*, the span's number *evidence*. `measure` is handed
   the instrument (`probes.loops.instrument`), a plain function each stage of whose compilation
   reports to this side's `Program`: its trace (its Python body asks for its size), its lowering
