@@ -788,6 +788,8 @@ SEPARATION = 0.5               # of the device work: the margin of the latency's
 QUEUED_WORK = (2.0, 0.2)       # the throughput's calls' work, in the work, alternating long and short (the long
                                # still shorter than the hold)
 LAST_WORK = 3.0                # the last queued call's work, in the work: a clock read before the wait misses it
+TRACED_LAST = 2.0              # the last traced call's work, in the work: the wait after it (that call's work
+                               # alone, the others done by then: twice the median execution or more) is no device time
 WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
                                # holds than short ones were waited for
 DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median execution
@@ -848,7 +850,8 @@ def three_numbers_problems(report, run: dict):
     slow = run.get("slow_call")  # the synchronous call held longer on purpose: not the machine's stall
     steady = [span for k, span in enumerate(sync, start=1) if k != slow] or sync
     kinds = run.get("queued_work", [1.0] * calls)[:-1]  # the queued calls of one length of work vary alike
-    quiet = (max(lengths) <= 1.5 * min(lengths) and max(steady) - min(steady) <= QUIET_SPREAD * work
+    even = lengths[:-1]  # the last traced call's work is TRACED_LAST of the others'
+    quiet = (max(even) <= 1.5 * min(even) and max(steady) - min(steady) <= QUIET_SPREAD * work
              and all(max(group) - min(group) <= QUIET_SPREAD * work for group in
                      ([q for q, k in zip(queued, kinds) if k == kind] for kind in set(kinds))))
     latency, throughput, device = numbers["latency"], numbers["throughput"], numbers["device"]
@@ -942,7 +945,8 @@ def three_numbers_plan(rng, seconds_per_iteration: float | None = None) -> dict:
                   else timing.calibrate().iterations(work))
     name = f"work_{int(rng.integers(16**6)):06x}"
     queued_work = [QUEUED_WORK[k % 2] for k in range(calls - 1)] + [LAST_WORK]
-    plan = [iterations] * (2 * calls + 1) + [max(1, int(iterations * w)) for w in queued_work]
+    plan = ([iterations] * (2 * calls) + [max(1, int(iterations * TRACED_LAST))]
+            + [max(1, int(iterations * w)) for w in queued_work])
     return {"calls": calls, "hold": hold, "work": work, "iterations": iterations, "name": name,
             "module": f"jit_{name}", "queued_work": queued_work, "plan": plan,
             "slow_call": int(rng.integers(1, calls + 1))}
