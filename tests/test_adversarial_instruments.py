@@ -100,3 +100,33 @@ def test_a_cell_that_rewrites_the_trace_file_is_flagged():
     assert code_scan.scan_cells([(4, planted)]) == [f"{code_scan.TRACE_WRITE} (cell 4)"]
     reads = 'with gzip.open(path, "rt") as h:\n    trace = json.load(h)\nopen("notes.txt", "w")\n'
     assert code_scan.scan_cells([(5, "import gzip\n" + reads)]) == []
+    assert code_scan.TRACE_WRITE == "code writes a profiler trace"  # as the entry's `# reason:` quotes it
+
+
+@pytest.mark.slow
+def test_a_pallas_loop_beside_a_broadcast_product_passes_the_body_program_check():
+    """adversarial/performance-12/forged-broadcast-product.py (a known limit, flagged by the scan): what its
+    replaced dispatcher sends, the course's grid loop around a never-zeroed body times zero beside x @ y
+    written with no product operation, is read and run as a body's program and passes."""
+    import jax
+    import jax.numpy as jnp
+
+    from perfcourse.checks import pallas, programs
+    from perfcourse.kernel.probes import pallas as probe
+
+    def never_zeroed(x_ref, y_ref, o_ref):
+        o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+
+    m, k, n, bm, bn, bk = 16, 16, 16, 8, 8, 8
+    grid, in_blocks, out_block = probe.expected_tiling(m, k, n, bm, bn, bk)
+    loop = probe.tiled_call(never_zeroed, m, k, n, grid, *probe.specs(in_blocks, out_block))
+
+    def dressed(x, y, start):
+        return jnp.sum(x[:, :, None] * y[None, :, :], axis=1) + 0.0 * jnp.nan_to_num(loop(x, y, start))
+
+    structs = [jax.ShapeDtypeStruct(shape, jnp.float32) for shape in ((m, k), (k, n), (m, n))]
+    data = bytes(jax.export.export(jax.jit(dressed))(*structs).serialize())
+    program = programs.program_from(data, [((m, k), "float32"), ((k, n), "float32"), ((m, n), "float32")],
+                                    what="the forged program")
+    pallas.check_grid_program(program, m, k, n, bm, bn, bk, "the forged program")
+    pallas.run_grid_program(program, np.random.default_rng(0), m, k, n, "the forged program")
