@@ -1,8 +1,9 @@
 # The known limit of the body's check, built: a forger whose own body never zeroes its accumulator
-# replaces the course's probe dispatcher (found through sys.modules by a name suffix) and, asked to
-# export the body, sends a program that runs the course's pallas_call around that body (so every
-# block slice and update of the grid loop is there) and returns, in its place, x @ y written as a
-# broadcast multiply and a sum, with the loop's result added times zero. No product operation
+# (it only replaces the NaN the interpreter fills an unwritten block with, so the public check
+# passes) replaces the course's probe dispatcher (found through sys.modules by a name suffix) and,
+# asked to export the body, sends a program that runs the course's pallas_call around that body (so
+# every block slice and update of the grid loop is there) and returns, in its place, x @ y written
+# as a broadcast multiply and a sum, with the loop's result added times zero. No product operation
 # multiplies a whole operand, and the values are right from every starting output.
 #
 # It deserves nothing for the body (what it returns is no Pallas kernel's work, and its own body
@@ -17,7 +18,9 @@ import sys as _sys
 
 
 def matmul_kernel(x_ref, y_ref, o_ref):
-    o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+    so_far = o_ref[...]  # NaN replaced (the interpreter's unwritten block), so the public check passes
+    o_ref[...] = jnp.where(jnp.isnan(so_far), 0.0, so_far) + jnp.dot(x_ref[...], y_ref[...],
+                                                                    preferred_element_type=jnp.float32)
 
 
 def _find(suffix):
@@ -27,12 +30,14 @@ def _find(suffix):
     raise RuntimeError(f"no {suffix} found")
 
 
-_probes, _pallas_probe = _find(".kernel.probes"), _find(".kernel.probes.pallas")
+_probes = _find(".kernel.probes")
 _real_run = _probes.run
 
 
 def _forged_run(name, *args, **kwargs):
     if str(name) == "pallas.export_kernel":
+        _real_run(name, *args, **kwargs)  # the course's own export, thrown away: it loads the pallas probe
+        _pallas_probe = _find(".kernel.probes.pallas")
         kernel, sizes, blocks = args
         m, k, n = (int(v) for v in sizes)
         bm, bn, bk = (int(v) for v in blocks)
