@@ -96,6 +96,12 @@ def test_a_gradient_all_reduced_in_pieces_smaller_than_a_row_fails():
     net = {"stacked": np.zeros((6, 192, 192), np.float32), "x": np.zeros((16, 192), np.float32)}
     assert fsdp.collective_problems(_step_text("tensor<f32>"), 8, net) == []
     assert "all-reduces an array of 96" in fsdp.collective_problems(_step_text("tensor<96xf32>"), 8, net)[0]
+    # adversarial/performance-11/all-reduce-in-a-nested-program.py: a function of the module called from the body
+    nested = _step_text("tensor<f32>") + "\n" + "\n".join([
+        "func.func private @jit__lambda(%arg0: tensor<192x192xf32>) -> tensor<192x192xf32> {",
+        '  %0 = "stablehlo.all_reduce"(%arg0) ({', "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):",
+        "  }) : (tensor<192x192xf32>) -> tensor<192x192xf32>", "}"])
+    assert "all-reduces an array of 36864" in fsdp.collective_problems(nested, 8, net)[0]
 
 
 def test_a_cell_that_rewrites_the_trace_file_is_flagged():
