@@ -26,8 +26,9 @@ What this kernel believes, it observed or verified itself:
   StableHLO (the program before XLA's passes, what the function itself wrote) the layers are
   scanned (a `while`, fewer gathers written than layers), every all-gather takes one layer's row
   block and gives the layer (nothing of the batch gathered, not all layers at once), every
-  reduce-scatter takes one layer's gradient and gives its block, no all-reduce is larger than a
-  row (the loss's psum, not a gradient's), and there is no other collective; compiled here on CPU
+  reduce-scatter takes one layer's gradient and gives its block, every all-reduce is a scalar
+  (the loss's psum, not a gradient's, nor a gradient summed in pieces smaller than a row: a red-team
+  step that did so in a loop passed), and there is no other collective; compiled here on CPU
   devices of this kernel's own (`sharding.own_devices`), its temporary buffers
   (`memory_analysis().temp_size_in_bytes`) hold fewer than three layers whole beyond the
   activations (a scan without remat keeps every gathered layer for the backward pass, a Python loop
@@ -195,7 +196,7 @@ def collective_problems(text: str, k: int, net: dict) -> list[str]:
             return [f"{what} reduce-scatters something other than one layer's gradient into its block "
                     f"({c['operands'][0] if c['operands'] else '?'} into {c['results'][0] if c['results'] else '?'})"]
     for c in ops:
-        if c["op"] == "all_reduce" and max([_size(d) for d in c["operands"] + c["results"]] or [0]) >= width:
+        if c["op"] == "all_reduce" and max([_size(d) for d in c["operands"] + c["results"]] or [0]) > 1:
             return [f"{what} all-reduces an array of {max(_size(d) for d in c['operands'] + c['results'])} elements: "
                     "only the loss is summed whole on every device; a gradient is reduce-scattered (an all-reduce "
                     "moves twice a reduce-scatter's bytes and leaves every device the whole sum)"]

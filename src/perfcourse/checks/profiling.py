@@ -95,7 +95,10 @@ Per cell:
   (one first call and three runs of `calls`) and timed on this kernel's clock, to the function's
   return (the probe says when, before it reads the file); the trace file's bytes, parsed here, must
   hold exactly `calls` executions of the module, the k-th at least k + 1 holds after the trace
-  began; the device figure within 15% of that trace's median execution; the latency at least a hold
+  began; the device figure within 15% of that trace's median execution (or of their mean: which one
+  is the device-time cell's to judge), the synchronous calls' work 1.7 to 2 times the traced calls'
+  and the last traced call's a quarter of theirs, so the wall clock's versions (a latency less a
+  queued call's return, the wait after the last traced call) miss both; the latency at least a hold
   and half the work (each call waited for) and no longer than the synchronous calls' spans; the
   throughput at least a hold, its run no longer than this side saw the queued calls take (plus half
   the work), its calls not each waited for (their work alternates long and short: what a long
@@ -775,7 +778,7 @@ def check_device_time(device_seconds_per_call_, rng: np.random.Generator | None 
 # --- test_three_numbers -----------------------------------------------------------------------------
 # The instrument: every call is held here for HOLD seconds (wall time, no CPU: the host's part) and
 # then runs WORK seconds of device work (the device's part), with HOLD two to three times WORK, so that
-#     latency    (one call, waited for)             ~ HOLD + WORK
+#     latency    (one call, waited for)             ~ HOLD + WORK   (these calls' work SYNC_WORK times the others')
 #     throughput (calls queued, one wait, per call)  ~ max(HOLD, WORK) = HOLD   (+ WORK / calls)
 #     device time (the trace's executions)           ~ WORK
 # stand apart by more than half of WORK each: whichever figure is returned for another misses its band.
@@ -788,6 +791,11 @@ SEPARATION = 0.5               # of the device work: the margin of the latency's
 QUEUED_WORK = (2.0, 0.2)       # the throughput's calls' work, in the work, alternating long and short (the long
                                # still shorter than the hold)
 LAST_WORK = 3.0                # the last queued call's work, in the work: a clock read before the wait misses it
+SYNC_WORK = (1.7, 2.0)         # the synchronous calls' work, in the work, drawn per run: a latency less a queued
+                               # call's return (the host's part) is their work, a wall-clock time, not the trace's
+TRACED_LAST = 0.25             # the last traced call's work, in the work: the wait after it (that call's work
+                               # alone, the others done by then) is no device time (it moves the executions' mean
+                               # by 15 to 19%: the mean is the device-time cell's mistake, taken here too)
 WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
                                # holds than short ones were waited for
 DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median execution
@@ -848,7 +856,8 @@ def three_numbers_problems(report, run: dict):
     slow = run.get("slow_call")  # the synchronous call held longer on purpose: not the machine's stall
     steady = [span for k, span in enumerate(sync, start=1) if k != slow] or sync
     kinds = run.get("queued_work", [1.0] * calls)[:-1]  # the queued calls of one length of work vary alike
-    quiet = (max(lengths) <= 1.5 * min(lengths) and max(steady) - min(steady) <= QUIET_SPREAD * work
+    even = lengths[:-1]  # the last traced call's work is TRACED_LAST of the others'
+    quiet = (max(even) <= 1.5 * min(even) and max(steady) - min(steady) <= QUIET_SPREAD * work
              and all(max(group) - min(group) <= QUIET_SPREAD * work for group in
                      ([q for q, k in zip(queued, kinds) if k == kind] for kind in set(kinds))))
     latency, throughput, device = numbers["latency"], numbers["throughput"], numbers["device"]
@@ -899,7 +908,8 @@ def three_numbers_problems(report, run: dict):
     elif throughput * calls > run["returned"] - asked[2 * calls + 1] + SEPARATION * work:
         problems.append("the throughput is longer than the queued calls took: time the queued calls "
                         "together, one wait at the end, divided by calls (not the latency)")
-    if not abs(device - work) <= DEVICE_TOLERANCE * work + 20e-6:
+    mean = float(np.mean(lengths))  # a mean for the median is the device-time cell's mistake, not this one's
+    if not any(abs(device - seen) <= DEVICE_TOLERANCE * seen + 20e-6 for seen in (work, mean)):
         problems.append("the device time is not the trace's: the median over the queued calls' executions of "
                         "the program in the trace (device_seconds_per_call), not a wall-clock time")
     return problems, (quiet and not unclear) or not problems
@@ -942,10 +952,12 @@ def three_numbers_plan(rng, seconds_per_iteration: float | None = None) -> dict:
                   else timing.calibrate().iterations(work))
     name = f"work_{int(rng.integers(16**6)):06x}"
     queued_work = [QUEUED_WORK[k % 2] for k in range(calls - 1)] + [LAST_WORK]
-    plan = [iterations] * (2 * calls + 1) + [max(1, int(iterations * w)) for w in queued_work]
+    slow_call = int(rng.integers(1, calls + 1))
+    sync = max(1, int(iterations * float(rng.uniform(*SYNC_WORK))))
+    plan = ([iterations] + [sync] * calls + [iterations] * (calls - 1) + [max(1, int(iterations * TRACED_LAST))]
+            + [max(1, int(iterations * w)) for w in queued_work])
     return {"calls": calls, "hold": hold, "work": work, "iterations": iterations, "name": name,
-            "module": f"jit_{name}", "queued_work": queued_work, "plan": plan,
-            "slow_call": int(rng.integers(1, calls + 1))}
+            "module": f"jit_{name}", "queued_work": queued_work, "plan": plan, "slow_call": slow_call}
 
 
 def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -> None:

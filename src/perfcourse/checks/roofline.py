@@ -23,7 +23,8 @@ something only the student's process can build. No check reads a clock or compar
   a number. A forger would have to return flops/bytes, flops/seconds and bytes/seconds of numbers
   it sees only at grading time: doing the arithmetic.
 - test_classify (`check_classify`): fresh ceilings (ridge points from 0.5 to 500 FLOP/byte) and
-  points at intensities on both sides of the ridge (never on it), and, where the notebook has
+  points at intensities on both sides of the ridge (never on it; one in four above its roof, so a
+  fraction capped at 1 fails), and, where the notebook has
   measured its own ceilings before this cell (`ceilings`, read from the student's kernel as
   numbers), points placed against them too. The lesson measures them after its last check (a
   bandwidth sweep up to 64 MiB arrays, which grading, stopping at the last check, does not run), so
@@ -169,9 +170,9 @@ def classify_problems(got, point: dict, peak: float, bandwidth: float, what: str
     return key_problems(got, expected_classification(point, peak, bandwidth), CLASSIFY_HINTS, what)
 
 
-def fresh_point(rng: np.random.Generator, intensity: float, attainable: float) -> dict:
-    """A point at `intensity` that reached a fresh fraction (0.05 to 0.95) of `attainable`."""
-    rate = attainable * float(rng.uniform(0.05, 0.95))
+def fresh_point(rng: np.random.Generator, intensity: float, attainable: float, reach=(0.05, 0.95)) -> dict:
+    """A point at `intensity` that reached a fresh fraction (within `reach`) of `attainable`."""
+    rate = attainable * float(rng.uniform(*reach))
     return {"flops": rate * 0.01, "bytes": rate * 0.01 / intensity, "seconds": 0.01,
             "intensity": intensity, "flop_per_second": rate, "bytes_per_second": rate / intensity}
 
@@ -208,8 +209,10 @@ def classification_cases(rng: np.random.Generator, own=None) -> list[tuple[str, 
 def check_classify(classify, own_ceilings=None, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     own = ceilings_from(own_ceilings)
-    for what, peak, bandwidth, intensity in classification_cases(rng, own):
-        point = fresh_point(rng, intensity, min(peak, intensity * bandwidth))
+    for index, (what, peak, bandwidth, intensity) in enumerate(classification_cases(rng, own)):
+        # One point of every four above its roof (a roof is measured; a point can beat it): its fraction over 1.
+        reach = (1.1, 2.0) if index % 4 == 1 else (0.05, 0.95)
+        point = fresh_point(rng, intensity, min(peak, intensity * bandwidth), reach)
         got = call_student(f"classify for a point and {what}", classify, point, peak, bandwidth)
         problems = classify_problems(got, point, peak, bandwidth, what)
         if problems:

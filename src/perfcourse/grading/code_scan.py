@@ -41,6 +41,11 @@ code in its own kernel does need:
                                                    a module's whole __dict__ or vars()), handed to
                                                    a call (where a parameter renames it) or stored
                                                    in a container or an attribute
+    code writes a profiler trace                   a gzip file written or compressed, or a file opened
+                                                   for writing in a cell that names a trace file
+                                                   (perfetto_trace, trace.json, xplane.pb, TRACE_FILE):
+                                                   the checks parse the trace the student's process
+                                                   hands back, edited or planted there or not
     code could not be scanned                      a cell the scan could not read to its end
                                                    (nested beyond the walk, out of memory or time:
                                                    bounded_scan.py): never read as clean
@@ -98,9 +103,10 @@ UNRESOLVED = "code reaches a module by a path the scan cannot read"
 IMPORT_MACHINERY = "code changes how modules are imported"
 SUBCLASSES = "code walks every class"
 REPLACES = "code replaces a module's attribute"
+TRACE_WRITE = "code writes a profiler trace"
 UNSCANNED = "code could not be scanned"
 FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, UNRESOLVED, IMPORT_MACHINERY, REPLACES, SUBCLASSES,
-         CLOSURES, GC, FRAMES, DESCRIPTORS)  # the order they are reported in
+         CLOSURES, GC, FRAMES, DESCRIPTORS, TRACE_WRITE)  # the order they are reported in
 
 # Names a notebook need not import to use: the lessons' first cell imports sys and os, and a
 # student's cell may rely on that.
@@ -137,6 +143,8 @@ INSPECT_FRAMES = {"stack", "trace"}  # frames only as inspect's: inspect.stack()
 DESCRIPTOR_FUNCTIONS = {"dup", "dup2", "close", "closerange", "fdopen", "set_inheritable", "pipe", "pipe2"}
 DESCRIPTOR_MODULES = {"os", "posix"}
 DESCRIPTOR_PATH = re.compile(r"/proc/[^/\s]*/fd(?:info)?\b|/dev/fd\b")
+# A profiler's trace, as a cell names it: no lesson writes one but jax.profiler.
+TRACE_NAMES = re.compile(r"perfetto_trace|trace\.json|xplane\.pb")
 UNKNOWN = "\0"  # a piece of a string that is not a literal, in a shape
 
 
@@ -508,6 +516,7 @@ class _Cell(_Resolver):
     def __init__(self, notebook: _Notebook, trees):
         super().__init__(notebook)
         self.found, self.parents = set(), {}
+        self.writes_file = self.names_trace = False
         for tree in trees:
             for node in ast.walk(tree):
                 for child in ast.iter_child_nodes(node):
@@ -515,6 +524,8 @@ class _Cell(_Resolver):
         for tree in trees:
             for node in ast.walk(tree):
                 self.visit(node)
+        if self.writes_file and self.names_trace:
+            self.found.add(TRACE_WRITE)
 
     # --- each node -------------------------------------------------------------------------------
     def visit(self, node) -> None:
@@ -528,6 +539,11 @@ class _Cell(_Resolver):
                 self.found.add(PACKAGE)
             if DESCRIPTOR_PATH.search(text.replace(UNKNOWN, "x")):
                 self.found.add(DESCRIPTORS)
+            self.names_trace |= bool(TRACE_NAMES.search(text))
+        if isinstance(node, ast.Name) and node.id == "TRACE_FILE":
+            self.names_trace = True
+        if isinstance(node, ast.Call):
+            self.visit_file_write(node)
         if isinstance(node, ast.Call) and self.importer(node.func):
             name = self.imported_by(node)
             if name is None:
@@ -543,6 +559,17 @@ class _Cell(_Resolver):
             self.visit_attribute(node, *found)
         self.visit_module_paths(node)
         self.visit_replacement(node)
+
+    def visit_file_write(self, call: ast.Call) -> None:
+        """TRACE_WRITE for a gzip file written (a trace's format); a file written at all is remembered."""
+        name = _called_name(call.func)
+        owner = self.module(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        mode = _keyword(call, "mode", 1)
+        writing = mode is not None and any(c in (shape(mode) or "") for c in "wax+")
+        if owner == "gzip" and (name == "compress" or name in ("open", "GzipFile") and writing):
+            self.found.add(TRACE_WRITE)
+        elif name == "open" and writing or name in ("write_bytes", "write_text"):
+            self.writes_file = True
 
     def visit_replacement(self, node) -> None:
         """REPLACES where a module's attribute is assigned or deleted (`jax.experimental.pallas = mine`,
