@@ -20,7 +20,8 @@ something only the student's process can build. No check reads a clock or compar
   rates in base units (FLOP/byte, FLOP/s, byte/s), to 1e-9 relative. A dict without "flops" or
   without "bytes accessed" (absent, or None) must be refused with ValueError, as the lesson asks
   (a KeyError or TypeError met on the way fails the cell), never turned into
-  a number. A forger would have to return flops/bytes, flops/seconds and bytes/seconds of numbers
+  a number; a count of zero (present) is a count, and makes a point at intensity 0.
+  A forger would have to return flops/bytes, flops/seconds and bytes/seconds of numbers
   it sees only at grading time: doing the arithmetic.
 - test_classify (`check_classify`): fresh ceilings (ridge points from 0.5 to 500 FLOP/byte) and
   points at intensities on both sides of the ridge (never on it), and, where the notebook has
@@ -28,9 +29,10 @@ something only the student's process can build. No check reads a clock or compar
   numbers), points placed against them too. The lesson measures them after its last check (a
   bandwidth sweep up to 64 MiB arrays, which grading, stopping at the last check, does not run), so
   a graded notebook is judged on fresh ceilings. The ridge, the attainable
-  rate min(peak, intensity x bandwidth), the fraction reached and the bound must agree with the
-  ones computed here. A hard-coded ridge, a max instead of a min, or a fraction of the flat peak
-  fails. A forger would have to compute the roof for ceilings it sees only at grading time.
+  rate min(peak, intensity x bandwidth), the fraction reached (a third of the points above their
+  roof, as a point over a measured roof is) and the bound must agree with the ones computed here.
+  A hard-coded ridge, a max instead of a min, a fraction of the flat peak or one capped at 1 fails.
+  A forger would have to compute the roof for ceilings it sees only at grading time.
 - test_roof_verdict (`check_roof_verdict`): fresh ceilings and points as the lesson's `measure`
   returns them (fresh counts, one warm sample per fraction of the roof drawn here, shuffled, 5 to
   10 samples, the median time as the point's seconds), memory- and compute-bound, each verdict, one
@@ -123,6 +125,10 @@ def cost_cases(rng: np.random.Generator) -> list[tuple[str, object, float, float
                  "bytes accessed0{}": float(rng.integers(0, 10**6)), "utilization0{}": 1.0,
                  "optimal_seconds": float(rng.uniform(0, 1))}
         cases.append((f"counts in {form}", [costs] if "list" in form else costs, flops, moved, seconds))
+    # A count of zero is a count, not a missing one: the point is made, at intensity 0.
+    moved = float(rng.integers(10**3, 10**10))
+    cases.append(("a program counted with zero FLOP", {"flops": 0.0, "bytes accessed": moved}, 0.0, moved,
+                  float(10 ** rng.uniform(-5, 0))))
     return cases
 
 
@@ -169,9 +175,10 @@ def classify_problems(got, point: dict, peak: float, bandwidth: float, what: str
     return key_problems(got, expected_classification(point, peak, bandwidth), CLASSIFY_HINTS, what)
 
 
-def fresh_point(rng: np.random.Generator, intensity: float, attainable: float) -> dict:
-    """A point at `intensity` that reached a fresh fraction (0.05 to 0.95) of `attainable`."""
-    rate = attainable * float(rng.uniform(0.05, 0.95))
+def fresh_point(rng: np.random.Generator, intensity: float, attainable: float, above: bool = False) -> dict:
+    """A point at `intensity` that reached a fresh fraction (0.05 to 0.95) of `attainable`, or, `above`
+    it, 1.05 to 1.5 (a point over a measured roof: its fraction is more than 1, never capped)."""
+    rate = attainable * float(rng.uniform(1.05, 1.5) if above else rng.uniform(0.05, 0.95))
     return {"flops": rate * 0.01, "bytes": rate * 0.01 / intensity, "seconds": 0.01,
             "intensity": intensity, "flop_per_second": rate, "bytes_per_second": rate / intensity}
 
@@ -208,8 +215,8 @@ def classification_cases(rng: np.random.Generator, own=None) -> list[tuple[str, 
 def check_classify(classify, own_ceilings=None, rng: np.random.Generator | None = None) -> None:
     rng = rng or np.random.default_rng()
     own = ceilings_from(own_ceilings)
-    for what, peak, bandwidth, intensity in classification_cases(rng, own):
-        point = fresh_point(rng, intensity, min(peak, intensity * bandwidth))
+    for index, (what, peak, bandwidth, intensity) in enumerate(classification_cases(rng, own)):
+        point = fresh_point(rng, intensity, min(peak, intensity * bandwidth), above=index % 3 == 2)
         got = call_student(f"classify for a point and {what}", classify, point, peak, bandwidth)
         problems = classify_problems(got, point, peak, bandwidth, what)
         if problems:
