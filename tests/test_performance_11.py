@@ -55,7 +55,7 @@ GRADED = sorted(case for case in SAMPLES if case != "release")
 # own-mesh, "untiled gathers, never reshaped", "the gradient of the last layer only"), so it is judged here.
 NEED_SEVERAL_DEVICES = {"gradients-whole", "jit-without-shard-map", "local-mean", "psum-then-slice",
                         "a loss of one device's rows", "python-loop", "scan-without-remat", "gathers-the-batch",
-                        "global-device-count"}
+                        "global-device-count", "fresh-checkpoint-around-the-scan", "fresh-gathers-the-stack-once"}
 
 
 def several_devices() -> bool:
@@ -262,10 +262,10 @@ def test_drawn_schedules_hold_every_case_and_the_expected_counts_are_the_checks_
                 for key in ("condition=", "body="):
                     name = line.split(key)[1].split(",")[0].strip()
                     assert sum(1 for other in lines if other.startswith(name + " ")) == 1, name
-    # Every run's schedules hold a collective in a loop and one in a fused computation.
+    # Every run's schedules hold a collective in a loop, one in a loop inside a loop and one in a fused computation.
     for seed in range(5):
         drawn = [fsdp.synthetic_schedule(np.random.default_rng(seed * 10 + i)) for i in range(4)]
-        assert all(set(where) == {"fused", "in_loops"} for _, _, where in drawn)
+        assert all(set(where) == {"fused", "in_loops", "nested"} for _, _, where in drawn)
     found = fsdp.schedules(np.random.default_rng(7))
     assert len(found) == 4
 

@@ -42,8 +42,10 @@ What this kernel believes, it observed or verified itself:
   between), a `while` whose body holds collectives and pairs of its own (and sometimes a loop of
   its own), fused computations holding collectives (as a TPU's fused asynchronous collectives do;
   not counted), a reducer, instruction names that lie, metadata that mention collectives. Every
-  run's schedules hold a collective in a loop body and one in a fused computation, so counting
-  ENTRY alone or every computation fails; every count must be exact.
+  run's schedules hold a collective in a loop body, one in a loop inside a loop and one in a fused
+  computation, so counting ENTRY alone, its loops alone or every computation fails; and two pairs of
+  one kind, the later done first with a compute after it, so pairing by print order instead of by
+  the done's operand fails. Every count must be exact.
 - test_memory (`check_fsdp_budget`): *observed*, values only: depths, widths, batches, device
   counts and item sizes drawn here; the six numbers exactly.
 
@@ -313,6 +315,7 @@ class _Schedule:
         self.computations: list[str] = []   # text of every computation but ENTRY, callees first
         self.fused_collectives = 0          # collectives inside fused computations (never counted)
         self.loop_collectives = 0           # counted collectives in loop bodies and conditions
+        self.nested_collectives = 0         # those of a loop inside a loop ("and theirs in turn")
 
     def n(self) -> int:
         return next(self.serial)
@@ -352,9 +355,10 @@ class _Schedule:
         return (f"  {name} = {_shape(self.rng)} {op}(%p.{self.n()}){tail}, "
                 f'metadata={{op_name="jit(step)/{self.rng.choice(KINDS)}"}}')
 
-    def count(self, kind: str, in_loop: bool) -> None:
+    def count(self, kind: str, in_loop: bool, nested: bool = False) -> None:
         self.expected.setdefault(kind, {"count": 0, "overlapped": 0})["count"] += 1
         self.loop_collectives += int(in_loop)
+        self.nested_collectives += int(nested)
 
     def done(self, kind: str, start: str, computed: bool) -> str:
         self.expected[kind]["overlapped"] += int(computed)
@@ -374,13 +378,13 @@ class _Schedule:
                 lines.append(f"  {start} = ({_shape(rng)}, {_shape(rng)}) {kind}-start(%p.{self.n()}), "
                              f"channel_id={self.n()}, replica_groups={{{{0,1,2,3}}}}")
                 pending.append((start, kind, False))
-                self.count(kind, in_loop=in_loop)
+                self.count(kind, in_loop=in_loop, nested=depth >= 2)
             elif roll < 0.6:
                 kind = str(rng.choice(KINDS))
                 reducer = ", to_apply=%add.0" if kind in ("all-reduce", "reduce-scatter") else ""
                 lines.append(f"  {self.name_for(kind, '')} = {_shape(rng)} {kind}(%p.{self.n()}), "
                              f"channel_id={self.n()}, replica_groups={{{{0,1}},{{2,3}}}}{reducer}")
-                self.count(kind, in_loop=in_loop)
+                self.count(kind, in_loop=in_loop, nested=depth >= 2)
             elif roll < 0.8:
                 lines.append(self.compute())
                 pending = [(s, k, True) for s, k, _ in pending]
@@ -397,6 +401,19 @@ class _Schedule:
             lines.append(self.done(kind, start, computed))
         return lines
 
+    def crossed_pairs(self) -> list[str]:
+        """Two pairs of one kind in ENTRY, the later one done first, a compute between the two dones:
+        only the earlier pair is overlapped. Pairing by print order (a start closed by the next done of
+        its kind) reads it the other way; the done's operand, as the lesson pairs them, reads it right."""
+        kind = str(self.rng.choice(KINDS))
+        first, second = self.name_for(kind, "-start"), self.name_for(kind, "-start")
+        lines = []
+        for start in (first, second):
+            lines.append(f"  {start} = ({_shape(self.rng)}, {_shape(self.rng)}) {kind}-start(%p.{self.n()}), "
+                         f"channel_id={self.n()}, replica_groups={{{{0,1,2,3}}}}")
+            self.count(kind, in_loop=False)
+        return lines + [self.done(kind, second, False), self.compute(), self.done(kind, first, True)]
+
     def loop(self, depth: int) -> str:
         """A while instruction; its condition (a synchronous all-reduce in it, half the time) and body
         are scheduled computations of their own, written before their caller."""
@@ -406,7 +423,7 @@ class _Schedule:
         if self.rng.random() < 0.5:
             check = (f"  {self.name_for(kind, '')} = f32[] {kind}(%g.{tag}), channel_id={self.n()}, "
                      "replica_groups={{0,1,2,3}}\n")
-            self.count(kind, in_loop=True)
+            self.count(kind, in_loop=True, nested=depth >= 2)
         body = self.lines(int(self.rng.integers(5, 10)), depth, in_loop=True)
         self.computations.append(
             f"%region_cond.{tag} (p.{tag}: (s32[], f32[8,8])) -> pred[] {{\n  %p.{tag} = (s32[], f32[8,8]{{1,0}}) "
@@ -429,24 +446,28 @@ def synthetic_schedule(rng: np.random.Generator) -> tuple[str, dict]:
     drawn = _Schedule(rng)
     entry = drawn.lines(int(rng.integers(14, 26)), 0, in_loop=False)
     entry.insert(int(rng.integers(0, len(entry) + 1)), drawn.loop(1))  # at least one loop
+    entry += drawn.crossed_pairs()  # after every other pair is done: nothing pending spans it
     reducer = ("%add.0 (a.0: f32[], b.0: f32[]) -> f32[] {\n  %a.0 = f32[] parameter(0)\n  %b.0 = f32[] parameter(1)\n"
                "  ROOT %sum.0 = f32[] add(%a.0, %b.0)\n}\n")
     text = ("HloModule jit_step, is_scheduled=true\n\n" + reducer + "\n" + "\n".join(drawn.computations)
             + "\nENTRY %main.1 () -> f32[] {\n" + "\n".join(entry) + "\n  ROOT %tuple.9 = () tuple()\n}\n")
     expected = {kind: dict(e) for kind, e in drawn.expected.items() if e["count"]}
-    return text, expected, {"fused": drawn.fused_collectives, "in_loops": drawn.loop_collectives}
+    return text, expected, {"fused": drawn.fused_collectives, "in_loops": drawn.loop_collectives,
+                            "nested": drawn.nested_collectives}
 
 
 def schedules(rng: np.random.Generator, count: int = 4) -> list[tuple[str, dict]]:
     """`count` schedules among which an overlapped pair, a pair with only bookkeeping between, a
-    synchronous collective, a collective in a loop and one in a fused computation all occur."""
+    synchronous collective, a collective in a loop, one in a loop inside a loop and one in a fused
+    computation all occur (and in each, two pairs of one kind that pairing by print order misreads)."""
     while True:
         drawn = [synthetic_schedule(rng) for _ in range(count)]
         entries = [entry for _, expected, _ in drawn for entry in expected.values()]
         overlapped = sum(e["overlapped"] for e in entries)
         if (overlapped and any("-done(" in text for text, _, _ in drawn)
                 and sum(e["count"] for e in entries) > overlapped
-                and any(where["in_loops"] for _, _, where in drawn) and any(where["fused"] for _, _, where in drawn)):
+                and any(where["in_loops"] for _, _, where in drawn) and any(where["fused"] for _, _, where in drawn)
+                and any(where["nested"] for _, _, where in drawn)):
             return [(text, expected) for text, expected, _ in drawn]
 
 
