@@ -112,6 +112,20 @@ def point_none_crashes(costs, seconds):
             "flop_per_second": flops / seconds, "bytes_per_second": moved / seconds}
 
 
+def point_zero_is_missing(costs, seconds):
+    """Tests the counts for truth: a program counted with zero FLOP is refused as if its count were missing."""
+    costs = costs[0] if isinstance(costs, list) else costs
+    if not costs.get("flops") or not costs.get("bytes accessed"):
+        raise ValueError("missing count")
+    return point_right(costs, seconds)
+
+
+def classify_fraction_capped(point, peak, bandwidth):
+    """A point over its (measured) roof read as exactly at it."""
+    got = classify_right(point, peak, bandwidth)
+    return {**got, "fraction": min(1.0, got["fraction"])}
+
+
 def classify_bound_equal_to_anything(point, peak, bandwidth):
     return {**classify_right(point, peak, bandwidth), "bound": _EqualToAnything()}
 
@@ -152,6 +166,7 @@ def test_a_right_roofline_point_passes(right):
     (point_dict_only, "list holding one dict"),
     (point_milliseconds, "in seconds"),
     (point_none_crashes, "raised TypeError: check for the missing count and raise ValueError"),
+    (point_zero_is_missing, "zero FLOP"),
 ])
 def test_roofline_point_mistakes_are_caught(wrong, words):
     with pytest.raises(CheckFailed, match=words.replace("(", r"\(").replace(")", r"\)")):
@@ -181,6 +196,7 @@ def test_a_right_classification_passes(right):
     (classify_fraction_of_peak, "attainable rate"),
     (classify_inverted_ridge, "ridge point is peak FLOP/s / bandwidth"),
     (classify_bound_equal_to_anything, "the ridge point is"),
+    (classify_fraction_capped, "fraction is the point's achieved FLOP/s"),
 ])
 def test_classification_mistakes_are_caught(wrong, words):
     for seed in range(3):

@@ -55,7 +55,7 @@ GRADED = sorted(case for case in SAMPLES if case != "release")
 # own-mesh, "untiled gathers, never reshaped", "the gradient of the last layer only"), so it is judged here.
 NEED_SEVERAL_DEVICES = {"gradients-whole", "jit-without-shard-map", "local-mean", "psum-then-slice",
                         "a loss of one device's rows", "python-loop", "scan-without-remat", "gathers-the-batch",
-                        "global-device-count"}
+                        "global-device-count", "fresh-checkpoint-around-the-scan", "fresh-gathers-the-stack-once"}
 
 
 def several_devices() -> bool:

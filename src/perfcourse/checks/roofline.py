@@ -20,7 +20,8 @@ something only the student's process can build. No check reads a clock or compar
   rates in base units (FLOP/byte, FLOP/s, byte/s), to 1e-9 relative. A dict without "flops" or
   without "bytes accessed" (absent, or None) must be refused with ValueError, as the lesson asks
   (a KeyError or TypeError met on the way fails the cell), never turned into
-  a number. A forger would have to return flops/bytes, flops/seconds and bytes/seconds of numbers
+  a number; a count of zero (present) is a count, and makes a point at intensity 0.
+  A forger would have to return flops/bytes, flops/seconds and bytes/seconds of numbers
   it sees only at grading time: doing the arithmetic.
 - test_classify (`check_classify`): fresh ceilings (ridge points from 0.5 to 500 FLOP/byte) and
   points at intensities on both sides of the ridge (never on it; one in four above its roof, so a
@@ -124,6 +125,10 @@ def cost_cases(rng: np.random.Generator) -> list[tuple[str, object, float, float
                  "bytes accessed0{}": float(rng.integers(0, 10**6)), "utilization0{}": 1.0,
                  "optimal_seconds": float(rng.uniform(0, 1))}
         cases.append((f"counts in {form}", [costs] if "list" in form else costs, flops, moved, seconds))
+    # A count of zero is a count, not a missing one: the point is made, at intensity 0.
+    moved = float(rng.integers(10**3, 10**10))
+    cases.append(("a program counted with zero FLOP", {"flops": 0.0, "bytes accessed": moved}, 0.0, moved,
+                  float(10 ** rng.uniform(-5, 0))))
     return cases
 
 
