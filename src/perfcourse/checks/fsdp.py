@@ -422,6 +422,21 @@ class _Schedule:
             self.close(lines, pending, lifo, at)
         return lines
 
+    def crossed_pairs(self) -> list[str]:
+        """Two pairs of one kind in ENTRY, the later one done first, a compute between the two dones:
+        only the earlier pair is overlapped. Pairing by print order (a start closed by the next done of
+        its kind) reads it the other way; the done's operand, as the lesson pairs them, reads it right."""
+        kind = str(self.rng.choice(KINDS))
+        first, second = self.name_for(kind, "-start"), self.name_for(kind, "-start")
+        lines = []
+        for start in (first, second):
+            lines.append(f"  {start} = ({_shape(self.rng)}, {_shape(self.rng)}) {kind}-start(%p.{self.n()}), "
+                         f"channel_id={self.n()}, replica_groups={{{{0,1,2,3}}}}")
+            self.count(kind, in_loop=False)
+        # A reader matching by order (the last start still open) reads these two as the operand does.
+        self.lifo_overlapped[kind] = self.lifo_overlapped.get(kind, 0) + 1
+        return lines + [self.done(kind, second, False), self.compute(), self.done(kind, first, True)]
+
     def loop(self, depth: int) -> str:
         """A while instruction; its condition (a synchronous all-reduce in it, half the time) and body
         are scheduled computations of their own, written before their caller."""
@@ -455,6 +470,7 @@ def synthetic_schedule(rng: np.random.Generator) -> tuple[str, dict]:
     drawn = _Schedule(rng)
     entry = drawn.lines(int(rng.integers(14, 26)), 0, in_loop=False)
     entry.insert(int(rng.integers(0, len(entry) + 1)), drawn.loop(1))  # at least one loop
+    entry += drawn.crossed_pairs()  # after every other pair is done: nothing pending spans it
     reducer = ("%add.0 (a.0: f32[], b.0: f32[]) -> f32[] {\n  %a.0 = f32[] parameter(0)\n  %b.0 = f32[] parameter(1)\n"
                "  ROOT %sum.0 = f32[] add(%a.0, %b.0)\n}\n")
     text = ("HloModule jit_step, is_scheduled=true\n\n" + reducer + "\n" + "\n".join(drawn.computations)
@@ -472,7 +488,8 @@ def synthetic_schedule(rng: np.random.Generator) -> tuple[str, dict]:
 # ENTRY alone (a loop's collective), every computation (a fused one), bodies alone (a condition's),
 # ENTRY's loops alone (a loop in a loop), any instruction between as overlap (a pair with only
 # bookkeeping between), names for operations (a collective named after another kind), pairs by order
-# (the overlapped counts differ when pairs close out of order).
+# (the overlapped counts differ when pairs close out of order; and, in every schedule, two pairs of one
+# kind closed the later first, which a start closed by the next done of its kind misreads).
 SEPARATING = ("in_loops", "fused", "in_conditions", "nested", "idle_pairs", "misnamed", "order_differs")
 
 
