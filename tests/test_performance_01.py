@@ -79,19 +79,19 @@ def test_every_tpu_figure_in_the_worked_example_is_a_recordings():
     nb = read_notebook(source_notebook(ROOT, LESSON))
     text = " ".join(" ".join(c.source for c in nb.cells if c.cell_type == "markdown").split())
     for row in ("| latency | one call, `block_until_ready`; the median of 20 | 0.6-0.7 ms | 25-29 T |",
-                "| throughput | 20 calls queued, one wait at the end | 0.13-0.15 ms | 115-130 T |",
+                "| throughput | 20 calls queued, one wait at the end | 0.13-0.18 ms | 95-135 T |",
                 "| device time | the profiler's trace: the median of 20 executions | 93 µs "
                 "| 184-185 T (93-94% of 197) |",
-                "each call cost 40-60 µs more than the device's own time", "one call at a time cost 0.6-0.7 ms",
+                "each call cost 40-80 µs more than the device's own time", "one call at a time cost 0.6-0.7 ms",
                 "the slowest about seven times the fastest",
                 "took about 0.6 ms a call waited for, and about 0.11 ms a call queued"):
         assert row in text, row
     three = _tpu_report("performance-06")["three_numbers"]
     assert three["workload"].startswith("matmul: jnp.dot of two 2048x2048 float32 arrays") and three["calls"] == 20
     assert 550 <= three["latency_us"] <= 750 and 24.5 <= three["tflop_per_s"]["latency"] <= 29.5
-    assert 125 <= three["throughput_us"] <= 155 and 110 <= three["tflop_per_s"]["throughput"] <= 135
+    assert 125 <= three["throughput_us"] <= 180 and 94.5 <= three["tflop_per_s"]["throughput"] <= 135.5
     assert 92.5 <= three["device_us"] <= 93.5 and 183.5 <= three["tflop_per_s"]["device"] <= 185.5
-    assert 35 <= three["throughput_us"] - three["device_us"] <= 65
+    assert 35 <= three["throughput_us"] - three["device_us"] <= 85
     assert 400 <= three["latency_us"] - three["device_us"] <= 650  # "about half a millisecond was not the chip"
     assert 6.3 <= three["latency_us"] / three["device_us"] <= 7.7  # "the slowest about seven times the fastest"
     own = _tpu_report(LESSON)
