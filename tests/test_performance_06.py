@@ -612,7 +612,8 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
                 "the 2048 product reached 93-94% of it and the 4096 product 96-97%",
                 "the median gap was about 1 ms with `float(loss)` and about 5 µs without it",
                 "each execution of the step took about 4 µs of the chip's time",
-                "ended within about 0.1 ms of the host's wait for it",
+                "moved from one recording to the next: about 0.1 ms in one, 1.4 ms in another",
+                "read a device's times against the host's to about a millisecond, not better",
                 "The half a millisecond between latency and device time",
                 "Queued calls cost the host about 0.1 ms each on that machine",
                 "the product's fusion lies on its device-time point"):
@@ -640,7 +641,8 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
     runs = [end - start for t in (logged, kept) for start, end in t["first_steps_us"]["device"]]
     assert 3 <= np.median(runs) <= 5.5
     timeline = logged["first_steps_us"]
-    assert all(-150 <= wait[1] - run[1] <= 200 for wait, run in zip(timeline["wait"], timeline["device"]))
+    # "about 0.1 ms in one, 1.4 ms in another", some ends after the wait in a third
+    assert all(-150 <= wait[1] - run[1] <= 2000 for wait, run in zip(timeline["wait"], timeline["device"]))
     if current:  # the op table as the report writes it now
         assert all("gb_per_s" not in v for k, v in report["op_rates"].items() if k.split(".")[0].endswith(
             ("-start", "-done")))
