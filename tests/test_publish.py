@@ -267,6 +267,9 @@ def test_a_schedule_that_releases_the_giving_lesson_later_silences_its_warning(g
     unlisted = {lesson: day for lesson, day in dates.items() if lesson != "performance-04"}  # it waits
     assert "performance-04" not in {item.giver for item in giveaways.published_together(
         given_away, dataclasses.replace(settings, schedule=tuple(unlisted.items())))}
+    waiting = {lesson: day for lesson, day in dates.items() if lesson != "performance-01"}  # given, yet to come
+    assert giveaways.published_together(given_away, dataclasses.replace(settings, schedule=tuple(waiting.items()))) \
+        == given_away
 
 
 def test_code_is_compared_without_delimiters_comments_blank_lines_or_indentation():

@@ -139,9 +139,10 @@ def find(root: Path, lesson_ids: list[str] | None = None) -> list[Giveaway]:
 def published_together(found: list[Giveaway], course_settings: Settings) -> list[Giveaway]:
     """The giveaways whose giving lesson reaches students no later than the lesson it gives away: both
     on one date of [schedule], the giver earlier, or no schedule at all (every lesson at once). A lesson
-    the schedule does not list waits, so it gives nothing away yet."""
+    the schedule does not list waits: as a giver it gives nothing away yet; given away, it comes after
+    every dated giver. Future dates count too, so the warning comes before the giving lesson is out."""
     if not course_settings.schedule:
         return list(found)
     dates: dict[str, datetime.date] = dict(course_settings.schedule)
     return [item for item in found
-            if item.lesson in dates and item.giver in dates and dates[item.giver] <= dates[item.lesson]]
+            if item.giver in dates and (item.lesson not in dates or dates[item.giver] <= dates[item.lesson])]
