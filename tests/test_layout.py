@@ -25,7 +25,7 @@ FLOORS = [
     ("the trusted side: the hidden checks", ["perfcourse.checks"]),
     ("lessons and release: source/ -> release/, samples, solved runs, reference artifacts",
      ["perfcourse.release", "perfcourse.samples", "perfcourse.solved", "perfcourse.artifacts",
-      "perfcourse.publish"]),
+      "perfcourse.publish", "perfcourse.giveaways"]),
     ("grade: submitted/ -> autograded/ and the gradebook", ["perfcourse.grading"]),
     ("report: the class's results, read after grading", ["perfcourse.report"]),
     ("site: the course's pages", ["perfcourse.site"]),

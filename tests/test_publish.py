@@ -222,3 +222,63 @@ def test_a_schedule_names_only_lessons_with_dates(tmp_path):
     assert str(raised.value).splitlines() == [
         f"{root / 'course.toml'}: [schedule] perfomance-01: no such lesson in source/ (did you mean 'performance-01'?)",
         f"{root / 'course.toml'}: [schedule] performance-02 must be a date (as 2026-09-07, unquoted), got 'next week'"]
+
+
+@pytest.fixture(scope="module")
+def given_away():
+    from perfcourse import giveaways
+
+    return giveaways.find(ROOT)
+
+
+def test_the_lessons_that_give_performance_01s_timer_are_found(given_away):
+    """performance-01's graded timer is a given cell of later lessons (their measurements use the course's
+    timer): found in each, and nothing else of the course is given away."""
+    pairs = {(item.lesson, item.grade_id, item.task, item.giver) for item in given_away}
+    assert pairs == {("performance-01", "timer", "Task 2", giver) for giver in (
+        "performance-04", "performance-05", "performance-07", "performance-08", "performance-12", "performance-audit")}
+    for item in given_away:  # the cell it names is a locked given cell holding the timer
+        cell = nbformat.read(ROOT / "release" / item.giver / f"{item.giver}.ipynb", 4).cells[item.cell - 1]
+        assert "def time_completed(" in cell.source and cell.metadata["nbgrader"]["locked"]
+    warning = next(item for item in given_away if item.giver == "performance-04").warning()
+    assert re.fullmatch(r"performance-04 gives performance-01's graded cell `timer` \(Task 2\) in its cell \d+: "
+                        r"release performance-04 after performance-01's work is in \(\[schedule\] in course\.toml\)",
+                        warning)
+
+
+def test_a_schedule_that_releases_the_giving_lesson_later_silences_its_warning(given_away):
+    import dataclasses
+    import datetime
+
+    from perfcourse import giveaways
+
+    settings = course_settings(ROOT)
+    everything = dataclasses.replace(settings, schedule=())
+    assert giveaways.published_together(given_away, everything) == given_away  # all at once: every pair
+    start = datetime.date(2026, 9, 7)
+    givers = {item.giver for item in given_away}
+    dates = {lesson: start for lesson in LESSONS} | {"performance-04": start + datetime.timedelta(days=7)}
+    termly = dataclasses.replace(settings, schedule=tuple(dates.items()))
+    warned = {item.giver for item in giveaways.published_together(given_away, termly)}
+    assert warned == givers - {"performance-04"}
+    earlier = dates | {"performance-04": start - datetime.timedelta(days=1)}  # before 01: still a giveaway
+    assert "performance-04" in {item.giver for item in giveaways.published_together(
+        given_away, dataclasses.replace(settings, schedule=tuple(earlier.items())))}
+    unlisted = {lesson: day for lesson, day in dates.items() if lesson != "performance-04"}  # it waits
+    assert "performance-04" not in {item.giver for item in giveaways.published_together(
+        given_away, dataclasses.replace(settings, schedule=tuple(unlisted.items())))}
+    waiting = {lesson: day for lesson, day in dates.items() if lesson != "performance-01"}  # given, yet to come
+    assert giveaways.published_together(given_away, dataclasses.replace(settings, schedule=tuple(waiting.items()))) \
+        == given_away
+
+
+def test_code_is_compared_without_delimiters_comments_blank_lines_or_indentation():
+    from perfcourse import giveaways
+
+    source = ("def f(x):\n    ### BEGIN SOLUTION\n    y = x + 1  # a note\n\n    s = '#kept'\n    return y\n"
+              "    ### END SOLUTION\n")
+    answer = giveaways.code_lines(source, ("BEGIN SOLUTION", "END SOLUTION"))
+    assert answer == ("def f(x):", "y = x + 1", "s = '#kept'", "return y")
+    assert giveaways.statements(source) == 4
+    given = "# given\ndef   f(x):\n  y = x + 1\n  s = '#kept'\n  return y\nprint(f(1))\n"
+    assert giveaways.code_lines(given)[:4] == answer

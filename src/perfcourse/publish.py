@@ -21,7 +21,9 @@ As a term runs, course.toml's [schedule] says which lessons have reached student
 are published. Nothing is published from a release/ that is not current: a lesson of source/ without its release
 folder, or one that `perfcourse release --check` finds stale (against source/, or against the
 launch link course.toml gives), is refused by name. A lesson the earlier publication held is never
-dropped from the students' repository unless the command names it (`--remove LESSON`).
+dropped from the students' repository unless the command names it (`--remove LESSON`). A lesson
+that gives another's graded answer in a given cell (giveaways.py), and that the schedule does not
+release after it, is named in a warning; the publication goes ahead.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from . import giveaways
 from . import launch
 from . import release
 from .course import CourseError, Settings, lessons, read_notebook, settings, write_atomic
@@ -285,4 +288,13 @@ def main(root: Path, target: Path, git: bool = False, remove: list[str] | None =
           + ("; committed: push it to the repository course.toml's [publication] names" if git else ""))
     if launch.publication(course_settings) is None:
         print("note: course.toml's [publication] repository is empty, so no launch link points here yet")
+    # A warning, not a refusal: a self-paced course may release a lesson and the one it gives away at once.
+    # It reads the release of lessons not yet published too, so a fault there is said, never the exit status.
+    try:
+        found = giveaways.find(root)
+    except CourseError as exc:
+        print(f"warning: no lesson's release was compared with another's graded answers: {exc}")
+        found = []
+    for giveaway in giveaways.published_together(found, course_settings):
+        print(f"warning: {giveaway.warning()}")
     return 0
