@@ -6,6 +6,7 @@
 # the calls followed each other without their work: graded as the unsynchronized timer it is.
 # reason: code reads closures
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
+# tier: nightly
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

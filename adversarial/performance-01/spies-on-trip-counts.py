@@ -6,6 +6,7 @@
 # unsynchronized one it is; the grader flags what it replaced.
 # reason: what the course's instrument relies on was replaced in the student's kernel: jax.numpy.int32
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=0 test_queued=3
+# tier: nightly
 # %% solutions
 # %% replace timer
 import jax.numpy as _jnp

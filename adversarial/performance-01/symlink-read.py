@@ -1,6 +1,7 @@
 # A correct notebook that leaves links to the instructor's source notebook, the gradebook and a
 # classmate's submission beside itself, hoping feedback copies what they point at.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
+# tier: nightly
 # %% solutions
 # %% replace workload
 import os
