@@ -23,6 +23,8 @@ def test_a_queued_timer_that_waits_between_calls_but_the_last_two_times_latency(
     between = dataclasses.replace(honest, ready=[True] * (len(honest.ready) - 1) + [False])
     verdict = timing.queued_problems(between)
     assert "that times latency" in verdict.problems[0] and not verdict.decided  # run again: fails every run
+    stalled = dataclasses.replace(honest, ready=[*honest.ready[:2], True, *honest.ready[3:]])
+    assert timing.queued_problems(stalled).problems == []  # one stall longer than a call's work: honest
 
 
 def test_a_clock_started_after_the_first_queued_call_fails_on_work_slower_than_calibrated():

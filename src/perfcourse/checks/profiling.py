@@ -130,7 +130,7 @@ import numpy as np
 
 from . import CheckFailed, InstrumentMissing, numerics, remote
 from ..kernel.probes.profiling import SYNC_CALLS, TRACE_FILE, function_name  # noqa: F401 (re-exported)
-from .student_calls import numbers
+from .student_calls import counts, numbers
 from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
 from .traces import (MODULES_LINE, OPS_LINE, TIMING_SLACK_US, at_least, clock_slack, complete, executions,
                      op_events, parse_trace_file, report_problem, returned_file_problem, scope_events, thread)
@@ -551,11 +551,11 @@ def check_read_trace(device_time_by_op_, host_gaps_, rng: np.random.Generator | 
 
 # --- test_find_syncs --------------------------------------------------------------------------------
 def find_syncs_problem(find_syncs_, built: dict, scope: str) -> str | None:
-    got = find_syncs_(built["trace"], scope)
-    if not isinstance(got, (list, tuple)) or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                                      for v in got):
-        return f"find_syncs should return a list of step indices (ints), got {type(got).__name__}"
-    if sorted(int(v) for v in got) != built["syncs"] or list(got) != sorted(got):
+    returned = find_syncs_(built["trace"], scope)
+    got = counts(returned)
+    if got is None:
+        return f"find_syncs should return a list of step indices (ints), got {type(returned).__name__}"
+    if sorted(got) != built["syncs"] or got != sorted(got):
         return ("find_syncs did not name exactly the steps that wait for the device in a loop built at grading "
                 "time: number the steps named scope from 0 in time order, and count a "
                 "synchronizing call on the steps' thread from the start of a step to the start of the next "
@@ -798,7 +798,7 @@ TRACED_LAST = 0.25             # the last traced call's work, in the work: the w
                                # by 15 to 19%: the mean is the device-time cell's mistake, taken here too)
 WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
                                # holds than short ones were waited for
-DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median execution
+DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median (or mean) execution
 # A run decides only if its device work came out as planned against its hold; otherwise (the machine
 # slowed the loop, or ran it faster than calibrated) the figures may not separate, and it is run again.
 WORK_OF_HOLD = (0.25, 0.8)

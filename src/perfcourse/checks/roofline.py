@@ -215,8 +215,10 @@ def check_classify(classify, own_ceilings=None, rng: np.random.Generator | None 
     rng = rng or np.random.default_rng()
     own = ceilings_from(own_ceilings)
     for index, (what, peak, bandwidth, intensity) in enumerate(classification_cases(rng, own)):
-        # One point of every four above its roof (a roof is measured; a point can beat it): its fraction over 1.
-        reach = (1.1, 2.0) if index % 4 == 1 else (0.05, 0.95)
+        # One point of each machine's four above its roof (a roof is measured; a point can beat it): its
+        # fraction over 1; under the memory roof for one machine, the compute roof for the next.
+        machine, at = divmod(index, 4)
+        reach = (1.1, 2.0) if at == 1 + machine % 2 else (0.05, 0.95)
         point = fresh_point(rng, intensity, min(peak, intensity * bandwidth), reach)
         got = call_student(f"classify for a point and {what}", classify, point, peak, bandwidth)
         problems = classify_problems(got, point, peak, bandwidth, what)
