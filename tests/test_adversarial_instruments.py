@@ -115,6 +115,12 @@ def test_a_cell_that_rewrites_the_trace_file_is_flagged():
     reads = 'with gzip.open(path, "rt") as h:\n    trace = json.load(h)\nopen("notes.txt", "w")\n'
     assert code_scan.scan_cells([(5, "import gzip\n" + reads)]) == []
     assert code_scan.TRACE_WRITE == "code writes a profiler trace"  # as the entry's `# reason:` quotes it
+    # Ways a review found past the first reading: a mode it cannot read, a path's own open, os and shutil.
+    for way in ('m = "wb"\nopen(os.path.join(d, TRACE_FILE), m)\n', 'pathlib.Path(d, TRACE_FILE).open("wb")\n',
+                'fd = os.open(os.path.join(d, TRACE_FILE), 1)\nos.write(fd, data)\n',
+                'shutil.copyfile("mine.gz", os.path.join(d, TRACE_FILE))\n'):
+        found = code_scan.scan_cells([(6, "import os, pathlib, shutil\n" + way)])
+        assert found == [f"{code_scan.TRACE_WRITE} (cell 6)"], way
 
 
 @pytest.mark.slow

@@ -501,10 +501,14 @@ def test_jax_found_on_pythonpath_counts_as_installed(monkeypatch, tmp_path):
 
     from perfcourse.kernel.evidence import installed_roots
 
+    started = installed_roots()  # found once, as at the kernel's start-up
     elsewhere = types.ModuleType("jax")
     elsewhere.__file__ = "/opt/machine-jax/jax/__init__.py"
     monkeypatch.setitem(sys.modules, "jax", elsewhere)
+    assert installed_roots() is started  # a jax.__file__ changed afterwards (by a cell) changes nothing
+    monkeypatch.setattr(evidence, "_roots", None)
     assert "/opt/machine-jax/jax/" in installed_roots()
+    monkeypatch.setattr(evidence, "_roots", None)
     monkeypatch.chdir(tmp_path)
     elsewhere.__file__ = str(tmp_path / "jax" / "__init__.py")
     assert not any(root.startswith(str(tmp_path)) for root in installed_roots())

@@ -589,12 +589,12 @@ def tpu_recording() -> tuple[dict, bool]:
 # one means the text must change with it. The figures are rounded to what held from one recording to the
 # next (the chip's device time barely moves; the host's round trip does).
 THREE_NUMBER_FIGURES = {
-    "three_numbers": [("latency_us", 550, 750), ("throughput_us", 125, 180), ("device_us", 92.5, 93.5)],
-    "three_numbers_bfloat16": [("latency_us", 1150, 1450), ("throughput_us", 715, 765), ("device_us", 714, 726)],
+    "three_numbers": [("latency_us", 550, 750), ("throughput_us", 145, 185), ("device_us", 92.5, 93.5)],
+    "three_numbers_bfloat16": [("latency_us", 1150, 1450), ("throughput_us", 745, 775), ("device_us", 714, 726)],
 }
 THREE_NUMBER_RATES = {
-    "three_numbers": [("latency", 24.5, 29.5), ("throughput", 94.5, 135.5), ("device", 183.5, 185.5)],
-    "three_numbers_bfloat16": [("latency", 94, 116), ("throughput", 179.5, 191.5), ("device", 188.5, 192.5)],
+    "three_numbers": [("latency", 24.5, 29.5), ("throughput", 92.5, 115.5), ("device", 183.5, 185.5)],
+    "three_numbers_bfloat16": [("latency", 94, 116), ("throughput", 177.5, 183.5), ("device", 188.5, 192.5)],
 }
 
 
@@ -605,17 +605,17 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
     report, current = tpu_recording()
     text = " ".join(" ".join(c.source for c in read_notebook(source_notebook(ROOT, LESSON)).cells
                              if c.cell_type == "markdown").split())
-    for row in ("| 2048 × 2048, float32 (17.2 GFLOP) | 0.6-0.7 ms, 25-29 TFLOP/s | 0.13-0.18 ms, 95-135 TFLOP/s "
+    for row in ("| 2048 × 2048, float32 (17.2 GFLOP) | 0.6-0.7 ms, 25-29 TFLOP/s | 0.15-0.18 ms, 95-115 TFLOP/s "
                 "| 93 µs, 184-185 TFLOP/s |",
-                "| 4096 × 4096, bfloat16 (137 GFLOP) | 1.2-1.4 ms, 95-115 TFLOP/s | 0.72-0.76 ms, 180-191 TFLOP/s "
+                "| 4096 × 4096, bfloat16 (137 GFLOP) | 1.2-1.4 ms, 95-115 TFLOP/s | 0.75-0.77 ms, 178-183 TFLOP/s "
                 "| 0.72 ms, 189-192 TFLOP/s |",
                 "the 2048 product reached 93-94% of it and the 4096 product 96-97%",
-                "the median gap was about 1 ms with `float(loss)` and about 5 µs without it",
+                "the median gap was about 1 ms with `float(loss)` and about 4 µs without it",
                 "each execution of the step took about 4 µs of the chip's time",
                 "moved from one recording to the next: about 0.1 ms in one, 1.4 ms in another",
                 "read a device's times against the host's to about a millisecond, not better",
                 "The half a millisecond between latency and device time",
-                "Queued calls cost the host about 0.1 ms each on that machine",
+                "Queued calls cost the host about 0.12-0.17 ms each on that machine",
                 "the product's fusion lies on its device-time point"):
         assert row in text, row
     assert report["backend"] == "tpu"
@@ -635,14 +635,14 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
     on_the_point = [r for r in report["op_rates"].values() if abs(r.get("flop_per_byte", 0) - 2048 / 6) < 1
                     and abs(r["tflop_per_s"] / three["tflop_per_s"]["device"] - 1) < 0.02]
     assert len(on_the_point) == 1  # the float32 product's fusion, as the op profile reads it
-    assert 80 <= np.median([end - start for start, end in report["calls_timeline_us"]["queued"]["calls"]]) <= 200
+    assert 110 <= np.median([end - start for start, end in report["calls_timeline_us"]["queued"]["calls"]]) <= 190
     logged, kept = report["with_float_loss"], report["losses_kept_on_device"]
-    assert 800 <= np.median(logged["host_gap_us"]) <= 1250 and 2 <= np.median(kept["host_gap_us"]) <= 10
+    assert 700 <= np.median(logged["host_gap_us"]) <= 1500 and 2 <= np.median(kept["host_gap_us"]) <= 10
     runs = [end - start for t in (logged, kept) for start, end in t["first_steps_us"]["device"]]
     assert 3 <= np.median(runs) <= 5.5
     timeline = logged["first_steps_us"]
     # "about 0.1 ms in one, 1.4 ms in another", some ends after the wait in a third
-    assert all(-150 <= wait[1] - run[1] <= 2000 for wait, run in zip(timeline["wait"], timeline["device"]))
+    assert all(-1000 <= wait[1] - run[1] <= 2000 for wait, run in zip(timeline["wait"], timeline["device"]))
     if current:  # the op table as the report writes it now
         assert all("gb_per_s" not in v for k, v in report["op_rates"].items() if k.split(".")[0].endswith(
             ("-start", "-done")))

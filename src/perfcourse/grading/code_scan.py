@@ -564,11 +564,17 @@ class _Cell(_Resolver):
         """TRACE_WRITE for a gzip file written (a trace's format); a file written at all is remembered."""
         name = _called_name(call.func)
         owner = self.module(call.func.value) if isinstance(call.func, ast.Attribute) else None
-        mode = _keyword(call, "mode", 1)
-        writing = mode is not None and any(c in (shape(mode) or "") for c in "wax+")
+        # A path's own open (`Path(p).open("wb")`) takes the mode first; open() and gzip.open second.
+        mode = _keyword(call, "mode", 0 if name == "open" and isinstance(call.func, ast.Attribute) and owner is None
+                        else 1)
+        text = shape(mode) if mode is not None else ""
+        # A mode the scan cannot read counts as writing (what it cannot read is never clean).
+        writing = mode is not None and (text is None or UNKNOWN in text or any(c in text for c in "wax+"))
         if owner == "gzip" and (name == "compress" or name in ("open", "GzipFile") and writing):
             self.found.add(TRACE_WRITE)
-        elif name == "open" and writing or name in ("write_bytes", "write_text"):
+        elif (name == "open" and writing or name in ("write_bytes", "write_text")
+              or owner == "os" and name in ("open", "write", "replace", "rename", "link", "symlink")
+              or owner == "shutil" and name in ("copy", "copy2", "copyfile", "copyfileobj", "move")):
             self.writes_file = True
 
     def visit_replacement(self, node) -> None:

@@ -285,7 +285,10 @@ def _launch(execute, nb) -> dict:
     if limits.get("memory_bytes"):  # its own cgroup, beside the student's kernel's (docs/instructors/cluster.md)
         limits["memory_bytes"] = min(limits["memory_bytes"], RECOUNT_MEMORY_BYTES)
     settings = {"mode": execute.sandbox, "role": "student", "binds": [], "limits": limits}
+    # On the host's CPU whatever the kernels run on: the count is of traced programs, which no backend
+    # changes, and an accelerator may be held by the student's kernel beside it (one process at a time).
+    env = {**env, **spec.env, "JAX_PLATFORMS": "cpu"}
     if execute.sandbox == "bwrap":
-        kernel_env = sandbox.kernel_environment({**env, **spec.env}, sandbox.HOME, "student", sandbox.kernel_user())
+        kernel_env = sandbox.kernel_environment(env, sandbox.HOME, "student", sandbox.kernel_user())
         settings["fork"] = fork_server.for_kernel("student", argv, kernel_env)
-    return {"argv": argv, "env": {**env, **spec.env}, "settings": settings}
+    return {"argv": argv, "env": env, "settings": settings}

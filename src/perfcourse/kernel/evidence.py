@@ -546,18 +546,43 @@ def _signals():
     return tuple(signal.valid_signals()), signal.getsignal
 
 
+_roots: tuple[str, ...] | None = None  # as found at the first call, the kernel's start-up (the hook's install)
+
+
 def installed_roots() -> tuple[str, ...]:
     """The folders of the installed environment, each ending in a separator: the interpreter's
     prefixes, the standard library's and site-packages' paths, never the user's site-packages
     (in HOME, which the student's kernel may write); and JAX's own package folders wherever the
-    kernel found them when this is called, at its start-up before any student code (a machine may
-    put JAX on PYTHONPATH: the lent TPU machine's is in /opt, and its Pallas would otherwise read as
-    a student's copy), unless the working folder holds them."""
+    interpreter finds them (a machine may put JAX on PYTHONPATH: the lent TPU machine's is in /opt,
+    and its Pallas would otherwise read as a student's copy), unless the working folder holds them.
+    Found once, at the first call: the evidence hook's install, before any student code, so a probe
+    imported later (after the student's cells) reads what start-up found, not a `jax.__file__` changed."""
+    global _roots
+    if _roots is None:
+        _roots = _find_installed_roots()
+    return _roots
+
+
+def _package_folder(name: str) -> str:
+    """Where the package `name` is (imported, or as the import system would find it), without importing it."""
+    origin = getattr(sys.modules.get(name), "__file__", None)
+    if origin is None:
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        origin = spec.origin if spec is not None else None
+    return os.path.dirname(origin) if isinstance(origin, str) else ""
+
+
+def _find_installed_roots() -> tuple[str, ...]:
     import site
     import sysconfig
 
     work = os.path.join(os.path.abspath(os.getcwd()), "")
-    packages = (os.path.dirname(getattr(sys.modules.get(name), "__file__", None) or "") for name in ("jax", "jaxlib"))
+    packages = (_package_folder(name) for name in ("jax", "jaxlib"))
     folders = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
                *(sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")),
                *site.getsitepackages(),

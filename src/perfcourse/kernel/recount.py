@@ -392,7 +392,8 @@ class Prepared:
         """The private answer's line: what the grader decides the fallback by."""
         if self.error:
             return {"error": self.error}
-        return {"unseen": dict(sorted(self.lacking.items())[:UNSEEN_LIMIT])}
+        # Each name and reason cut as the grader quotes them: a long one must not push the line past what it reads.
+        return {"unseen": {str(name)[:60]: str(why)[:80] for name, why in sorted(self.lacking.items())[:UNSEEN_LIMIT]}}
 
     def run_lesson(self) -> str | None:
         """The lesson's cells (the instructor's, before any of the student's): None, or why they failed."""
