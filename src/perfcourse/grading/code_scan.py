@@ -82,6 +82,7 @@ import contextlib
 import hashlib
 import importlib.util
 import re
+from typing import NamedTuple
 
 # At import, not at the first scan: a grading worker scans on a thread (execute._SCANNER), and
 # IPython imported there while the worker's main thread imports too failed with KeyError: 'IPython'.
@@ -252,16 +253,34 @@ def shape(node, depth: int = 0) -> str | None:
     return None
 
 
+class _CellFacts(NamedTuple):
+    """What one cell gives the notebook-wide reading: its absolute imports and its (name, value) bindings.
+    Kept with the cell's trees, so the given cells that every submission shares are walked once."""
+    imports: list
+    bindings: list
+
+    @classmethod
+    def of(cls, trees) -> _CellFacts:
+        imports, bindings = [], []
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.module
+                                                    and not node.level):
+                    imports.append(node)
+                bindings.extend(_bindings(node))
+        return cls(imports, bindings)
+
+
 class _Notebook:
     """What the notebook's imports bind, over all the cells the student's kernel runs."""
 
-    def __init__(self, trees):
+    def __init__(self, facts: list[_CellFacts]):
         self.modules = dict(PRESUMED)   # name -> module it is bound to
         self.imported = {}              # name -> (module, attribute) bound by `from module import attribute`
         self.starred = set()            # modules imported with `from module import *`
         self.true_modules = set(PRESUMED)  # names bound to a module object itself (not an attribute)
-        for tree in trees:
-            for node in ast.walk(tree):
+        for cell in facts:
+            for node in cell.imports:
                 if isinstance(node, ast.Import):
                     for alias in node.names:
                         if alias.asname:
@@ -270,20 +289,19 @@ class _Notebook:
                             top = alias.name.split(".")[0]
                             self.modules[top] = top
                         self.true_modules.add(alias.asname or alias.name.split(".")[0])
-                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                else:
                     for alias in node.names:
                         self.imported[alias.asname or alias.name] = (node.module, alias.name)
                         if alias.name == "*":
                             self.starred.add(node.module)
                         else:
                             self.modules.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
-        self._follow_bindings(trees)
+        self._follow_bindings([pair for cell in facts for pair in cell.bindings])
 
-    def _follow_bindings(self, trees) -> None:
+    def _follow_bindings(self, bindings) -> None:
         """Names bound to what an imported name stands for: `m = sys`, `g = getattr`, `d = sys.modules`.
         Flow-insensitive, as the imports are: a name bound to a module anywhere is that module
         everywhere. Each round follows one more link of a chain of such bindings."""
-        bindings = [pair for tree in trees for node in ast.walk(tree) for pair in _bindings(node)]
         for _ in range(ALIAS_ROUNDS):
             resolver, changed = _Resolver(self), False
             for name, value in bindings:
@@ -732,7 +750,7 @@ def _called_name(node) -> str | None:
 CACHED_CELLS = 2048
 CACHED_TREE_CHARS = 32 << 10
 CACHED_SOURCE_CHARS = 1 << 20
-_trees: dict[str, list[ast.AST]] = {}
+_trees: dict[str, tuple[list[ast.AST], _CellFacts]] = {}
 _flags: dict[tuple[bytes, bytes], frozenset[str]] = {}
 
 
@@ -743,8 +761,8 @@ def _remember(cache: dict, key, value):
     return value
 
 
-def _remember_trees(source: str, trees: list[ast.AST]) -> None:
-    """Keep a small cell's trees, within CACHED_CELLS cells and CACHED_SOURCE_CHARS characters of source."""
+def _remember_trees(source: str, trees: tuple[list[ast.AST], _CellFacts]) -> None:
+    """Keep a small cell's trees and facts, within CACHED_CELLS cells and CACHED_SOURCE_CHARS characters of source."""
     if len(source) > CACHED_TREE_CHARS:
         return
     # Summed at each new cell (its parse costs far more): no running count to keep in step.
@@ -772,22 +790,23 @@ def scan_cells(cells: list[tuple[int, str]], guard=contextlib.nullcontext) -> li
     is flagged UNSCANNED and the others are read as usual."""
     unscanned, parsed = [], []
     for number, source in cells:
-        trees = _trees.get(source)
-        if trees is None:
+        kept = _trees.get(source)
+        if kept is None:
             try:
                 with guard():
                     trees = _code_in_source(source)
+                    kept = trees, _CellFacts.of(trees)
             except (Unscannable, RecursionError, MemoryError):
                 unscanned.append(number)
                 continue
-            _remember_trees(source, trees)
-        parsed.append((number, source, trees))
-    notebook = _Notebook([tree for _, _, trees in parsed for tree in trees])
+            _remember_trees(source, kept)
+        parsed.append((number, source, kept))
+    notebook = _Notebook([facts for _, _, (_, facts) in parsed])
     bindings = hashlib.sha256(repr((sorted(notebook.modules.items()), sorted(notebook.imported.items()),
                                     sorted(notebook.starred), sorted(notebook.true_modules)))
                               .encode("utf-8", "surrogatepass")).digest()
     where = {flag: [] for flag in FLAGS}
-    for number, source, trees in parsed:
+    for number, source, (trees, _) in parsed:
         key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest(), bindings)
         found = _flags.get(key)
         if found is None:
