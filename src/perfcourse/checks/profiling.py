@@ -796,6 +796,8 @@ SYNC_WORK = (1.7, 2.0)         # the synchronous calls' work, in the work, drawn
 TRACED_LAST = 0.25             # the last traced call's work, in the work: the wait after it (that call's work
                                # alone, the others done by then) is no device time (it moves the executions' mean
                                # by 15 to 19%: the mean is the device-time cell's mistake, taken here too)
+HELD_MARGIN = 0.5              # of a hold and a work (what the held synchronous call adds to the samples' mean): a
+                               # latency this far above the median of the synchronous calls this side timed is no median
 WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
                                # holds than short ones were waited for
 DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median (or mean) execution
@@ -865,7 +867,8 @@ def three_numbers_problems(report, run: dict):
     if latency < hold + SEPARATION * work:
         problems.append("the latency is shorter than one call and its device work: time each synchronous call "
                         "on its own, waiting for its result (jax.block_until_ready) before reading the clock")
-    elif latency > float(np.median(sync)) * 1.5 + 0.005:  # a sample is its call's span, give or take the channel
+    elif latency > float(np.median(sync)) + HELD_MARGIN * (hold + work):  # a sample is its call's span,
+        # give or take the channel; the held call adds a hold and a work to the samples' mean at any load
         problems.append("the latency is longer than the synchronous calls the grader timed: the median of "
                         "calls samples, one per call, each its own call")
     # What a call costs beyond its hold, as this side sees it: the way back to the student's process, the
