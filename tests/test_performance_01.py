@@ -74,22 +74,25 @@ def _tpu_report(lesson: str) -> dict:
 
 def test_every_tpu_figure_in_the_worked_example_is_a_recordings():
     """Issue 50: the worked example quotes the TPU recordings, not the issue: the matrix product's three
-    numbers from performance-06's report (the same ranges its own text gives, tests/test_performance_06.py),
-    the round trip from this lesson's own report. A recording outside a figure means the text must change."""
+    numbers from performance-06's report (the same ranges its own text gives, tests/test_performance_06.py:
+    its 20-call recordings, the 200-call runs said apart), the round trip from this lesson's own report.
+    A recording outside a figure means the text must change."""
     nb = read_notebook(source_notebook(ROOT, LESSON))
     text = " ".join(" ".join(c.source for c in nb.cells if c.cell_type == "markdown").split())
     for row in ("| latency | one call, `block_until_ready`; the median of 20 | 0.6-0.7 ms | 25-29 T |",
-                "| throughput | 20 calls queued, one wait at the end | 0.13-0.18 ms | 95-135 T |",
+                "| throughput | 20 calls queued, one wait at the end | 0.13-0.18 ms | 95-130 T |",
                 "| device time | the profiler's trace: the median of 20 executions | 93 µs "
                 "| 184-185 T (93-94% of 197) |",
                 "each call cost 40-80 µs more than the device's own time", "one call at a time cost 0.6-0.7 ms",
                 "the slowest about seven times the fastest",
-                "took about 0.6 ms a call waited for, and about 0.11 ms a call queued"):
+                "took about 0.6 ms a call waited for, and 0.11-0.12 ms a call queued",
+                "each range spans its four recordings, 6 December, each of 20 calls queued",
+                "earlier runs that queued 200 calls gave 0.13 ms a call, 131 T"):
         assert row in text, row
     three = _tpu_report("performance-06")["three_numbers"]
     assert three["workload"].startswith("matmul: jnp.dot of two 2048x2048 float32 arrays") and three["calls"] == 20
     assert 550 <= three["latency_us"] <= 750 and 24.5 <= three["tflop_per_s"]["latency"] <= 29.5
-    assert 125 <= three["throughput_us"] <= 180 and 94.5 <= three["tflop_per_s"]["throughput"] <= 135.5
+    assert 125 <= three["throughput_us"] <= 180 and 94.5 <= three["tflop_per_s"]["throughput"] <= 130.5
     assert 92.5 <= three["device_us"] <= 93.5 and 183.5 <= three["tflop_per_s"]["device"] <= 185.5
     assert 35 <= three["throughput_us"] - three["device_us"] <= 85
     assert 400 <= three["latency_us"] - three["device_us"] <= 650  # "about half a millisecond was not the chip"
@@ -97,4 +100,4 @@ def test_every_tpu_figure_in_the_worked_example_is_a_recordings():
     own = _tpu_report(LESSON)
     assert own["backend"].startswith("TPU") and own["queued_calls"] == 200
     assert 0.45e-3 <= own["warm_median_seconds"] <= 0.75e-3
-    assert 0.09e-3 <= own["queued_seconds_per_call"] <= 0.13e-3
+    assert 0.105e-3 <= own["queued_seconds_per_call"] <= 0.125e-3  # "0.11-0.12 ms"

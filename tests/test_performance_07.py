@@ -547,3 +547,17 @@ def test_the_tpu_products_above_the_memory_roof_are_the_compilers_bytes_not_traf
     text = " ".join("".join(c.source for c in read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb").cells
                             if c.get("id") == "cell-17").split())
     assert "an intensity of 73 FLOP/byte for the float32 `1024` product against 171 by hand" in text
+    # "about seven operand-sized arrays (7.0-7.1 times one operand's bytes) where the hand count has three;
+    # the `129` product's about 15, about seven again at its sizes padded to 8 x 128 tiles"
+    for point in (p for p in products if p["workload"].startswith("matmul")):
+        width, dtype = point["workload"].removeprefix("matmul ").split(", ")
+        n, itemsize = int(width), {"float32": 4, "bfloat16": 2}[dtype]
+        operands = point["bytes"] / (n * n * itemsize)
+        padded = point["bytes"] / (-(-n // 8) * 8 * -(-n // 128) * 128 * itemsize)
+        if n % 128:
+            assert round(operands) == 15 and 6.95 <= padded <= 7.15, point["workload"]
+        else:
+            assert 6.95 <= operands <= 7.15, point["workload"]
+    assert ("the compiler's bytes hold about seven operand-sized arrays (7.0-7.1 times one operand's bytes, in "
+            "every recording) where the hand count has three; the `129` product's hold about 15, and about seven "
+            "again counted at its arrays' sizes padded to the chip's `8 x 128` float32 tiles") in text

@@ -697,6 +697,17 @@ def test_the_lesson_counts_the_flags_left_out_of_the_key():
     assert sum(n.startswith("--xla_tpu_") for n in names) == 4 and sum(n.startswith("--xla_gpu_") for n in names) == 2
 
 
+def test_the_entry_size_default_means_no_limit_on_open_source_jax():
+    """performance-09's table: the default 0 leaves the size to JAX's override for the cache's filesystem,
+    which open-source JAX (0.9 and 0.10) answers with 0, no limit; -1 turns the limit off."""
+    from jax._src import compilation_cache
+
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    text = " ".join(" ".join(c.source for c in nb.cells if c.cell_type == "markdown").split())
+    assert "open-source JAX's override returns 0, so there 0 means no limit" in text
+    assert compilation_cache.default_min_cache_entry_size() == 0
+
+
 def test_right_cache_hit_passes():
     for seed in range(5):
         memory.check_cache_hit(hit_right, np.random.default_rng(seed))

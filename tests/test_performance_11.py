@@ -427,3 +427,92 @@ def test_artifact_draws_bars_and_a_flow_diagram_with_alt_text():
     assert [p["kind"] for p in recorded["data"]["panels"]] == ["bar", "bar"]
     assert all("device" in p["title"] for p in recorded["data"]["panels"])  # the figure names the devices it ran on
     assert recorded["diagram"]["alt"] and recorded["diagram"]["panel"]["kind"] == "flow"
+
+
+def test_the_budget_check_compares_values_so_whole_floats_pass_and_fractions_fail():
+    """Task 3 asks for whole numbers, ints or floats whose value is whole: the check compares values."""
+    def as_floats(*arguments):
+        return {key: float(value) for key, value in fsdp.expected_budget(*arguments).items()}
+
+    def flops_and_a_half(*arguments):
+        budget = fsdp.expected_budget(*arguments)
+        return {**budget, "flops": budget["flops"] + 0.5}
+
+    fsdp.check_fsdp_budget(as_floats, np.random.default_rng(0))
+    with pytest.raises(CheckFailed, match="flops is not right"):
+        fsdp.check_fsdp_budget(flops_and_a_half, np.random.default_rng(0))
+
+
+# --- the TPU's plans: the report's tpu_v5e_8_plans and the text's figures -----------------------------
+def lesson_cell(cell_id: str) -> str:
+    return next(c.source for c in read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb").cells
+                if c.get("id") == cell_id)
+
+
+def test_the_plan_reader_counts_every_all_gather_its_element_type_and_the_fused_starts():
+    """The cell after Task 2 reads each TPU program with plan_and_gathers: a handwritten program with a
+    bfloat16 gather inside a fused computation, a float32 one in ENTRY, an asynchronous start (not counted
+    as `all-gather(`) and one fused collective start."""
+    source = lesson_cell("ec6cd456")
+    namespace = {"re": re}
+    exec(source[source.index("def fused_collective_starts"):source.index("tpu_overlap = tpu_plans")], namespace)
+    text = "\n".join([
+        "HloModule example, is_scheduled=true",
+        "%fused_gather (p.0: f32[8]) -> bf16[64] {",
+        "  %p.0 = f32[8]{0} parameter(0)",
+        "  %convert.1 = bf16[8]{0} convert(f32[8]{0} %p.0)",
+        "  ROOT %all-gather.2 = bf16[64]{0:T(1024)(128)(2,1)} all-gather(bf16[8]{0} %convert.1), dimensions={0}",
+        "}",
+        "ENTRY %main (a: f32[8], b: f32[8]) -> f32[64] {",
+        "  %async-collective-start.3 = (f32[8]{0}, bf16[64]{0}) fusion(f32[8]{0} %a), calls=%fused_gather",
+        "  %all-gather.4 = f32[64]{0} all-gather(f32[8]{0} %b), dimensions={0}, metadata={op_name=\"all_gather\"}",
+        "  %all-gather-start.5 = (f32[8]{0}, f32[64]{0}) all-gather-start(f32[8]{0} %b), dimensions={0}",
+        "}"])
+
+    class Compiled:
+        def as_text(self):
+            return text
+
+        def memory_analysis(self):
+            return type("Analysis", (), {"temp_size_in_bytes": 4096})()
+
+    assert namespace["plan_and_gathers"](Compiled()) == {
+        "temp_bytes": 4096, "all_gathers": 2, "bfloat16_all_gathers": 1, "fused_collective_starts": 1}
+
+
+# The text's figures of the TPU's plans (four layers, a batch of 512, compiled for eight v5e chips), as the
+# report records them in tpu_v5e_8_plans: a recording that differs means the text must change with it.
+TPU_PLANS = {
+    "without_flags": {"1024": (0, 2, 2, 0), "8192": (478_860_800, 2, 2, 0)},
+    "with_pipelining_flags": {"1024": (0, 8, 8, 2), "8192": (603_334_656, 8, 8, 2)},
+}
+
+
+def test_every_tpu_figure_in_the_text_is_the_recordings():
+    """Issue 50: the TPU figures of the text are the report's. The sentences are in the text; where the
+    TPU recording holds tpu_v5e_8_plans each figure is the recorded one. A recording made before the
+    report carried them lacks the key, and only a recording of an older text may lack it."""
+    from perfcourse.artifacts.record import content_hash
+
+    nb = read_notebook(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    text = " ".join(" ".join(c.source for c in nb.cells if c.cell_type == "markdown").split())
+    for sentence in ("has two all-gathers at both widths the report records (`tpu_v5e_8_plans`, 1024 and 8192)",
+                     "both gather bfloat16",
+                     "Task 3 counts the bytes of the program as written, float32",
+                     "two fusions named `async-collective-start`, and eight all-gather instructions (fused "
+                     "computations counted too), all bfloat16, at both widths",
+                     "temporaries grow from 478,860,800 bytes to 603,334,656",
+                     "keeps its gathered layers there and reports no temporary bytes at all",
+                     "the temporaries hold them: 478,860,800 bytes"):
+        assert sentence in text, sentence
+    artifact = json.loads((ROOT / "artifacts" / "tpu" / f"{LESSON}.json").read_text())
+    report = json.loads(artifact["stdout"][artifact["stdout"].index("{"):])
+    if "tpu_v5e_8_plans" not in report:
+        assert artifact["contentHash"] != content_hash(nb), "the TPU recording of the current text has no plans"
+        return
+    plans = report["tpu_v5e_8_plans"]
+    assert (plans["layers"], plans["batch"]) == (4, 512)
+    for flags, widths in TPU_PLANS.items():
+        for width, (temp, gathers, bfloat16, fused) in widths.items():
+            assert plans[flags][width] == {"temp_bytes": temp, "all_gathers": gathers, "bfloat16_all_gathers":
+                                           bfloat16, "fused_collective_starts": fused}, (flags, width)
