@@ -878,10 +878,13 @@ def test_what_the_grader_writes_for_each_end_of_the_recount():
         "seed": 9, "error": "measure raised X"}
     forged = said({"error": "ImportError", "stage": "cells", "unseen": ["count"]})  # the old fallback's words
     assert outcome_of(clean, forged, 0, 9) == {"seed": 9, "error": "ImportError"}
+    stalled, starved = ("it did not finish within 3 s", True), ("the worker's load starved it", False)
     for text, status in ((STARTED_MARK + "\n", -9), ("", 0), ("", None)):   # ended, its log cut, stalled
-        outcome = outcome_of(clean, text, status, 9, 3)
+        outcome = outcome_of(clean, text, status, 9, stalled)
         assert outcome["error"] == outcome["flag"] and "fallback" not in outcome, outcome
-    assert "did not finish within 3 s" in outcome_of(clean, "", None, 9, 3)["error"]
+    assert "did not finish within 3 s" in outcome_of(clean, "", None, 9, stalled)["error"]
+    assert outcome_of(clean, "", None, 9, starved) == {"fallback": starved[0]}  # not theirs: the probe's word
+    assert outcome_of(clean, said({"counts": [3, 4]}), None, 9, starved) == {"seed": 9, "counts": [3, 4]}
     assert "count (bound)" in outcome_of(lacking, forged, 0, 9)["fallback"]  # it lacked a name apart: not theirs
     assert outcome_of(lacking, said({"counts": [3, 4]}), 0, 9) == {"seed": 9, "counts": [3, 4]}
     assert "error" in outcome_of(private_marks({"error": "the measure cell could not be parsed"}, None), "", 1, 9)
