@@ -32,9 +32,10 @@ def test_the_verdict_of_each_way_a_run_is_stopped():
 
 
 def _child(code: str, starve_on: int | None = None) -> subprocess.Popen:
-    """A Python child; where `starve_on` is a CPU, it pins itself there at the lowest priority first."""
+    """A Python child; where `starve_on` is a CPU, it pins itself there at the idle priority first."""
     if starve_on is not None:
-        code = f"import os\nos.nice(19)\nos.sched_setaffinity(0, {{{starve_on}}})\n{code}"
+        code = (f"import os\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+                f"os.sched_setaffinity(0, {{{starve_on}}})\n{code}")
     return subprocess.Popen([sys.executable, "-S", "-c", code])
 
 
@@ -49,8 +50,8 @@ def _watched(process: subprocess.Popen, cpu_limit: float, ceiling: float, ending
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/schedstat"), reason="Linux gives no run delay here")
 def test_a_sleeper_and_a_spinner_stall_and_a_run_starved_by_load_does_not():
-    """Load simulated: a child pinned to one CPU at the lowest priority beside a spinner of normal
-    priority on the same CPU runs a few percent of the time, waiting the rest; a sleeping child
+    """Load simulated: a child pinned to one CPU at the idle priority (SCHED_IDLE) beside a spinner of
+    normal priority on the same CPU runs a few percent of the time, waiting the rest; a sleeping child
     waits for nothing. The sleeper and the starved child pass the wall ceiling, the spinner its CPU
     limit; only the starved one is not the student's. About 2 s (one CPU spinning)."""
     cpu = sorted(os.sched_getaffinity(0))[-1]

@@ -58,13 +58,13 @@ class TreeUsage:
         self.readable = False
 
     def sample(self) -> Usage:
-        for pid in self._tree():
+        for pid in tree(self.roots()):
             stat = _stat(pid)
             if stat is None:
                 continue
             start = stat[19]  # the process's start time: a reused pid is another process
             self.cpu[(pid, start)] = sum(int(field) for field in stat[11:15]) / _TICKS  # utime stime cutime cstime
-            for tid in _listing(f"/proc/{pid}/task"):
+            for tid in threads(pid):
                 delay = _run_delay(pid, tid)
                 if delay is not None:
                     self.readable = True
@@ -72,19 +72,27 @@ class TreeUsage:
                     self.waits[key] = max(self.waits.get(key, 0.0), delay)
         return Usage(sum(self.cpu.values()), max(self.waits.values(), default=0.0) if self.readable else None)
 
-    def _tree(self) -> list[int]:
-        seen, todo = set(), list(self.roots())
-        while todo:
-            pid = todo.pop()
-            if pid in seen:
-                continue
-            seen.add(pid)
-            for tid in _listing(f"/proc/{pid}/task"):
-                try:
-                    todo.extend(int(child) for child in Path(f"/proc/{pid}/task/{tid}/children").read_text().split())
-                except (OSError, ValueError):
-                    pass
-        return sorted(seen)
+
+
+def tree(roots: list[int]) -> list[int]:
+    """The processes `roots` and every descendant of theirs that lives now."""
+    seen, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        for tid in threads(pid):
+            try:
+                todo.extend(int(child) for child in Path(f"/proc/{pid}/task/{tid}/children").read_text().split())
+            except (OSError, ValueError):
+                pass
+    return sorted(seen)
+
+
+def threads(pid: int) -> list[int]:
+    """The thread ids of a process ([] once it has gone)."""
+    return _listing(f"/proc/{pid}/task")
 
 
 def _listing(folder: str) -> list[int]:
