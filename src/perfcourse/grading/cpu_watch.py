@@ -6,9 +6,10 @@ on a worker so loaded that it hardly ran look the same. Linux tells them apart p
 (utime and stime in /proc/PID/stat) is what the tree ran; run delay (the second field of
 /proc/PID/task/TID/schedstat) is how long a thread was runnable and queued for a CPU, which is what
 other processes' load (or a cgroup's CPU quota) costs it. A sleeping or stopped thread waits for
-nothing there. One thread can wait only while another runs on its CPU, so what the tree's own
-threads make it wait is at most the tree's own CPU time: a run held under a CPU limit cannot fake
-a wait longer than that limit, however it arranges its threads.
+nothing there (nor does one blocked on a disk). One thread can wait only while another runs on its
+CPU, so what the tree's own threads make it wait is at most the tree's own CPU time: a run held
+under a CPU limit cannot fake a wait longer than that limit, however it arranges its threads or
+their priorities.
 
 `watch` samples the tree (the roots it is given and their descendants; processes a cgroup holds
 are roots too, a kernel forked from a warm process being no launcher's descendant) a few times a
@@ -39,7 +40,7 @@ class Usage:
 
 @dataclass
 class Ending:
-    """How the watch ended: `status`, the process's wait status where it ended by itself (None:
+    """How the watch ended: `status`, the process's return code where it ended by itself (None:
     it was still running at `reason`, "cpu" or "wall"), the tree's usage then, and the wall time."""
     status: int | None
     reason: str | None
@@ -123,9 +124,9 @@ def watch(process: subprocess.Popen, roots: Callable[[], list[int]], cpu_limit: 
           interval: float = INTERVAL) -> Ending:
     """Wait for `process` until it ends, its tree (`roots()` and their descendants) has used
     `cpu_limit` CPU seconds, or `ceiling` seconds of wall time have passed; it is left running."""
-    tree, began = TreeUsage(roots), time.monotonic()
+    watched, began = TreeUsage(roots), time.monotonic()
     while True:
-        usage = tree.sample()
+        usage = watched.sample()
         wall = time.monotonic() - began
         status = process.poll()
         if status is not None:
@@ -133,7 +134,7 @@ def watch(process: subprocess.Popen, roots: Callable[[], list[int]], cpu_limit: 
         if usage.cpu >= cpu_limit or wall >= ceiling:
             return Ending(None, "cpu" if usage.cpu >= cpu_limit else "wall", usage, wall)
         try:
-            return Ending(process.wait(min(interval, max(ceiling - wall, 0.01))), None, tree.sample(),
+            return Ending(process.wait(min(interval, max(ceiling - wall, 0.01))), None, watched.sample(),
                           time.monotonic() - began)
         except subprocess.TimeoutExpired:
             continue

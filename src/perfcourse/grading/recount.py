@@ -149,6 +149,8 @@ class Recount:
             self.process.stdin.close()
         ending = cpu_watch.watch(self.process, self._roots, self.seconds * CPU_SHARE, self.seconds)
         if ending.status is None:
+            if self.launch["settings"].get("fork") and not cgroups.of(self.runtime):
+                ending.usage.waited = None  # forked from the warm process, in no cgroup: its threads were not seen
             self._stop()
         return outcome_of(_read(private, PRIVATE_BYTES, tail=False), self._said(), ending.status, seed,
                           stall_of(ending, self.seconds))
