@@ -265,3 +265,27 @@ def test_the_kernel_pairs_overrides_are_the_ones_nbclient_reaches():
                  "start_new_kernel", "start_new_kernel_client"):
         assert hasattr(NotebookClient, name), f"nbclient no longer has {name}: KernelPair's override never runs"
         assert getattr(GuardedExecute, name) is KernelPair.__dict__[name], name
+
+
+def test_grading_reads_a_lessons_notebook_one_way(tmp_path):
+    """nbgrader_folders.read_lesson_notebook: the grader's (strict) and the metadata's restoring (not)
+    read source/ alike; none there is None for both, a file that is no notebook is refused by name
+    where strict, passed over where not."""
+    import pytest
+
+    from perfcourse.course import CourseError
+    from perfcourse.grading.nbgrader_folders import read_lesson_notebook
+    from traitlets.config import Config
+
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    resources = {"nbgrader": {"assignment": "performance-01", "notebook": "performance-01"}}
+    assert read_lesson_notebook(config, resources, strict=True) is None
+    path = tmp_path / "source" / "performance-01" / "performance-01.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text("{ not json")
+    assert read_lesson_notebook(config, resources) is None
+    with pytest.raises(CourseError, match="performance-01.ipynb"):
+        read_lesson_notebook(config, resources, strict=True)
+    nbformat.write(new_notebook(cells=[_cell("x = 1")]), path)
+    assert read_lesson_notebook(config, resources, strict=True).cells[0].source == "x = 1"

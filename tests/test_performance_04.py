@@ -878,10 +878,13 @@ def test_what_the_grader_writes_for_each_end_of_the_recount():
         "seed": 9, "error": "measure raised X"}
     forged = said({"error": "ImportError", "stage": "cells", "unseen": ["count"]})  # the old fallback's words
     assert outcome_of(clean, forged, 0, 9) == {"seed": 9, "error": "ImportError"}
+    stalled, starved = ("it did not finish within 3 s", True), ("the worker's load starved it", False)
     for text, status in ((STARTED_MARK + "\n", -9), ("", 0), ("", None)):   # ended, its log cut, stalled
-        outcome = outcome_of(clean, text, status, 9, 3)
+        outcome = outcome_of(clean, text, status, 9, stalled)
         assert outcome["error"] == outcome["flag"] and "fallback" not in outcome, outcome
-    assert "did not finish within 3 s" in outcome_of(clean, "", None, 9, 3)["error"]
+    assert "did not finish within 3 s" in outcome_of(clean, "", None, 9, stalled)["error"]
+    assert outcome_of(clean, "", None, 9, starved) == {"fallback": starved[0]}  # not theirs: the probe's word
+    assert outcome_of(clean, said({"counts": [3, 4]}), None, 9, starved) == {"seed": 9, "counts": [3, 4]}
     assert "count (bound)" in outcome_of(lacking, forged, 0, 9)["fallback"]  # it lacked a name apart: not theirs
     assert outcome_of(lacking, said({"counts": [3, 4]}), 0, 9) == {"seed": 9, "counts": [3, 4]}
     assert "error" in outcome_of(private_marks({"error": "the measure cell could not be parsed"}, None), "", 1, 9)
@@ -1002,3 +1005,60 @@ def test_a_measure_cell_that_stalls_apart_loses_the_point_flagged(tmp_path):
     run, = run_recounts(tmp_path, [samples.build(ROOT, staller)], cell_limit=30)
     assert "did not finish within 15 s" in run.written["error"] and loops.recount_problem(run.written)
     assert run.finish() == [recount.FAILED_FLAG.format(run.written["flag"])]
+
+
+@pytest.mark.nightly
+def test_a_correct_measure_cell_starved_of_cpu_by_load_falls_back_flagged(tmp_path, monkeypatch):
+    """The recount of a correct measure cell, starved once the lesson's cells ran (each of its threads
+    pinned to one CPU at the idle priority, beside a spinner of normal priority there): it passes
+    the wall limit having used little CPU and waited most of it, so it is the worker's load, not the
+    student's stall: the probe's count stands, flagged "could not be checked apart"."""
+    import contextlib
+    import os
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from perfcourse import samples
+    from perfcourse.grading import cpu_watch, recount
+    from perfcourse.kernel.recount import LESSON_RAN
+
+    cpu, load = sorted(os.sched_getaffinity(0))[-1], []
+
+    def starve_once_the_lesson_ran(run):
+        while run.process is None or LESSON_RAN not in recount._read(run.folder / recount.PRIVATE, 1 << 14, False):
+            if run.written is not None:  # it ended first: the assertions below say how
+                return
+            time.sleep(0.02)
+        load.append(subprocess.Popen([sys.executable, "-S", "-c",
+                                      f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass"]))
+        for _ in range(20):  # a second of it: threads started later are caught too
+            for pid in cpu_watch.tree([run.process.pid]):
+                for tid in cpu_watch.threads(pid):
+                    with contextlib.suppress(OSError):
+                        os.sched_setaffinity(tid, {cpu})
+                        os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+                # Its session's autogroup too, where Linux keeps one: the spinner's session would share the CPU fairly.
+                with contextlib.suppress(OSError), open(f"/proc/{pid}/autogroup", "w") as group:
+                    group.write("19")
+            time.sleep(0.05)
+
+    def start_and_starve(*args, start=recount.start):
+        run = start(*args)
+        threading.Thread(target=starve_once_the_lesson_ran, args=(run,), daemon=True).start()
+        return run
+
+    monkeypatch.setattr(recount, "start", start_and_starve)
+    nb = samples.build(ROOT, next(s for s in samples.discover(ROOT, [LESSON]) if s.case == "solution"))
+    cell = next(cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == recount.CELL)
+    cell.source = "_work = sum(i * i for i in range(10 ** 7))  # a second of CPU: load comes in it\n" + cell.source
+    try:
+        run, = run_recounts(tmp_path, [nb], cell_limit=20)
+    finally:
+        for process in load:
+            process.kill()
+            process.wait()
+    assert "the worker's load starved it of CPU" in run.written.get("fallback", ""), run.written
+    assert loops.recount_problem(run.written) is None  # the probe's word stands
+    assert run.finish() == [recount.FLAG.format(run.written["fallback"])]

@@ -282,3 +282,28 @@ def test_code_is_compared_without_delimiters_comments_blank_lines_or_indentation
     assert giveaways.statements(source) == 4
     given = "# given\ndef   f(x):\n  y = x + 1\n  s = '#kept'\n  return y\nprint(f(1))\n"
     assert giveaways.code_lines(given)[:4] == answer
+
+
+def test_a_copy_reordered_and_renamed_is_still_a_giveaway():
+    """Statements compared in any order and whatever names the code binds (defs, arguments, variables,
+    an import's `as`), never what it reads unbound: a module's attribute or a constant changed is other code."""
+    from perfcourse import giveaways
+
+    answer = ("import time\n\ndef time_completed(fn, *args, repeats=5):\n    ### BEGIN SOLUTION\n    samples = []\n"
+              "    for _ in range(repeats):\n        start = time.perf_counter()\n"
+              "        fn(*args).block_until_ready()\n"
+              "        samples.append(time.perf_counter() - start)\n    return samples\n    ### END SOLUTION\n\n"
+              "def middle(values):\n    return sorted(values)[len(values) // 2]\n")
+    read = (giveaways.code_lines(answer, ("BEGIN SOLUTION", "END SOLUTION")), giveaways.Statements(answer))
+    copied = ("def centre(xs):\n    '''The median.'''\n    return sorted(xs)[len(xs) // 2]\n\n"
+              "import time as clock\n\nclass Given:\n    def timed(f, *inputs, repeats=5):\n        runs = []\n"
+              "        for i in range(repeats):\n            t0 = clock.perf_counter()\n"
+              "            f(*inputs).block_until_ready()\n            runs.append(clock.perf_counter() - t0)\n"
+              "        return runs\n")
+    assert giveaways.gives(giveaways.GivenCell.of(copied), read)
+    assert giveaways.gives(giveaways.GivenCell.of(answer), read)  # word for word, by its lines
+    for change in (("perf_counter", "time"), ("repeats=5", "repeats=6"), ("clock.perf_counter() - t0", "t0 - 1"),
+                   ("runs.append", "runs.extend")):
+        assert not giveaways.gives(giveaways.GivenCell.of(copied.replace(*change)), read), change
+    split = copied.split("class Given:")  # the answer's statements in two cells: neither gives it
+    assert not any(giveaways.gives(giveaways.GivenCell.of(part), read) for part in split)

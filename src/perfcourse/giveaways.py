@@ -11,16 +11,21 @@ release blanks (its cell of the same grade id holds other code). Its answer is t
 without nbgrader's solution delimiters, compared as code: comments and blank lines dropped, runs
 of whitespace collapsed (indentation too), so that a copy that is re-indented or commented
 otherwise is still found. It is given away when those lines appear, in order and together, in a
-code cell of lesson B's release notebook that is no solution cell. Answers of fewer than
-MIN_STATEMENTS statements (a one-line function) are too plain to be a giveaway.
+code cell of lesson B's release notebook that is no solution cell, or when its statements are all
+among that cell's, in any order and any names that either binds (`Statements`: a copy whose defs
+are reordered and whose functions, arguments and variables are renamed is still found; what the
+code reads but does not bind, a module's attributes, the constants, must match). Answers of fewer
+than MIN_STATEMENTS statements (a one-line function) are too plain to be a giveaway.
 """
 from __future__ import annotations
 
 import ast
 import datetime
+import functools
 import io
 import re
 import tokenize
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +94,99 @@ def _holds(given: tuple[str, ...], answer: tuple[str, ...]) -> bool:
     return any(given[start:start + len(answer)] == answer for start in range(len(given) - len(answer) + 1))
 
 
+# The fields that hold a name a statement may bind, by node type (ast.Name's `id` apart).
+_NAMING_FIELDS = {ast.FunctionDef: "name", ast.AsyncFunctionDef: "name", ast.ClassDef: "name", ast.arg: "arg",
+                  ast.ExceptHandler: "name", ast.Global: "names", ast.Nonlocal: "names"}
+_IGNORED_FIELDS = ("ctx", "type_comment", "asname")  # an import's `as` name is numbered where it is used
+
+
+def _shape(node, rename) -> str:
+    """A node as ast.dump would write it, less positions, docstrings and `as` names, each name the
+    cell binds through `rename` (numbered by its first use in the statement: a renamed copy reads the same)."""
+    if isinstance(node, list):
+        return "[" + ",".join(_shape(item, rename) for item in node if not _docstring(item)) + "]"
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    if isinstance(node, ast.Name):
+        return f"Name({rename(node.id)})"
+    naming = _NAMING_FIELDS.get(type(node))
+    parts = []
+    for field, value in ast.iter_fields(node):
+        if field in _IGNORED_FIELDS:
+            continue
+        if field == naming:
+            value = [rename(name) for name in value] if isinstance(value, list) else value and rename(value)
+            parts.append(repr(value))
+        else:
+            parts.append(_shape(value, rename))
+    return f"{type(node).__name__}({','.join(parts)})"
+
+
+def _docstring(statement) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+        and isinstance(statement.value.value, str)
+
+
+def _outer(statements: list) -> list:
+    """The statements, and those in the blocks of each that is no function (a class's defs, an if's)."""
+    found = []
+    for statement in statements:
+        found.append(statement)
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                block = getattr(statement, field, None)
+                if isinstance(block, list):
+                    found += _outer([s for s in block if isinstance(s, ast.stmt)]
+                                    + [s for h in block if isinstance(h, (ast.ExceptHandler, ast.match_case))
+                                       for s in h.body])
+    return found
+
+
+def _bound(tree) -> set[str]:
+    """Every name the code binds, at any depth: defs, classes, arguments, assignments, imports."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+class Statements:
+    """A cell's code as statements compared whatever their order and the names its code binds: its
+    top-level ones (`top`, as an answer is compared) and those a given cell holds outside its
+    functions (`every`: a def inside a class or an if, say). Empty where the code does not parse (a magic)."""
+
+    def __init__(self, source: str):
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            tree = ast.Module(body=[], type_ignores=[])
+        bound = _bound(tree)
+
+        def seen(statement) -> str:
+            numbers: dict[str, str] = {}
+            return _shape(statement, lambda name: numbers.setdefault(name, f"_{len(numbers)}")
+                          if name in bound else name)
+
+        self.top = Counter(seen(s) for s in tree.body if not _docstring(s))
+        self.every = Counter(seen(s) for s in _outer(tree.body) if not _docstring(s))
+        # What a renamed copy still spells as here: the attributes and the names it reads but does not bind.
+        self.kept = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)} | {
+            node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id not in bound}
+
+    def holds(self, answer: "Statements") -> bool:
+        """Whether every top-level statement of `answer` is among this cell's (an empty answer is not)."""
+        return bool(answer.top) and not answer.top - self.every
+
+
 def _graded_answers(root: Path, lesson: str, release_cells: list, delimiters: tuple[str, str]) -> list[tuple]:
     """(grade id, task, answer) for each graded cell of `lesson` with enough code to give away."""
     from nbgrader.utils import is_solution
@@ -104,18 +202,41 @@ def _graded_answers(root: Path, lesson: str, release_cells: list, delimiters: tu
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if cell.cell_type != "code" or not is_solution(cell) or blanked.get(grade_id, cell.source) == cell.source:
             continue
-        answer = code_lines(cell.source, delimiters)
         if statements(cell.source) >= MIN_STATEMENTS:
-            answers.append((grade_id, task, answer))
+            answers.append((grade_id, task, (code_lines(cell.source, delimiters), Statements(cell.source))))
     return answers
 
 
-def _given_cells(release_cells: list) -> list[tuple[int, tuple[str, ...]]]:
-    """(position from 1, code) of each code cell of a release notebook that is no solution."""
+@dataclass(frozen=True)
+class GivenCell:
+    lines: tuple[str, ...]  # its code lines (code_lines)
+    source: str
+    words: frozenset[str]   # every word it spells: a cell lacking one an answer keeps cannot hold it
+
+    @classmethod
+    def of(cls, source: str) -> "GivenCell":
+        return cls(code_lines(source), source, frozenset(re.findall(r"\w+", source)))
+
+
+def _given_cells(release_cells: list) -> list[tuple[int, GivenCell]]:
+    """(position from 1, the cell) of each code cell of a release notebook that is no solution."""
     from nbgrader.utils import is_solution
 
-    return [(number, code_lines(cell.source)) for number, cell in enumerate(release_cells, 1)
+    return [(number, GivenCell.of(cell.source)) for number, cell in enumerate(release_cells, 1)
             if cell.cell_type == "code" and not is_solution(cell)]
+
+
+@functools.lru_cache(maxsize=None)
+def _statements(source: str) -> Statements:
+    return Statements(source)
+
+
+def gives(given: GivenCell, answer: tuple[tuple[str, ...], Statements]) -> bool:
+    """Whether a given cell holds a graded cell's answer ((code lines, statements)): its lines in order
+    and together, or its statements (read only where the cell spells every word a renamed copy keeps)."""
+    if _holds(given.lines, answer[0]):
+        return True
+    return answer[1].kept <= given.words and _statements(given.source).holds(answer[1])
 
 
 def find(root: Path, lesson_ids: list[str] | None = None) -> list[Giveaway]:
@@ -130,7 +251,7 @@ def find(root: Path, lesson_ids: list[str] | None = None) -> list[Giveaway]:
     for lesson in chosen:
         for grade_id, task, answer in _graded_answers(root, lesson, release_cells[lesson], delimiters):
             for giver in chosen:
-                cell = next((number for number, code in given[giver] if _holds(code, answer)), None)
+                cell = next((number for number, code in given[giver] if gives(code, answer)), None)
                 if giver != lesson and cell is not None:
                     found.append(Giveaway(lesson, grade_id, task, giver, cell))
     return found

@@ -175,7 +175,7 @@ class GuardedExecute(KernelPair, Execute):
         self.reset_notebook_state()
         self._deadline = time.monotonic() + self.notebook_timeout
         submission = nbgrader_folders.submission_folder(self.config, resources)
-        instructor = nbgrader_folders.source_notebook(self.config, resources)
+        instructor = nbgrader_folders.read_lesson_notebook(self.config, resources, "source", strict=True)
         self._roles = CellRoles.of(instructor, nb)
         scanned = self._admit(nb, resources, submission)
         # The trusted kernel may be the one that graded this worker's last notebook, or one started

@@ -35,24 +35,22 @@ def lesson_notebook(config, resources, kind: str = "source") -> Path | None:
     return lesson / f"{notebook}.ipynb" if lesson and notebook else None
 
 
-def read_lesson_notebook(config, resources, kind: str = "source"):
-    """The lesson's notebook in the `kind` folder, read and validated; None where there is none, or
-    where it is no notebook (CourseError: nbgrader then grades what it finds)."""
+def read_lesson_notebook(config, resources, kind: str = "source", strict: bool = False):
+    """The lesson's notebook in the `kind` folder, read and validated: grading's one reader of the
+    lessons' notebooks (the metadata's restoring, the grader's cell roles and recount, the feedback's
+    notes). None where there is none; where the file is no notebook, None too, or with `strict` the
+    CourseError that names it (the grader then refuses the notebook rather than grade without it)."""
     from ..course import CourseError, read_notebook
 
     path = lesson_notebook(config, resources, kind)
-    try:
-        return read_notebook(path) if path is not None else None
-    except CourseError:
+    if path is None or not path.is_file():
         return None
-
-
-def source_notebook(config, resources):
-    """The instructor's source notebook, read; None where there is none."""
-    import nbformat
-
-    path = lesson_notebook(config, resources, "source")
-    return nbformat.read(path, as_version=4) if path and path.is_file() else None
+    try:
+        return read_notebook(path)
+    except CourseError:
+        if strict:
+            raise
+        return None
 
 
 def autograded_folder(config, resources) -> Path | None:

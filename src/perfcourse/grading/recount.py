@@ -25,9 +25,13 @@ them itself. The file holds one of
   cells ran, the cell lacking nothing apart: the check fails with that reason (with "flag", the
   notebook is flagged too, where it stalled or ended without an answer);
 - {"fallback"}: the recount could not stand for the notebook (it did not get to the student's
-  cells: launch, lesson's cells, time; or the cell lacked something apart, a name another cell
-  binds at its top level, say, and then failed): the check keeps the probe's count, as evidence
-  only, and `Recount.finish` flags the notebook for a human.
+  cells: launch, lesson's cells, time; the worker's load starved it of CPU; or the cell lacked
+  something apart, a name another cell binds at its top level, say, and then failed): the check
+  keeps the probe's count, as evidence only, and `Recount.finish` flags the notebook for a human.
+
+A stall is judged by CPU time, not wall time (`stall_of`, grading/cpu_watch.py): a run that used
+its CPU limit, or slept past the wall ceiling, is the student's; one that a loaded worker starved
+of CPU (a thread of it queued for one longer than its own threads could make it wait) is not.
 """
 from __future__ import annotations
 
@@ -45,13 +49,18 @@ from pathlib import Path
 from nbgrader.utils import is_grade, is_solution
 
 from ..kernel import recount as child
-from . import cgroups, fork_server, sandbox
+from . import cgroups, cpu_watch, fork_server, sandbox
 from .kernel_pair import kernel_argv, xla_flags_after
 
 CHECK_CELL = "test_measure_equations"  # a notebook holding this grade cell is recounted
 CELL = "measure"                       # the solution cell run apart, and the name it defines
 SKIPPED_TAGS = ("figure", "report")
-RECOUNT_SECONDS = 40.0                 # wall-clock, at most half a cell's limit (loops.RECOUNT_WAIT is longer)
+RECOUNT_SECONDS = 40.0                 # wall-clock ceiling, at most half a cell's limit (loops.RECOUNT_WAIT is longer)
+# A stall is judged by CPU time (`stall_of`): the tree may use a quarter of its wall ceiling, 10 s for 40 (a correct
+# measure cell uses 1.3 s of CPU here, its JAX import included), and has been starved by the worker's load where
+# one of its threads waited for a CPU half the ceiling or more (more than its own threads can make it wait).
+CPU_SHARE = 0.25
+STARVED_SHARE = 0.5
 CELL_CHARS = 1 << 18                   # a cell's source handed to the recount: far more than a cell a person writes
 # Resident memory of the recount's cgroup: a quarter of a GiB at its peak here (JAX imported, the seeded
 # functions compiled and run), so four times that; a measure cell whose top level needs more fails apart.
@@ -138,12 +147,22 @@ class Recount:
         with contextlib.suppress(OSError):
             self.process.stdin.write((json.dumps(self.request) + "\n").encode())
             self.process.stdin.close()
-        try:
-            status = self.process.wait(self.seconds)
-        except subprocess.TimeoutExpired:
+        ending = cpu_watch.watch(self.process, self._roots, self.seconds * CPU_SHARE, self.seconds)
+        if ending.status is None:
+            if self.launch["settings"].get("fork") and not cgroups.of(self.runtime):
+                ending.usage.waited = None  # forked from the warm process, in no cgroup: its threads were not seen
             self._stop()
-            status = None
-        return outcome_of(_read(private, PRIVATE_BYTES, tail=False), self._said(), status, seed, self.seconds)
+        return outcome_of(_read(private, PRIVATE_BYTES, tail=False), self._said(), ending.status, seed,
+                          stall_of(ending, self.seconds))
+
+    def _roots(self) -> list[int]:
+        """The launcher, and what the recount's cgroups hold (a process forked from the warm one is no
+        descendant of the launcher's)."""
+        pids = [self.process.pid]
+        for directory in cgroups.of(self.runtime):
+            with contextlib.suppress(OSError, ValueError):
+                pids += [int(pid) for pid in (directory / "cgroup.procs").read_text().split()]
+        return pids
 
     def _said(self) -> str:
         """The last lines of the process's output (the student's code writes there too: its reply is a claim)."""
@@ -211,17 +230,40 @@ def _private(text: str) -> tuple[dict | None, str | None]:
     return (prepared if isinstance(prepared, dict) else None), lesson
 
 
-def outcome_of(private: str, said: str, status: int | None, seed: int, seconds: float = RECOUNT_SECONDS) -> dict:
+def stall_of(ending: cpu_watch.Ending, ceiling: float) -> tuple[str, bool] | None:
+    """Why a run that had not ended was stopped, in words, and whether that is the student's (True);
+    None where it ended by itself. Its CPU limit used, or the wall ceiling passed while it mostly did
+    not run (it slept, stopped, or waited on itself: student code does that), is the student's stall.
+    Starved (one of its threads queued for a CPU half the ceiling or more: only other processes' load
+    makes a thread wait longer than its tree's CPU limit) is the worker's: the grader falls back,
+    flagged, rather than fail a correct cell on a loaded worker; so it does where Linux does not say."""
+    if ending.status is not None:
+        return None
+    usage = ending.usage
+    spent = f"{usage.cpu:.1f} s of CPU in {ending.wall:.0f} s"
+    if ending.reason == "cpu":
+        return f"it did not finish within {ceiling * CPU_SHARE:g} s of CPU time ({spent})", True
+    if usage.waited is None:
+        return f"it did not finish within {ceiling:g} s, and whether load starved it is unknown here ({spent})", False
+    if usage.waited >= ceiling * STARVED_SHARE:
+        return f"the worker's load starved it of CPU ({spent}, {usage.waited:.0f} s waiting for one)", False
+    return (f"it did not finish within {ceiling:g} s, mostly not running ({spent}, {usage.waited:.1f} s waiting "
+            f"for a CPU)"), True
+
+
+def outcome_of(private: str, said: str, status: int | None, seed: int,
+               stall: tuple[str, bool] = ("it did not finish in time", True)) -> dict:
     """The file's content. Whose failure a run without counts was is decided by the private pipe
     (`private`: written before any student code ran): the launch or the lesson's cells failing is
-    the grader's (fallback), so is any failure of a measure cell that lacked something apart; any
-    other is the student's, a stall or an end without an answer flagged. Of `said` (the process's
-    output, theirs) only the reply is read: counts, which the check verifies, or an error."""
+    the grader's (fallback), so is any failure of a measure cell that lacked something apart, and a
+    run the worker's load starved (`stall`, `stall_of`'s words where `status` is None); any other
+    is the student's, a stall or an end without an answer flagged. Of `said` (the process's output,
+    theirs) only the reply is read: counts, which the check verifies, or an error."""
     prepared, lesson = _private(private)
     if prepared is None or lesson is None:
         where = "its sandbox did not start" if child.STARTED_MARK not in private.splitlines() else \
             "it was not ready to run the student's cells"
-        return {"fallback": f"{where} ({'not within %g s' % seconds if status is None else f'status {status}'})"}
+        return {"fallback": f"{where} ({stall[0] if status is None else f'status {status}'})"}
     if "error" in prepared:
         return {"seed": seed, "error": str(prepared["error"])[:300]}
     if lesson:
@@ -236,8 +278,10 @@ def outcome_of(private: str, said: str, status: int | None, seed: int, seconds: 
     counts = reply.get("counts")
     if isinstance(counts, list) and len(counts) == child.FUNCTIONS and all(type(c) is int for c in counts):
         return {"seed": seed, "counts": counts}
+    if status is None and not stall[1]:
+        return {"fallback": stall[0]}
     if status is None:
-        failure, flag = f"it did not finish within {seconds:g} s", True
+        failure, flag = stall[0], True
     elif "error" in reply:
         failure, flag = str(reply["error"])[:500], False
     elif counts is not None:

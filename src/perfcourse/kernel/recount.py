@@ -30,7 +30,8 @@ index of the measure cell in cells, "name": "measure", "seed": int}). Out: on th
 descriptor in PERFCOURSE_EVIDENCE_FD: the launcher's evidence pipe, copied to a file outside the
 sandbox) STARTED_MARK, PREPARED_MARK + {"unseen": {...}} or {"error": why}, then LESSON_RAN or
 LESSON_FAILED + why (`private_marks`); on stdout, last, RESULT_MARK + {"counts": [...]} or
-{"error": why, "stage": "cells" | "measure"}. `verify(request)` is the same in-process.
+{"error": why, "stage": "lesson" | "cells" | "measure"}. `verify(request)` is the same sequence
+(`run`) in-process.
 """
 from __future__ import annotations
 
@@ -427,17 +428,30 @@ class Prepared:
         return {"counts": counts}
 
 
+def run(request: dict, tell, close) -> dict:
+    """The recount's one sequence, apart (main) or in-process (verify): prepare, `tell` the private
+    side each of its lines (STARTED_MARK, what the cell may lack, whether the lesson's cells ran),
+    `close` it, and only then run the student's cells: the reply."""
+    tell(STARTED_MARK)
+    prepared = Prepared(request)
+    tell(PREPARED_MARK + json.dumps(prepared.said()))
+    problem = None if prepared.error else prepared.run_lesson()
+    tell(LESSON_RAN if problem is None else LESSON_FAILED + problem[:300])
+    close()
+    if prepared.error:
+        return {"error": prepared.error, "stage": "measure"}
+    if problem:
+        return {"error": problem, "stage": "lesson"}
+    return prepared.run_student()
+
+
 def verify(request: dict) -> dict:
     """The recount in-process (tests): the counts measure returned, or where and why it failed,
-    with what the grader would know of it beforehand (`unseen`)."""
-    prepared = Prepared(request)
-    if prepared.error:
-        return {"error": prepared.error, "stage": "measure", "unseen": {}}
-    unseen = prepared.said()["unseen"]
-    problem = prepared.run_lesson()
-    if problem:
-        return {"error": problem, "stage": "lesson", "unseen": unseen}
-    return {**prepared.run_student(), "unseen": unseen}
+    with what the grader would know of it beforehand (`unseen`, as the private side was told)."""
+    private = []
+    result = run(request, private.append, lambda: None)
+    said = json.loads(next(line for line in private if line.startswith(PREPARED_MARK))[len(PREPARED_MARK):])
+    return {**result, "unseen": said.get("unseen", {})}
 
 
 def private_marks(said: dict, lesson: str | None) -> str:
@@ -450,29 +464,22 @@ def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:200]}" if str(exc) else type(exc).__name__
 
 
-def _tell(fd: int | None, line: str) -> None:
-    if fd is not None:
-        os.write(fd, (line + "\n").encode())
-
-
 def main() -> None:
     # The private pipe (the launcher's evidence pipe, copied outside the sandbox): closed before any
     # student code runs, so what it says is the grader's knowledge; what follows on stdout is theirs.
     value = os.environ.pop(ENV_FD, "")
     private = int(value) if value.isdigit() else None
     request = json.loads(sys.stdin.readline())
-    _tell(private, STARTED_MARK)
-    prepared = Prepared(request)
-    said = prepared.said()
-    _tell(private, PREPARED_MARK + json.dumps(said))
-    problem = None if prepared.error else prepared.run_lesson()
-    _tell(private, LESSON_RAN if problem is None else LESSON_FAILED + problem[:300])
-    if private is not None:
-        os.close(private)
-    if prepared.error or problem:
-        result = {"error": prepared.error or problem}
-    else:
-        result = prepared.run_student()
+
+    def tell(line: str) -> None:
+        if private is not None:
+            os.write(private, (line + "\n").encode())
+
+    def close() -> None:
+        if private is not None:
+            os.close(private)
+
+    result = run(request, tell, close)
     import resource
 
     used = resource.getrusage(resource.RUSAGE_SELF)
