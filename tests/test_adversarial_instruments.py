@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import time
 
 import numpy as np
 import pytest
@@ -66,6 +67,28 @@ def test_a_device_time_from_the_wall_clock_misses_the_trace():
     waited = {**report, "numbers": {**report["numbers"], "device": profiling.TRACED_LAST * work + 0.001}}
     problems, decided = profiling.three_numbers_problems(waited, dict(run))
     assert decided and "device time is not" in problems[0]
+
+
+def test_a_device_time_from_each_traced_calls_wait_finds_the_work_done():
+    """adversarial/performance-06/device-time-from-each-wait.py: each traced call is held here again once its
+    program is dispatched, longer than its work, so the wait left once the call comes back is near nothing;
+    the latency's and the throughput's calls are not held again (their spans are judged as before)."""
+    plan = profiling.three_numbers_plan(np.random.default_rng(5), seconds_per_iteration=1e-6)
+    calls, work, after = plan["calls"], plan["work"], plan["after"]
+    assert len(after) == len(plan["plan"]) == 3 * calls + 1
+    traced = after[calls + 1:2 * calls + 1]
+    assert not any(after[:calls + 1]) and not any(after[2 * calls + 1:])
+    assert all(profiling.AFTER_DISPATCH[0] * work <= a <= profiling.AFTER_DISPATCH[1] * work for a in traced)
+    assert profiling.AFTER_DISPATCH[0] >= 1.0  # a traced call's work, planned, is over before it comes back
+    # held here, after the probe's word, for the call that last asked; the others return at once
+    held = profiling.Calls([1, 1, 1], [0.0, 0.0, 0.0], [0.0, 0.03, 0.0])
+    spent = []
+    for _ in range(3):
+        held.next_call()
+        began = time.monotonic()
+        held.dispatched()
+        spent.append(time.monotonic() - began)
+    assert spent[0] < 0.01 and spent[1] >= 0.03 and spent[2] < 0.01
 
 
 def test_a_fraction_capped_at_one_fails_the_classification():
