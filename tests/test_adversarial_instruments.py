@@ -80,6 +80,16 @@ def test_a_device_time_from_each_traced_calls_wait_finds_the_work_done():
     assert not any(after[:calls + 1]) and not any(after[2 * calls + 1:])
     assert all(profiling.AFTER_DISPATCH[0] * work <= a <= profiling.AFTER_DISPATCH[1] * work for a in traced)
     assert profiling.AFTER_DISPATCH[0] >= 1.0  # a traced call's work, planned, is over before it comes back
+    # judged: the waits (near nothing) miss the trace, as does a traced call's span less its first hold
+    run = planned_run()
+    hold, work = run["hold"], 0.04
+    starts = [(k + 1) * (hold + 0.001) * 1e6 + 50.0 for k in range(run["calls"])]
+    honest = dict(latency=hold + work, throughput=hold + 0.001 + profiling.LAST_WORK * work / run["calls"], device=work)
+    assert profiling.three_numbers_problems(three_report(run, starts, work * 1e6, **honest), dict(run)) == ([], True)
+    for device in (0.001, profiling.AFTER_DISPATCH[0] * work):
+        problems, decided = profiling.three_numbers_problems(
+            three_report(run, starts, work * 1e6, **{**honest, "device": device}), dict(run))
+        assert decided and "device time is not" in problems[0]
     # held here, after the probe's word, for the call that last asked; the others return at once
     held = profiling.Calls([1, 1, 1], [0.0, 0.0, 0.0], [0.0, 0.03, 0.0])
     spent = []

@@ -799,9 +799,10 @@ SYNC_WORK = (1.7, 2.0)         # the synchronous calls' work, in the work, drawn
 TRACED_LAST = 0.25             # the last traced call's work, in the work: the wait after it (that call's work
                                # alone, the others done by then) is no device time (it moves the executions' mean
                                # by 15 to 19%: the mean is the device-time cell's mistake, taken here too)
-AFTER_DISPATCH = (1.0, 1.3)    # each traced call held here again once its program is dispatched, in the work,
+AFTER_DISPATCH = (1.6, 2.0)    # each traced call held here again once its program is dispatched, in the work,
                                # drawn per call: its work runs meanwhile, so the wait left once the call comes
-                               # back is not its device time (a median of those waits is near nothing)
+                               # back is not its device time (a median of those waits is near nothing), and
+                               # a traced call's span less its first hold is this hold, not the work
 WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
                                # holds than short ones were waited for
 DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median (or mean) execution
