@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import time
 
 import numpy as np
 import pytest
@@ -68,6 +69,38 @@ def test_a_device_time_from_the_wall_clock_misses_the_trace():
     assert decided and "device time is not" in problems[0]
 
 
+def test_a_device_time_from_each_traced_calls_wait_finds_the_work_done():
+    """adversarial/performance-06/device-time-from-each-wait.py: each traced call is held here again once its
+    program is dispatched, longer than its work, so the wait left once the call comes back is near nothing;
+    the latency's and the throughput's calls are not held again (their spans are judged as before)."""
+    plan = profiling.three_numbers_plan(np.random.default_rng(5), seconds_per_iteration=1e-6)
+    calls, work, after = plan["calls"], plan["work"], plan["after"]
+    assert len(after) == len(plan["plan"]) == 3 * calls + 1
+    traced = after[calls + 1:2 * calls + 1]
+    assert not any(after[:calls + 1]) and not any(after[2 * calls + 1:])
+    assert all(profiling.AFTER_DISPATCH[0] * work <= a <= profiling.AFTER_DISPATCH[1] * work for a in traced)
+    assert profiling.AFTER_DISPATCH[0] >= 1.0  # a traced call's work, planned, is over before it comes back
+    # judged: the waits (near nothing) miss the trace, as does a traced call's span less its first hold
+    run = planned_run()
+    hold, work = run["hold"], 0.04
+    starts = [(k + 1) * (hold + 0.001) * 1e6 + 50.0 for k in range(run["calls"])]
+    honest = dict(latency=hold + work, throughput=hold + 0.001 + profiling.LAST_WORK * work / run["calls"], device=work)
+    assert profiling.three_numbers_problems(three_report(run, starts, work * 1e6, **honest), dict(run)) == ([], True)
+    for device in (0.001, profiling.AFTER_DISPATCH[0] * work):
+        problems, decided = profiling.three_numbers_problems(
+            three_report(run, starts, work * 1e6, **{**honest, "device": device}), dict(run))
+        assert decided and "device time is not" in problems[0]
+    # held here, after the probe's word, for the call that last asked; the others return at once
+    held = profiling.Calls([1, 1, 1], [0.0, 0.0, 0.0], [0.0, 0.03, 0.0])
+    spent = []
+    for _ in range(3):
+        held.next_call()
+        began = time.monotonic()
+        held.dispatched()
+        spent.append(time.monotonic() - began)
+    assert spent[0] < 0.01 and spent[1] >= 0.03 and spent[2] < 0.01
+
+
 def test_a_fraction_capped_at_one_fails_the_classification():
     """adversarial/performance-07/clamped-fraction.py: a point above its (measured) roof is placed too."""
     def capped(point, peak, bandwidth):
@@ -104,6 +137,87 @@ def test_a_gradient_all_reduced_in_pieces_smaller_than_a_row_fails():
         '  %0 = "stablehlo.all_reduce"(%arg0) ({', "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):",
         "  }) : (tensor<192x192xf32>) -> tensor<192x192xf32>", "}"])
     assert "all-reduces an array of 36864" in fsdp.collective_problems(nested, 8, net)[0]
+
+
+def _module(inside_scan: str = "", after_scan: str = "", functions: str = "") -> str:
+    """A scanned FSDP step's module as jax.export prints it (shard_map's body in ENTRY's manual computation,
+    the scanned layer a function the loop's body calls), with text put in the loop's body, after it and
+    as functions of the module."""
+    return "\n".join([
+        "module @jit_step attributes {mhlo.num_partitions = 8 : i32} {",
+        '  func.func public @main(%arg0: tensor<6x192x192xf32> '
+        '{sdy.sharding = #sdy.sharding<@mesh, [{}, {"fsdp"}, {}]>} loc("stacked")) -> (tensor<f32>) {',
+        "    %0:2 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {\"fsdp\"}, {}]>] "
+        "(%arg3: tensor<6x24x192xf32>) {",
+        "      %2:2 = stablehlo.while(%iterArg = %arg3, %iterArg_5 = %c) : tensor<6x24x192xf32>, tensor<i32>",
+        "      cond {",
+        "        %15 = stablehlo.compare LT, %iterArg_5, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>",
+        "        stablehlo.return %15 : tensor<i1>",
+        "      } do {",
+        "        %17 = func.call @closed_call(%iterArg) : (tensor<6x24x192xf32>) -> tensor<192x192xf32> loc(#loc78)",
+        inside_scan,
+        "        stablehlo.return %iterArg, %20 : tensor<6x24x192xf32>, tensor<i32>",
+        "      } loc(#loc70)",
+        after_scan,
+        '      %14 = "stablehlo.all_reduce"(%8) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>}> '
+        "({",
+        '      ^bb0(%arg6: tensor<f32> loc("psum_invariant:"(#loc14)), %arg7: tensor<f32>):',
+        "        %15 = stablehlo.add %arg6, %arg7 : tensor<f32>",
+        "        stablehlo.return %15 : tensor<f32>",
+        "      }) : (tensor<f32>) -> tensor<f32> loc(#loc41)",
+        "      sdy.return %14 : tensor<f32>",
+        "    } : (tensor<6x192x192xf32>) -> (tensor<f32>)",
+        "    return %0#0 : tensor<f32>",
+        "  }",
+        "  func.func private @closed_call(%arg1: tensor<24x192xf32>) -> tensor<192x192xf32> {",
+        '    %0 = "stablehlo.all_gather"(%arg1) <{all_gather_dim = 0 : i64}> : '
+        "(tensor<24x192xf32>) -> tensor<192x192xf32>",
+        '    %1 = "stablehlo.reduce_scatter"(%0) <{scatter_dimension = 0 : i64}> ({',
+        "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):",
+        "    }) : (tensor<192x192xf32>) -> tensor<24x192xf32>",
+        "    return %0 : tensor<192x192xf32>",
+        "  }",
+        functions,
+        "}",
+    ])
+
+
+_SCALAR_SUM = ('"stablehlo.all_reduce"(%e) <{channel_handle = #stablehlo.channel_handle<handle = 2, type = 0>}> ({\n'
+               "^bb0(%a: tensor<f32>, %b: tensor<f32>):\n  %s = stablehlo.add %a, %b : tensor<f32>\n"
+               "  stablehlo.return %s : tensor<f32>\n}) : (tensor<f32>) -> tensor<f32>")
+
+
+def test_a_gradient_all_reduced_one_element_at_a_time_fails():
+    """adversarial/performance-11/all-reduce-element-by-element.py: every all-reduce a scalar, as the loss's,
+    but tens of thousands a layer: an all-reduce run inside a loop fails, and so do more per step than the
+    loss and a few scalars beside it."""
+    assert fsdp.all_reduce_runs(_module()) == {"in_loop": 0, "runs": 1}  # the loss's psum, after the scan
+    element_loop = "\n".join(["%g:2 = stablehlo.while(%i = %c, %d = %z) : tensor<i32>, tensor<36864xf32>",
+                               "cond {", "  stablehlo.return %t : tensor<i1>", "} do {", "  %e = " + _SCALAR_SUM,
+                               "  stablehlo.return %i, %d : tensor<i32>, tensor<36864xf32>", "}"])
+    assert fsdp.all_reduce_runs(_module(inside_scan=element_loop))["in_loop"] == 1
+    net = {"stacked": np.zeros((6, 192, 192), np.float32), "x": np.zeros((16, 192), np.float32)}
+    assert "inside a loop" in fsdp.collective_problems(_module(inside_scan=element_loop), 8, net)[0]
+    # the loop in a function of its own, called from the scanned body through another function
+    helper = "\n".join(["  func.func private @sum_each(%g: tensor<36864xf32>) -> tensor<36864xf32> {", element_loop,
+                         "    return %g : tensor<36864xf32>", "  }",
+                         "  func.func private @outer(%g: tensor<36864xf32>) -> tensor<36864xf32> {",
+                         "    %r = call @sum_each(%g) : (tensor<36864xf32>) -> tensor<36864xf32>", "  }"])
+    called = "%h = func.call @outer(%17) : (tensor<36864xf32>) -> tensor<36864xf32>"
+    assert fsdp.all_reduce_runs(_module(inside_scan=called, functions=helper)) == {"in_loop": 1, "runs": 1}
+    # a scalar all-reduce in a function the scanned body calls runs once a layer: in the loop too
+    once = "  func.func private @one(%g: tensor<f32>) -> tensor<f32> {\n    %e = " + _SCALAR_SUM + "\n  }"
+    assert fsdp.all_reduce_runs(_module(inside_scan="%h = func.call @one(%x)", functions=once))["in_loop"] == 1
+    # written out, no loop: every one of them runs per step; a function called twice, twice
+    unrolled = "\n".join("%e" + str(i) + " = " + _SCALAR_SUM for i in range(fsdp.LOSS_ALL_REDUCES))
+    assert fsdp.all_reduce_runs(_module(after_scan=unrolled))["runs"] == fsdp.LOSS_ALL_REDUCES + 1
+    assert "all-reduces per step" in fsdp.collective_problems(_module(after_scan=unrolled), 8, net)[0]
+    twice = "%h = func.call @one(%x)\n%k = func.call @one(%y)"
+    assert fsdp.all_reduce_runs(_module(after_scan=twice, functions=once)) == {"in_loop": 0, "runs": 3}
+    # braces in quoted names a student chose (a named scope) do not move the loop's regions
+    scoped = '%q = stablehlo.add %a, %b : tensor<f32> loc("scope}}}{")\n%e = ' + _SCALAR_SUM
+    assert fsdp.all_reduce_runs(_module(inside_scan=scoped))["in_loop"] == 1
+    assert fsdp.all_reduce_runs(_module(after_scan=scoped)) == {"in_loop": 0, "runs": 2}
 
 
 def test_a_cell_that_rewrites_the_trace_file_is_flagged():

@@ -28,7 +28,9 @@ What this kernel believes, it observed or verified itself:
   block and gives the layer (nothing of the batch gathered, not all layers at once), every
   reduce-scatter takes one layer's gradient and gives its block, every all-reduce is a scalar
   (the loss's psum, not a gradient's, nor a gradient summed in pieces smaller than a row: a red-team
-  step that did so in a loop passed), and there is no other collective; compiled here on CPU
+  step that did so in a loop passed) run outside every loop and at most LOSS_ALL_REDUCES times a
+  step (`all_reduce_runs`: a gradient summed one scalar at a time, in a loop or written out, passed
+  the reading of sizes alone), and there is no other collective; compiled here on CPU
   devices of this kernel's own (`sharding.own_devices`), its temporary buffers
   (`memory_analysis().temp_size_in_bytes`) hold fewer than three layers whole beyond the
   activations (a scan without remat keeps every gathered layer for the backward pass, a Python loop
@@ -158,6 +160,82 @@ def _size(dims: list[int]) -> int:
     return int(np.prod(dims)) if dims else 1
 
 
+# What the lesson's step sums whole on every device: the loss, once (a psum, or its pmean), and at most
+# what autodiff or a device count may add beside it: a few scalars, each run once per step, outside the loop.
+LOSS_ALL_REDUCES = 4
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+_OP_NAME = re.compile(r'"[a-z_]+\.[\w.]+"')  # a generic operation's name ("stablehlo.while"): kept
+_FUNCTION = re.compile(r"\bfunc\.func\b([^@]*)@([\w$.-]+)")
+_REFERENCE = re.compile(r"@([\w$.-]+)")
+
+
+def _unquoted(line: str) -> str:
+    """The line without quoted text (locations, names a student chose, which may hold braces), generic
+    operations' names kept."""
+    return _QUOTED.sub(lambda m: m.group(0) if _OP_NAME.fullmatch(m.group(0)) else '""', line)
+
+
+def all_reduce_runs(text: str) -> dict:
+    """How often a step runs the all-reduces its StableHLO module writes: {"in_loop": how many of them
+    run inside a loop (a `while` region of their own function, or of a function that calls theirs, at
+    any depth of calls), "runs": how many times the others run per step (once for each path of calls
+    from a public function; text outside any function counts as one)}."""
+    lines = [_unquoted(raw) for raw in text.splitlines()]
+    defined = {m.group(2) for line in lines for m in [_FUNCTION.search(line)] if m}
+    public = {""}
+    calls: dict[str, list[tuple[str, bool]]] = {}  # callee: (caller, referenced inside a loop there)
+    reduces: list[tuple[str, bool]] = []            # (function, inside a loop there)
+    regions: list[bool] = []       # each open brace: is it a loop's region?
+    loop_op: dict[int, bool] = {}  # per depth: was the last operation written there a while?
+    function, function_depth = "", -1
+    for line in lines:
+        named = _FUNCTION.search(line)
+        if named:
+            function, function_depth = named.group(2), len(regions)
+            if "private" not in named.group(1):
+                public.add(function)
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("}", "^", "cond", "do")):
+            loop_op[len(regions)] = bool(re.search(r"\bstablehlo\.while\b", line))
+        in_loop = any(regions)
+        if re.search(r"\bstablehlo\.all_reduce\b", line):
+            reduces.append((function, in_loop))
+        if not named:
+            for callee in set(_REFERENCE.findall(line)) & defined:
+                calls.setdefault(callee, []).append((function, in_loop))
+        for char in line:
+            if char == "{":
+                regions.append(loop_op.get(len(regions), False))
+            elif char == "}" and regions:
+                regions.pop()
+        if function and len(regions) <= function_depth:
+            function, function_depth = "", -1
+    reached: dict[str, tuple[bool, int]] = {}
+
+    def reach(name: str, seen: tuple = ()) -> tuple[bool, int]:
+        """(reached inside a loop, runs per step otherwise) of function `name`."""
+        if name not in reached:
+            inside, count = False, int(name in public)
+            for caller, at_loop in calls.get(name, []):
+                if caller in seen or caller == name:  # a cycle (JAX writes none): read as a loop
+                    inside = True
+                    continue
+                caller_inside, caller_runs = reach(caller, seen + (name,))
+                inside = inside or at_loop or caller_inside
+                count += 0 if at_loop else caller_runs
+            reached[name] = (inside, count)
+        return reached[name]
+
+    in_loop = runs = 0
+    for name, at_loop in reduces:
+        inside, count = reach(name)
+        if at_loop or inside:
+            in_loop += 1
+        else:
+            runs += count
+    return {"in_loop": in_loop, "runs": runs}
+
+
 def collective_problems(text: str, k: int, net: dict) -> list[str]:
     """How the collectives a step wrote depart from FSDP's: scanned, one layer gathered at a time,
     its gradient reduce-scattered, nothing of the batch gathered, no gradient-sized all-reduce."""
@@ -203,6 +281,16 @@ def collective_problems(text: str, k: int, net: dict) -> list[str]:
         if c["op"] in ("all_to_all", "collective_permute"):
             return [f"{what} writes a {c['op']}: an FSDP step needs only the gathers, the reduce-scatters and the "
                     "loss's psum"]
+    # Scalars each, and yet a gradient summed one element at a time: judged by how often the step runs them.
+    reduced = all_reduce_runs(text)
+    if reduced["in_loop"]:
+        return [f"{what} all-reduces inside a loop ({reduced['in_loop']} all-reduce(s) written in a scanned body or "
+                "a loop of its own): a step sums only its loss whole, once, after the scan; each layer's gradient "
+                "is reduce-scattered (a gradient summed element by element moves every element of every layer "
+                "to every device)"]
+    if reduced["runs"] > LOSS_ALL_REDUCES:
+        return [f"{what} runs {reduced['runs']} all-reduces per step: a step sums only its loss whole on every "
+                f"device (at most {LOSS_ALL_REDUCES} scalars); each layer's gradient is reduce-scattered"]
     return []
 
 

@@ -98,7 +98,10 @@ Per cell:
   began; the device figure within 15% of that trace's median execution (or of their mean: which one
   is the device-time cell's to judge), the synchronous calls' work 1.7 to 2 times the traced calls'
   and the last traced call's a quarter of theirs, so the wall clock's versions (a latency less a
-  queued call's return, the wait after the last traced call) miss both; the latency at least a hold
+  queued call's return, the wait after the last traced call) miss both; each traced call is held
+  here again once the probe says its program is dispatched (`Calls.dispatched`), for longer than its
+  work and for a time drawn per call (`AFTER_DISPATCH`), so the wait left once a traced call comes
+  back, even with every traced call waited for on its own, is near nothing, not its work; the latency at least a hold
   and half the work (each call waited for) and no longer than the synchronous calls' spans; the
   throughput at least a hold, its run no longer than this side saw the queued calls take (plus half
   the work), its calls not each waited for (their work alternates long and short: what a long
@@ -798,6 +801,10 @@ TRACED_LAST = 0.25             # the last traced call's work, in the work: the w
                                # by 15 to 19%: the mean is the device-time cell's mistake, taken here too)
 HELD_MARGIN = 0.5              # of a hold and a work (what the held synchronous call adds to the samples' mean): a
                                # latency this far above the median of the synchronous calls this side timed is no median
+AFTER_DISPATCH = (1.6, 2.0)    # each traced call held here again once its program is dispatched, in the work,
+                               # drawn per call: its work runs meanwhile, so the wait left once the call comes
+                               # back is not its device time (a median of those waits is near nothing), and
+                               # a traced call's span less its first hold is this hold, not the work
 WAITED_MARGIN = 0.5            # of the difference in work: long queued calls costing this much more beyond their
                                # holds than short ones were waited for
 DEVICE_TOLERANCE = 0.15        # the returned device time within this share of the trace's median (or mean) execution
@@ -923,10 +930,11 @@ class Calls:
     counted and timed on this side's clock), and `finished()`, which the probe calls as soon as the
     student's function returns: the end of the last queued call's span, before the probe reads the file."""
 
-    def __init__(self, iterations: list[int], holds: list[float]):
+    def __init__(self, iterations: list[int], holds: list[float], after: list[float] | None = None):
         from . import timing
 
         self._schedule = timing.Schedule(iterations, holds)
+        self._after = list(after or [])  # each call's second hold, once dispatched (0: none)
         self._finished: float | None = None
         self._held: list[float] = []  # how long each call was held, as it came out (a sleep wakes late)
 
@@ -936,6 +944,13 @@ class Calls:
             return self._schedule.next_call()
         finally:
             self._held.append(time.monotonic() - asked)
+
+    def dispatched(self) -> None:
+        """The probe's word that the last call's program is dispatched: that call is held here again for
+        the time planned after its dispatch (never told), while its work runs."""
+        index = len(self._schedule._served) - 1
+        if 0 <= index < len(self._after) and self._after[index] > 0:
+            time.sleep(self._after[index])
 
     def finished(self) -> None:
         if self._finished is None:
@@ -959,8 +974,12 @@ def three_numbers_plan(rng, seconds_per_iteration: float | None = None) -> dict:
     sync = max(1, int(iterations * float(rng.uniform(*SYNC_WORK))))
     plan = ([iterations] + [sync] * calls + [iterations] * (calls - 1) + [max(1, int(iterations * TRACED_LAST))]
             + [max(1, int(iterations * w)) for w in queued_work])
+    # Only the traced calls are held after their dispatch: the latency's and the throughput's calls are
+    # judged by their spans on this side's clock, as before.
+    after = [0.0] * (calls + 1) + [work * float(rng.uniform(*AFTER_DISPATCH)) for _ in range(calls)] + [0.0] * calls
     return {"calls": calls, "hold": hold, "work": work, "iterations": iterations, "name": name,
-            "module": f"jit_{name}", "queued_work": queued_work, "plan": plan, "slow_call": slow_call}
+            "module": f"jit_{name}", "queued_work": queued_work, "plan": plan, "slow_call": slow_call,
+            "after": after}
 
 
 def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -> None:
@@ -977,7 +996,7 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
         # One synchronous call held a whole call longer for each of the calls: the median of the latency's
         # samples does not move, their mean doubles, past the latency's bound.
         holds[run["slow_call"]] += run["calls"] * (run["hold"] + run["work"])
-        calls = Calls(run["plan"], holds)
+        calls = Calls(run["plan"], holds, run["after"])
         report = remote.probe("profiling.three_numbers_run", three_numbers, run["name"], calls, run["calls"])
         run["returned"] = calls._finished if calls._finished is not None else time.monotonic()
         run["asked"], run["held"] = list(calls._schedule._asked), list(calls._held)

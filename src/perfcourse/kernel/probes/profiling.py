@@ -26,7 +26,8 @@
   XLA's CPU client runs it asynchronously, as an accelerator would), compiled here first, behind a
   function that asks the trusted side's `schedule` (checks/profiling.py's `Calls`) before each
   dispatch: the trusted side holds each call for a time it never tells and then gives its trip
-  count, counting the calls and timing them on its own clock; the probe tells it (`finished()`) as
+  count, counting the calls and timing them on its own clock, and is told (`dispatched()`) once the
+  program is dispatched, when it may hold the call again while the work runs; the probe tells it (`finished()`) as
   soon as the student's function returns. It hands that function and its
   argument to the student's `three_numbers(fn, *args, module, trace_dir, calls)` and returns the
   three numbers and **the bytes** of the newest trace file under `trace_dir`.
@@ -191,7 +192,9 @@ def _three_numbers_run(three_numbers, name: str, schedule, calls: int, trace_dir
     jax.block_until_ready(program(np.int32(1), matrix))  # compiled before it is handed over
 
     def fn(matrix):
-        return program(np.int32(schedule.next_call()), matrix)
+        out = program(np.int32(schedule.next_call()), matrix)
+        schedule.dispatched()  # the trusted side may hold the call again while its work runs
+        return out
 
     report = {}
     try:
