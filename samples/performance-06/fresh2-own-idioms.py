@@ -1,6 +1,6 @@
 # A student's own idioms: the newest trace by modification time through pathlib, operations found from
 # the metadata by a set of (pid, tid) lines, gaps with zip, waits attributed by bisect over step starts,
-# losses written into a preallocated device array, executions grouped with defaultdict, statistics.median.
+# losses written into a preallocated device array, executions grouped with defaultdict, statistics.median (the three numbers are the solution's).
 # expect: test_capture=3 test_read_trace=3 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=3
 # tier: nightly
 # %% replace capture
@@ -100,26 +100,3 @@ def device_seconds_per_call(trace, module):
             runs[args.get("run_id")].append((e["ts"], e["ts"] + e["dur"]))
     durations += [max(end for _, end in spans) - min(start for start, _ in spans) for spans in runs.values()]
     return statistics.median(durations) * 1e-6
-# %% replace three_numbers
-import statistics
-
-
-def three_numbers(fn, *args, module, trace_dir, calls=CALLS):
-    jax.block_until_ready(fn(*args))  # compiles and pays first-touch costs, timed by nothing
-
-    samples = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        samples.append(time.perf_counter() - t0)
-
-    with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
-        jax.block_until_ready([fn(*args) for _ in range(calls)])
-    newest = max(glob.glob(os.path.join(trace_dir, "**", TRACE_FILE), recursive=True), key=os.path.getmtime)
-    device = device_seconds_per_call(load_trace(newest), module)
-
-    t0 = time.perf_counter()
-    results = [fn(*args) for _ in range(calls)]
-    jax.block_until_ready(results)
-    throughput = (time.perf_counter() - t0) / calls
-    return {"latency": statistics.median(samples), "throughput": throughput, "device": device}
