@@ -52,7 +52,8 @@ messages never name them. Per cell:
   "every donated argument is deleted" stands in for the others.
 - test_transfer_sweep (`check_transfer_sweep`), *observed*: `transfer_sweep` is called from here
   with this module's instruments as `put`, `get` and `timer` (lent). `put` records the bytes of
-  each host array it is handed and returns a device array carrying a tag; `get` records which
+  each host array it is handed (NumPy; a jax.Array, on the device already, is refused) and
+  returns a device array carrying a tag; `get` records which
   array it fetched; `timer` calls what it is handed and returns the seconds this kernel assigns
   to the transfers made inside (a fixed cost plus bytes over a bandwidth, all drawn here, with
   jitter and one stalled call per size and kind); a get of an array fetched before costs almost
@@ -654,7 +655,9 @@ class LentPut:
         self._log = log
 
     def __call__(self, host):
-        if not isinstance(host, (np.ndarray, np.generic)) and type(host).__name__ != "ArrayImpl":
+        if type(host).__name__ == "ArrayImpl":  # jnp's arrays are on the device already: a put copies nothing
+            raise TypeError("put takes a host array (NumPy), not a jax.Array: one already on the device")
+        if not isinstance(host, (np.ndarray, np.generic)):
             raise TypeError("put takes a host array (NumPy)")
         array = np.asarray(host)
         log = self._log

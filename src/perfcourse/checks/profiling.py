@@ -49,7 +49,8 @@ Per cell:
   must give, for each XLA operation, its summed duration, and nothing else. An operation is a
   complete event with an "hlo_op" in its args (the CPU runtime's; "end:" markers and executor
   events are not operations) or an event on the "XLA Ops" line of a "/device:" process (a TPU's,
-  which writes no "hlo_op"; its "XLA Modules", "Steps" and counter lines are not operations), as
+  which writes no "hlo_op"; its "XLA Modules", "Steps", counter and "Async XLA Ops" lines, the last
+  holding copies in flight under their operations' names, are not operations), as
   the lesson teaches: a reader of "hlo_op" alone loses the cell. `host_gaps`
   the gaps between consecutive annotated steps in time order (a list or a one-dimensional array).
   A forger would have to compute exactly these sums and differences for events it was never shown:
@@ -102,7 +103,8 @@ Per cell:
   here again once the probe says its program is dispatched (`Calls.dispatched`), for longer than its
   work and for a time drawn per call (`AFTER_DISPATCH`), so the wait left once a traced call comes
   back, even with every traced call waited for on its own, is near nothing, not its work; the latency at least a hold
-  and half the work (each call waited for) and no longer than the synchronous calls' spans; the
+  and half the work (each call waited for; one synchronous call is neither held nor given work, so
+  the fastest sample falls short of it) and no longer than the synchronous calls' spans; the
   throughput at least a hold, its run no longer than this side saw the queued calls take (plus half
   the work), its calls not each waited for (their work alternates long and short: what a long
   queued call costs beyond its hold, as this side measured the hold, may not exceed what every
@@ -229,7 +231,8 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
     layout "tpu": the host's process and a process "/device:TPU:0" whose lines "Steps", "XLA
     Modules" and "XLA Ops" hold the chip's steps, executions and operations (operations named as
     the operation, with "long_name" and no "hlo_op"), and a counter event, as jax 0.10.2 writes
-    them on a TPU v5e (tests/data/tpu-v5e)."""
+    them on a TPU v5e (tests/data/tpu-v5e); and, on "Async XLA Ops" (empty in those recordings),
+    each copy in flight from its start to its step's end, named as its copy-start: not an operation."""
     r = lambda lo, hi: round(float(rng.uniform(lo, hi)), 3)  # noqa: E731
     pid = int(rng.integers(100, 9999))
     host, device, eigen, loader = (int(t) for t in rng.choice(2**31, 4, replace=False))
@@ -286,16 +289,21 @@ def built_trace(rng: np.random.Generator, steps: int, synced: set, scope: str, *
         d = max(device_free, start + dispatch * 0.6)
         begin = d
         run_id = str(first_run + i) if tpu else str(int(rng.integers(-2**31, 0)))
+        issued = []  # the asynchronous copies started in this step: their spans on "Async XLA Ops"
         for op in ops:
             if tpu:
                 dur = r(0.002, 40)
                 x(3, d, dur, op, on=chip, **_tpu_op_args(rng, op, dur, "step"))
+                if op.startswith("copy-start"):
+                    issued.append((op, d))
             else:
                 dur = r(5, 900)
                 writer.cpu_operation(pid, int(rng.choice([device, eigen])), device, d, dur, op, module, run_id)
             device_times[op] = device_times.get(op, 0.0) + round(dur, 3)
             d += dur + r(0.002 if tpu else 0.2, 3)
         if tpu:  # the execution and the chip's step: lines of the device that are not operations
+            for op, issued_at in issued:  # a copy in flight, from its start to the step's end: not an operation
+                x(4, issued_at, d - issued_at, op, on=chip)
             writer.tpu_execution(chip, 2, begin, d - begin, module, program, run_id,
                                  device_duration_ps=str(int(round((d - begin) * 1e6))))
             x(1, begin, d - begin + r(1, 20), str(i), on=chip, device_duration_ps=str(int(round((d - begin) * 1e6))))
@@ -863,7 +871,8 @@ def three_numbers_problems(report, run: dict):
     spans = [later - earlier for earlier, later in zip(asked, asked[1:] + [run["returned"]])]
     sync, queued = spans[1:calls + 1], spans[2 * calls + 1:]
     slow = run.get("slow_call")  # the synchronous call held longer on purpose: not the machine's stall
-    steady = [span for k, span in enumerate(sync, start=1) if k != slow] or sync
+    fast = run.get("fast_call")  # and the one neither held nor given work
+    steady = [span for k, span in enumerate(sync, start=1) if k not in (slow, fast)] or sync
     kinds = run.get("queued_work", [1.0] * calls)[:-1]  # the queued calls of one length of work vary alike
     even = lengths[:-1]  # the last traced call's work is TRACED_LAST of the others'
     quiet = (max(even) <= 1.5 * min(even) and max(steady) - min(steady) <= QUIET_SPREAD * work
@@ -971,15 +980,16 @@ def three_numbers_plan(rng, seconds_per_iteration: float | None = None) -> dict:
     name = f"work_{int(rng.integers(16**6)):06x}"
     queued_work = [QUEUED_WORK[k % 2] for k in range(calls - 1)] + [LAST_WORK]
     slow_call = int(rng.integers(1, calls + 1))
+    fast_call = slow_call % calls + 1  # another synchronous call: one loop trip of work, no hold
     sync = max(1, int(iterations * float(rng.uniform(*SYNC_WORK))))
-    plan = ([iterations] + [sync] * calls + [iterations] * (calls - 1) + [max(1, int(iterations * TRACED_LAST))]
-            + [max(1, int(iterations * w)) for w in queued_work])
+    plan = ([iterations] + [1 if k == fast_call else sync for k in range(1, calls + 1)] + [iterations] * (calls - 1)
+            + [max(1, int(iterations * TRACED_LAST))] + [max(1, int(iterations * w)) for w in queued_work])
     # Only the traced calls are held after their dispatch: the latency's and the throughput's calls are
     # judged by their spans on this side's clock, as before.
     after = [0.0] * (calls + 1) + [work * float(rng.uniform(*AFTER_DISPATCH)) for _ in range(calls)] + [0.0] * calls
     return {"calls": calls, "hold": hold, "work": work, "iterations": iterations, "name": name,
             "module": f"jit_{name}", "queued_work": queued_work, "plan": plan, "slow_call": slow_call,
-            "after": after}
+            "fast_call": fast_call, "after": after}
 
 
 def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -> None:
@@ -996,6 +1006,10 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
         # One synchronous call held a whole call longer for each of the calls: the median of the latency's
         # samples does not move, their mean doubles, past the latency's bound.
         holds[run["slow_call"]] += run["calls"] * (run["hold"] + run["work"])
+        # And another neither held nor given work (its hold and work added to the slow one's hold: the mean does
+        # not fall): the median does not move, the fastest sample falls below the latency's bound.
+        holds[run["fast_call"]] = 0.0
+        holds[run["slow_call"]] += run["hold"] + SYNC_WORK[1] * run["work"]
         calls = Calls(run["plan"], holds, run["after"])
         report = remote.probe("profiling.three_numbers_run", three_numbers, run["name"], calls, run["calls"])
         run["returned"] = calls._finished if calls._finished is not None else time.monotonic()

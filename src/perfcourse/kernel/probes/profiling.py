@@ -7,7 +7,8 @@
   dispatch (the plan is the trusted side's own object: it counts the dispatches itself, and
   pauses before some of them for lengths it never tells), on arrays holding `values`, and
   returned without waiting for it. It puts an older run's trace file in a fresh folder named
-  `folder`, hands the workload and the folder to the student's `capture(fn, trace_dir)`, and
+  `folder` (two: one right under it, one in a run folder named to sort last), hands the workload
+  and the folder to the student's `capture(fn, trace_dir)`, and
   returns where the file the student's function named is and **its bytes**, with the result.
   The trusted side decompresses and parses the file itself.
 - `load_written(load_trace, data, trace_dir)` writes the bytes of a gzip-compressed JSON trace

@@ -15,7 +15,9 @@ import tempfile
 
 MAX_TRACE_BYTES = 3 << 20  # a compressed trace the channel carries back (the lessons' are ~100 KB)
 TRACE_FILE = "perfetto_trace.json.gz"
-OLDER_RUN = ("plugins", "profile", "2000_01_01_00_00_00")  # where an earlier run's file is planted
+# Where an earlier run's file is planted: a folder whose name sorts after the profiler's dated run folders
+# (digits), with the oldest time, so that only the newest file by time is the capture's own, not the last by name.
+OLDER_RUN = ("plugins", "profile", "earlier_run")
 OLDER_MTIME = 946684800  # that file's time: 1 January 2000
 
 
