@@ -72,6 +72,8 @@ MECHANISMS = {
         "g = getattr\ng(sys, 'modules').keys()",
         "sys.__dict__.get('modules').keys()",
         "import importlib\nimportlib.import_module('sys').modules.keys()",
+        "import inspect\ndef f(fn):\n    return inspect.getmodule(fn)",  # the module of a function a probe lends
+        "from inspect import getmodule as g\ng(print)",
     ],
     UNRESOLVED: [
         "getattr(sys, name)",

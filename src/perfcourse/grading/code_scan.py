@@ -9,7 +9,9 @@ code in its own kernel does need:
     code names the grading package 'perfcourse'   imports or names it (its probes, the channel)
     code iterates sys.modules                      walks or searches the loaded modules (a lookup
                                                    or `in` test with a literal name is fine), or
-                                                   the `.modules` of any module (`os.sys.modules`)
+                                                   the `.modules` of any module (`os.sys.modules`),
+                                                   or inspect.getmodule (a lookup there by the name
+                                                   any object carries: a probe's lent function's)
     code imports a computed name                   __import__ / importlib.import_module, or a
                                                    library call that imports what a string names
                                                    (pkgutil.resolve_name, pydoc.locate, mock.patch),
@@ -660,6 +662,8 @@ class _Cell(_Resolver):
             self.found.add(IMPORT_MACHINERY)
         if name == "__subclasses__":
             self.found.add(SUBCLASSES)
+        if module == "inspect" and name == "getmodule":
+            self.found.add(MODULES)  # sys.modules[obj.__module__]: the course's module from what it lends
 
     def visit_imported(self, module: str, name: str) -> None:
         self.visit_named(module, name)
