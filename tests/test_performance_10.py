@@ -794,3 +794,15 @@ print("hits", len(hits))
     lines = [line for line in out.stdout.splitlines() if line.startswith(("passed", "failed"))]
     assert len(lines) == 2 and all("still compiles during its steps" in line for line in lines), lines
     assert int(out.stdout.split("hits ")[-1]) > 0  # the steps' programs came from the cache
+
+
+def test_every_diagnose_run_holds_copies_in_all_steps_but_one():
+    """"A copy in every step": a rule that reads any copy, or as many copies as steps, as transfer-bound
+    passed every run until the written evidence held copies in all steps but one
+    (adversarial/performance-10/copies-counted-not-per-step.py)."""
+    def any_copy(evidence):
+        cause = diagnosis.cause_of(evidence)
+        return "transfer" if cause == "none" and sum(evidence["transfers"]) >= evidence["steps"] > 0 else cause
+    for seed in range(30):
+        cases = diagnosis.written_cases(np.random.default_rng(seed))
+        assert any(any_copy(evidence) != cause for evidence, cause in cases), seed
