@@ -111,6 +111,8 @@ MECHANISMS = {
         "import pkgutil\nlist(map(pkgutil.resolve_name, [name]))",
         "from unittest import mock\nmock.patch.dict(name + '.__dict__', {'run': print}).start()",
         "from unittest.mock import patch\npatch.multiple(name, run=print).start()",
+        "import pydoc\ndef f(fn):\n    return pydoc.safeimport(fn.__module__)",  # a lent function's module
+        "from logging.config import _resolve\n_resolve(name)",
     ],
     IMPORT_MACHINERY: [
         "sys.meta_path.insert(0, fn)",

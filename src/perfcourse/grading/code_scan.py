@@ -14,7 +14,8 @@ code in its own kernel does need:
                                                    any object carries: a probe's lent function's)
     code imports a computed name                   __import__ / importlib.import_module, or a
                                                    library call that imports what a string names
-                                                   (pkgutil.resolve_name, pydoc.locate, mock.patch),
+                                                   (pkgutil.resolve_name, pydoc.locate and
+                                                   safeimport, logging.config's _resolve, mock.patch),
                                                    of a name that is not spelled out in literals
     code changes how modules are imported          sys.meta_path, sys.path_hooks, a module's
                                                    __loader__ or __spec__, a loader's exec_module,
@@ -117,7 +118,8 @@ PRESUMED = {"sys": "sys", "os": "os", "inspect": "inspect", "importlib": "import
 IMPORTERS = {"__import__", "import_module"}
 # Library functions that import the module a string names and hand back what it holds: importers
 # too, but only as these modules' (other libraries use the names for other things).
-NAMED_IMPORTERS = {("pkgutil", "resolve_name"), ("pydoc", "locate"),
+NAMED_IMPORTERS = {("pkgutil", "resolve_name"), ("pydoc", "locate"), ("pydoc", "safeimport"),
+                   ("logging.config", "_resolve"),
                    *((mock, name) for mock in ("unittest.mock", "mock") for name in ("patch", "_importer")),
                    *((f"{mock}.patch", name) for mock in ("unittest.mock", "mock") for name in ("dict", "multiple"))}
 GETTERS = {"getattr", "getattr_static"}             # getter(object, name), under any name bound to it
