@@ -16,8 +16,9 @@ from conftest import ROOT
 from perfcourse import samples
 from perfcourse.course import lessons, read_notebook, source_notebook
 from perfcourse.grading import code_scan
-from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, FRAMES, GC, IMPORT_MACHINERY,
-                                          MODULES, PACKAGE, REPLACES, SUBCLASSES, UNRESOLVED, UNSCANNED, scan)
+from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, DLPACK, FRAMES, GC,
+                                          IMPORT_MACHINERY, MODULES, PACKAGE, REPLACES, SUBCLASSES, UNRESOLVED,
+                                          UNSCANNED, scan)
 
 
 def notebook(*sources, grade=()):
@@ -194,6 +195,11 @@ MECHANISMS = {
         "!ls /proc/self/fd",
         "import posix\nposix.dup2(1, 2)",
         "os.readlink('/dev/fd/3')",
+    ],
+    DLPACK: [  # adversarial/performance-10/host-update-through-dlpack.py
+        "import numpy as np\ndef step(p):\n    return np.from_dlpack(p)",
+        "from jax.dlpack import from_dlpack\nfrom_dlpack(x)",
+        "capsule = x.__dlpack__()",
     ],
 }
 

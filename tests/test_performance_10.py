@@ -806,3 +806,16 @@ def test_every_diagnose_run_holds_copies_in_all_steps_but_one():
     for seed in range(30):
         cases = diagnosis.written_cases(np.random.default_rng(seed))
         assert any(any_copy(evidence) != cause for evidence, cause in cases), seed
+
+
+@pytest.mark.slow
+def test_known_limit_a_host_update_beside_one_program_a_step_passes_fix_b():
+    """adversarial/performance-10/host-update-through-dlpack.py: the update made with NumPy on dlpack
+    views of the params (no transfer in the trace), one tiny device program a step beside it: the
+    checks count a step's programs without identifying them (flagged by the scan, not by the check)."""
+    from perfcourse import samples
+
+    entry = samples.parse(ROOT / "adversarial" / LESSON / "host-update-through-dlpack.py", LESSON, "hostile")
+    namespace = lesson_namespace(read_notebook(source_notebook(ROOT, LESSON)))
+    exec(dict((target, body) for verb, target, body in entry.steps if verb == "replace")["fast_loop_b"], namespace)
+    diagnosis.check_fix(namespace["fast_loop_b"], "b")

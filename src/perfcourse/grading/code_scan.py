@@ -44,6 +44,11 @@ code in its own kernel does need:
                                                    a module's whole __dict__ or vars()), handed to
                                                    a call (where a parameter renames it) or stored
                                                    in a container or an attribute
+    code shares device memory through dlpack       __dlpack__, from_dlpack, to_dlpack: a device array
+                                                   read on the host (or a host array taken onto the
+                                                   device) without the transfer a trace records, so a
+                                                   loop can update on the host beside one device
+                                                   program a step (performance-10's fixes)
     code writes a profiler trace                   a gzip file written or compressed, or a file opened
                                                    for writing in a cell that names a trace file
                                                    (perfetto_trace, trace.json, xplane.pb, TRACE_FILE):
@@ -107,9 +112,11 @@ IMPORT_MACHINERY = "code changes how modules are imported"
 SUBCLASSES = "code walks every class"
 REPLACES = "code replaces a module's attribute"
 TRACE_WRITE = "code writes a profiler trace"
+DLPACK = "code shares device memory through dlpack"
+DLPACK_NAMES = {"__dlpack__", "from_dlpack", "to_dlpack"}
 UNSCANNED = "code could not be scanned"
 FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, UNRESOLVED, IMPORT_MACHINERY, REPLACES, SUBCLASSES,
-         CLOSURES, GC, FRAMES, DESCRIPTORS, TRACE_WRITE)  # the order they are reported in
+         CLOSURES, GC, FRAMES, DESCRIPTORS, TRACE_WRITE, DLPACK)  # the order they are reported in
 
 # Names a notebook need not import to use: the lessons' first cell imports sys and os, and a
 # student's cell may rely on that.
@@ -666,6 +673,8 @@ class _Cell(_Resolver):
             self.found.add(SUBCLASSES)
         if module == "inspect" and name == "getmodule":
             self.found.add(MODULES)  # sys.modules[obj.__module__]: the course's module from what it lends
+        if name in DLPACK_NAMES:  # of any module or object: jax.dlpack, numpy, an array's method
+            self.found.add(DLPACK)
 
     def visit_imported(self, module: str, name: str) -> None:
         self.visit_named(module, name)
