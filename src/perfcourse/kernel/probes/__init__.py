@@ -28,16 +28,19 @@ _here, _function, _report = os.path.dirname(os.path.abspath(__file__)), types.Fu
 _parse, _open, _defined = ast.parse, open, {}
 
 
-def _replaced(module, path: str) -> list[str]:
-    """The functions and classes `path` defines at its top level that its module no longer holds as
-    defined there: a probe calls its module's helpers by name, so a helper replaced on the module
-    (reached from a function a probe lends, `inspect.getmodule(fn)`) answers for the probe."""
+def _replaced(module, path: str, probe: str) -> list[str]:
+    """The probe and the functions and classes `path` defines at its top level that its module no
+    longer holds as defined there: a probe calls its module's helpers by name, so a helper replaced
+    on the module (reached from a function a probe lends, `inspect.getmodule(fn)`) answers for it."""
     if path not in _defined:
-        with _open(path, encoding="utf-8") as handle:
-            body = _parse(handle.read()).body
-        _defined[path] = [node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+        try:
+            with _open(path, encoding="utf-8") as handle:
+                body = _parse(handle.read()).body
+            _defined[path] = [node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+        except (OSError, SyntaxError, ValueError):  # a file not there to read: the probe itself, as before
+            _defined[path] = []
     names = []
-    for name in _defined[path]:
+    for name in dict.fromkeys([probe, *_defined[path]]):
         try:
             value = vars(module).get(name)
             while type(value) is not _function and not isinstance(value, type) and hasattr(value, "__wrapped__"):
@@ -61,7 +64,7 @@ def run(name: str, *args, **kwargs):
     # A probe or a helper it calls that is not the function the course's file defines: replaced in
     # this kernel (however the module was reached: a computed import, an importer of its own, a
     # pickle, a lent function's module). Evidence, as kernel/library.py's.
-    _report(_replaced(module, os.path.join(_here, f"{module_name}.py")))
+    _report(_replaced(module, os.path.join(_here, f"{module_name}.py"), function))
     return getattr(module, function)(*args, **kwargs)
 
 
