@@ -114,6 +114,7 @@ MECHANISMS = {
         "from unittest.mock import patch\npatch.multiple(name, run=print).start()",
         "import pydoc\ndef f(fn):\n    return pydoc.safeimport(fn.__module__)",  # a lent function's module
         "from logging.config import _resolve\n_resolve(name)",
+        "from importlib.metadata import EntryPoint\nEntryPoint('x', value, 'g').load()",
     ],
     IMPORT_MACHINERY: [
         "sys.meta_path.insert(0, fn)",

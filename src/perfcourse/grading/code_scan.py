@@ -15,7 +15,8 @@ code in its own kernel does need:
     code imports a computed name                   __import__ / importlib.import_module, or a
                                                    library call that imports what a string names
                                                    (pkgutil.resolve_name, pydoc.locate and
-                                                   safeimport, logging.config's _resolve, mock.patch),
+                                                   safeimport, logging.config's _resolve, an
+                                                   importlib.metadata.EntryPoint, mock.patch),
                                                    of a name that is not spelled out in literals
     code changes how modules are imported          sys.meta_path, sys.path_hooks, a module's
                                                    __loader__ or __spec__, a loader's exec_module,
@@ -126,9 +127,12 @@ IMPORTERS = {"__import__", "import_module"}
 # Library functions that import the module a string names and hand back what it holds: importers
 # too, but only as these modules' (other libraries use the names for other things).
 NAMED_IMPORTERS = {("pkgutil", "resolve_name"), ("pydoc", "locate"), ("pydoc", "safeimport"),
-                   ("logging.config", "_resolve"),
+                   ("logging.config", "_resolve"), ("importlib.metadata", "EntryPoint"),
                    *((mock, name) for mock in ("unittest.mock", "mock") for name in ("patch", "_importer")),
                    *((f"{mock}.patch", name) for mock in ("unittest.mock", "mock") for name in ("dict", "multiple"))}
+# Where a NAMED_IMPORTERS call takes the name it imports, when not as its first argument: an
+# EntryPoint(name, value, group) imports its `value` ("module:attribute") when loaded.
+NAME_ARGUMENTS = {("importlib.metadata", "EntryPoint"): ("value", 1)}
 GETTERS = {"getattr", "getattr_static"}             # getter(object, name), under any name bound to it
 # Calls a module may be handed to without leaving the scan's sight: they read nothing of it a
 # forger needs (a name, a type, a printout).
@@ -448,12 +452,14 @@ class _Resolver:
         relative name with its package spelled out too); None otherwise."""
         if not (isinstance(call, ast.Call) and self.importer(call.func)):
             return None
-        name = literal(_first_argument(call))
-        if name is None:
-            return None
         bound = self.notebook.imported.get(call.func.id) if isinstance(call.func, ast.Name) else None
         dunder = bound == ("builtins", "__import__")
         found = self.attribute(call.func)
+        named = NAME_ARGUMENTS.get(bound) or (found is not None
+                                               and NAME_ARGUMENTS.get((self.module(found[0]), found[1])))
+        name = literal(_keyword(call, *named) if named else _first_argument(call))
+        if name is None:
+            return None
         if bound in NAMED_IMPORTERS or found is not None and (self.module(found[0]), found[1]) in NAMED_IMPORTERS:
             return name.replace(":", ".")  # `module:attribute` or a dotted path: what it names, imported
         if _called_name(call.func) == "__import__" or dunder:
