@@ -105,3 +105,22 @@ def test_the_pallas_watch_sees_a_wrapper_and_a_module_left_only_in_sys_modules(m
     assert not probe.pallas_as_installed()
     monkeypatch.setitem(sys.modules, "jax.experimental.pallas", pallas)  # the attribute gone, JAX's own left
     assert probe.pallas_as_installed()
+
+
+def test_the_dispatcher_names_a_helper_of_a_probe_replaced_on_its_module(monkeypatch):
+    """adversarial/performance-02/helper-under-the-probe.py finds the tracing probe module with
+    inspect.getmodule of a function it lends and replaces `_each_step`, which the probes call, so the
+    probe functions stay the course's: the dispatcher names the helper (and a class's replaced method)."""
+    import inspect
+
+    from perfcourse.kernel import probes
+    from perfcourse.kernel.probes import tracing
+
+    named = []
+    monkeypatch.setattr(probes, "_report", named.extend)
+    assert probes.run("tracing.listeners") == tracing.listeners() and named == []
+    helpers = inspect.getmodule(tracing.Box("affine").fn)
+    monkeypatch.setattr(helpers, "_each_step", lambda student, steps, with_compiles: ())
+    monkeypatch.setattr(helpers.CompileEvents, "__enter__", lambda self: self)
+    assert probes.run("tracing.count_traces", None, []) == ()
+    assert named == ["perfcourse.kernel.probes.tracing.CompileEvents", "perfcourse.kernel.probes.tracing._each_step"]

@@ -16,8 +16,9 @@ from conftest import ROOT
 from perfcourse import samples
 from perfcourse.course import lessons, read_notebook, source_notebook
 from perfcourse.grading import code_scan
-from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, FRAMES, GC, IMPORT_MACHINERY,
-                                          MODULES, PACKAGE, REPLACES, SUBCLASSES, UNRESOLVED, UNSCANNED, scan)
+from perfcourse.grading.code_scan import (CLOSURES, COMPUTED_IMPORT, DESCRIPTORS, DLPACK, FRAMES, GC,
+                                          IMPORT_MACHINERY, MODULES, PACKAGE, REPLACES, SUBCLASSES, UNRESOLVED,
+                                          UNSCANNED, scan)
 
 
 def notebook(*sources, grade=()):
@@ -72,6 +73,8 @@ MECHANISMS = {
         "g = getattr\ng(sys, 'modules').keys()",
         "sys.__dict__.get('modules').keys()",
         "import importlib\nimportlib.import_module('sys').modules.keys()",
+        "import inspect\ndef f(fn):\n    return inspect.getmodule(fn)",  # the module of a function a probe lends
+        "from inspect import getmodule as g\ng(print)",
     ],
     UNRESOLVED: [
         "getattr(sys, name)",
@@ -109,6 +112,9 @@ MECHANISMS = {
         "import pkgutil\nlist(map(pkgutil.resolve_name, [name]))",
         "from unittest import mock\nmock.patch.dict(name + '.__dict__', {'run': print}).start()",
         "from unittest.mock import patch\npatch.multiple(name, run=print).start()",
+        "import pydoc\ndef f(fn):\n    return pydoc.safeimport(fn.__module__)",  # a lent function's module
+        "from logging.config import _resolve\n_resolve(name)",
+        "from importlib.metadata import EntryPoint\nEntryPoint('x', value, 'g').load()",
     ],
     IMPORT_MACHINERY: [
         "sys.meta_path.insert(0, fn)",
@@ -190,6 +196,11 @@ MECHANISMS = {
         "!ls /proc/self/fd",
         "import posix\nposix.dup2(1, 2)",
         "os.readlink('/dev/fd/3')",
+    ],
+    DLPACK: [  # adversarial/performance-10/host-update-through-dlpack.py
+        "import numpy as np\ndef step(p):\n    return np.from_dlpack(p)",
+        "from jax.dlpack import from_dlpack\nfrom_dlpack(x)",
+        "capsule = x.__dlpack__()",
     ],
 }
 

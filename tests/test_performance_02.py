@@ -141,6 +141,14 @@ def counted_jit_not_jitted(fn, **jit_kwargs):
     return counted, counter
 
 
+def counted_jit_with_a_twins_lower(fn, **jit_kwargs):
+    """Not jitted, but carrying a jitted twin's `lower` (adversarial/performance-audit/lower-stapled-on.py's
+    mechanism): jax.jit's own type tells it apart."""
+    counted, counter = counted_jit_not_jitted(fn, **jit_kwargs)
+    counted.lower = jax.jit(fn, **jit_kwargs).lower
+    return counted, counter
+
+
 def counted_jit_dropping_static(fn, **jit_kwargs):
     return counted_jit(fn)
 
@@ -428,6 +436,7 @@ def test_right_counts_pass(right):
     (counted_jit_counting_calls, "count traces, not calls"),
     (counted_jit_counting_calls, "not compiled with jax.jit"),
     (counted_jit_not_jitted, "not compiled with jax.jit"),
+    pytest.param(counted_jit_with_a_twins_lower, "not compiled with jax.jit", marks=pytest.mark.slow),
     (counted_jit_not_jitted, "three identical calls: the counter says 3, JAX traced the function 3"),
     (counted_jit_dropping_static, "pass jax.jit's keyword arguments on"),
     (counted_jit_memoized, "a second counted_jit(fn) needs its own jitted function"),

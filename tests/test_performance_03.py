@@ -597,3 +597,27 @@ def test_the_tpu_byte_counts_are_the_arrays_in_tiles():
     for claim in ("24,576 argument bytes and 8,192 output bytes, against hand counts of 10,240 and 4,096",
                   "64 rows x 128 lanes x 4 bytes = 32,768 bytes", "16,384 bytes", "together 24,576"):
         assert claim in text, claim
+
+
+@pytest.mark.slow
+def test_known_limit_a_copy_of_the_program_without_its_report_runs_unseen():
+    """What checks/stages.py says stays evidence (adversarial/performance-03/runs-it-unreported.py): a
+    read_program that runs the workload's program on the data, stripped of the debug callback that
+    reports each execution, passes the not-run check; the workload did run."""
+    from jax.extend import core
+
+    from perfcourse.kernel.probes.programs import _without_debug_callbacks
+
+    ran = []
+
+    def read_program(fn, *args):
+        if not any(isinstance(a, jax.ShapeDtypeStruct) for a in args):
+            closed = jax.make_jaxpr(fn)(*args)
+            quiet = core.jaxpr_as_fun(core.ClosedJaxpr(_without_debug_callbacks(closed.jaxpr), closed.consts))
+            ran.append(jax.block_until_ready(quiet(*args)[0]).shape)
+        traced = jax.jit(fn).trace(*args)
+        compiled = traced.lower().compile()
+        return {"jaxpr": traced.jaxpr, "lowered": traced.lower(), "stablehlo": traced.lower().as_text(),
+                "compiled": compiled, "estimates": {}}
+    stages.check_read_program_not_run(read_program, lambda compiled: {})
+    assert len(ran) == 1

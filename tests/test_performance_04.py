@@ -1062,3 +1062,15 @@ def test_a_correct_measure_cell_starved_of_cpu_by_load_falls_back_flagged(tmp_pa
     assert "the worker's load starved it of CPU" in run.written.get("fallback", ""), run.written
     assert loops.recount_problem(run.written) is None  # the probe's word stands
     assert run.finish() == [recount.FLAG.format(run.written["fallback"])]
+
+
+def test_every_growth_run_holds_a_flat_sweep_whose_extremes_are_twice_apart():
+    """A verdict read from the samples' extremes (slowest at least twice the fastest) says a flat sweep
+    with one slow compile grows: every run's sweeps now separate it (it passed 287 of 300 runs with the
+    slow compile at 1.4-1.8x; adversarial/performance-04/extremes-decide-the-verdict.py)."""
+    def extremes(lengths, equations, compile_seconds):
+        read = loops.expected_growth(lengths, equations, compile_seconds)
+        grows = [max(v) >= 2 * min(v) for v in (equations, compile_seconds)]
+        return {**read, "verdict": loops.GROWTH_VERDICTS[grows[0], grows[1]]}
+    for seed in range(20):
+        assert loops.loop_growth_problems(extremes, np.random.default_rng(seed)), seed

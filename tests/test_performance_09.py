@@ -862,3 +862,20 @@ def test_remat_statistics_are_left_out_elsewhere_than_on_the_cpu_and_said_so(mon
     assert not on_the_grading_backend("what the compiled gradients save", "why")
     assert capsys.readouterr().out == ("not checked on tpu: what the compiled gradients save (why); "
                                        "grading checks it on the CPU\n")
+
+
+def test_an_update_carrying_a_donating_twins_lower_and_trace_is_refused():
+    """adversarial/performance-09/donation-stapled-on.py: an update that donates nothing, carrying a
+    donating twin's `lower` and `trace` (jax.jit copies them onto what it returns), passed as the twin."""
+    def sgd(params, grads, lr):
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+    donating, kept = jax.jit(sgd, donate_argnums=0), jax.jit(sgd)
+
+    def update(params, grads, lr):
+        return kept(params, grads, lr)
+    update.lower, update.trace = donating.lower, donating.trace
+    with pytest.raises(CheckFailed, match="carries a `lower` or `trace` of its own"):
+        memory.check_donated_update(lambda: update)
+    kept.lower = donating.lower  # on a jitted function too
+    with pytest.raises(CheckFailed, match="carries a `lower` or `trace` of its own"):
+        memory.check_donated_update(lambda: kept)

@@ -794,3 +794,28 @@ print("hits", len(hits))
     lines = [line for line in out.stdout.splitlines() if line.startswith(("passed", "failed"))]
     assert len(lines) == 2 and all("still compiles during its steps" in line for line in lines), lines
     assert int(out.stdout.split("hits ")[-1]) > 0  # the steps' programs came from the cache
+
+
+def test_every_diagnose_run_holds_copies_in_all_steps_but_one():
+    """"A copy in every step": a rule that reads any copy, or as many copies as steps, as transfer-bound
+    passed every run until the written evidence held copies in all steps but one
+    (adversarial/performance-10/copies-counted-not-per-step.py)."""
+    def any_copy(evidence):
+        cause = diagnosis.cause_of(evidence)
+        return "transfer" if cause == "none" and sum(evidence["transfers"]) >= evidence["steps"] > 0 else cause
+    for seed in range(30):
+        cases = diagnosis.written_cases(np.random.default_rng(seed))
+        assert any(any_copy(evidence) != cause for evidence, cause in cases), seed
+
+
+@pytest.mark.slow
+def test_known_limit_a_host_update_beside_one_program_a_step_passes_fix_b():
+    """adversarial/performance-10/host-update-through-dlpack.py: the update made with NumPy on dlpack
+    views of the params (no transfer in the trace), one tiny device program a step beside it: the
+    checks count a step's programs without identifying them (flagged by the scan, not by the check)."""
+    from perfcourse import samples
+
+    entry = samples.parse(ROOT / "adversarial" / LESSON / "host-update-through-dlpack.py", LESSON, "hostile")
+    namespace = lesson_namespace(read_notebook(source_notebook(ROOT, LESSON)))
+    exec(dict((target, body) for verb, target, body in entry.steps if verb == "replace")["fast_loop_b"], namespace)
+    diagnosis.check_fix(namespace["fast_loop_b"], "b")

@@ -709,3 +709,16 @@ def test_the_notebook_grades_with_the_same_checks_as_check_py():
     text = "\n".join(c.source for c in nb.cells)
     assert "a capture in between would change the count" not in text
     assert "at a shape already called since the last clear it adds nothing" in " ".join(text.split())
+
+
+def test_a_function_carrying_a_jitted_twins_lower_is_not_jitted():
+    """adversarial/performance-audit/lower-stapled-on.py: NumPy on the host, a jitted twin's `lower`
+    and `trace` stapled on; right values, so only jax.jit's own type tells it apart."""
+    twin = jax.jit(lambda a, b: jnp.tanh(a @ b))
+
+    def workload(a, b):
+        return np.tanh(np.asarray(a) @ np.asarray(b))
+    workload.lower, workload.trace = twin.lower, twin.trace
+    with pytest.raises(audit.AuditFailure, match="must be compiled with jax.jit"):
+        audit.check_workload(workload)
+    audit.check_workload(twin)

@@ -34,7 +34,7 @@ What each grade cell's verdict rests on (*observed*: the trusted side drove it a
 *verified*: an artifact the trusted side examined and ran itself; *evidence only*: believed),
 and what a forger, who can replace the course's probes in its own kernel, would have to produce:
 
-  test_workload (stage 1, `check_workload`): *verified*. workload is jitted (it has `.lower`),
+  test_workload (stage 1, `check_workload`): *verified*. workload is jitted (jax.jit's own type),
      and its results on the identity and on random inputs of shapes picked here at grading time,
      sent from here and returned as arrays (exact NumPy or JAX arrays only, copied), match NumPy's
      tanh(a @ b) computed here, within the tolerance of the matrix-product precision this process
@@ -238,7 +238,9 @@ def _array(value, what: str) -> np.ndarray:
 
 def check_workload(workload) -> dict:
     """workload is jitted and computes tanh(a @ b): on the identity, then on fresh random inputs."""
-    if not callable(getattr(workload, "lower", None)):
+    # jax.jit's own type (a stand-in's class is the trusted kernel's by the name the student's
+    # process reports): a function that merely carries a jitted twin's `lower` runs what it likes.
+    if not isinstance(workload, type(jax.jit(abs))):
         raise AuditFailure("workload must be compiled with jax.jit (decorate it with @jax.jit)")
     eye = _identity()
     got = _array(call_student("workload(I, I)", workload, eye, eye), "workload(I, I)")

@@ -664,7 +664,8 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
     mean waiting is below the share, and the other way round (most steps, not the mean); exactly DISPATCH_LIMIT
     programs per step (at least the limit); a program built in
     one step only; as many programs built as steps, or more, but none in one step (not "every
-    step"); no steps at all ("none"). Each with its cause."""
+    step"), and as many copies as steps, or more, but none in one step; no steps at all ("none").
+    Each with its cause."""
     steps = int(rng.integers(3, 7))
     low = lambda: [round(float(rng.uniform(0.0, DISPATCH_SHARE * 0.9)), 4) for _ in range(steps)]  # noqa: E731
     high = lambda: [round(float(rng.uniform(DISPATCH_SHARE, 0.99)), 4) for _ in range(steps)]  # noqa: E731
@@ -683,6 +684,10 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
     uneven = some()
     idle = int(rng.integers(steps))
     uneven[idle], uneven[(idle + 1) % steps] = 0, int(rng.integers(2, 4))
+    # The same for copies: as many as steps, or more, but none in one step (a rule reading any copy,
+    # or as many copies as steps, passed every run before).
+    copies = some()
+    copies[idle], copies[(idle + 1) % steps] = 0, int(rng.integers(2, 4))
     waits_once = low()
     waits_once[int(rng.integers(steps))] = DISPATCH_SHARE
     # Exactly half the steps waiting (an even count of steps of its own, whatever `steps` is): not
@@ -712,6 +717,7 @@ def written_cases(rng: np.random.Generator) -> list[tuple[dict, str]]:
         (half_waiting, "transfer"),
         (ev(one, zeros, many, high()), "dispatch"),
         (ev(uneven, some(), few, low()), "transfer"),
+        (ev(zeros, copies, few, low()), "none"),
         (dict(NO_STEPS), "none"),
     ]
     order = rng.permutation(len(cases))

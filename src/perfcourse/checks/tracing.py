@@ -464,7 +464,7 @@ def _judge_counted_jit(report, data, scale, mixed, power) -> list[str]:
         return [f"counted_jit must return a fresh counter reading {{'traces': 0}}, got {one['shown']}"]
     problems = []
     if not one["has_lower"]:
-        problems.append("the counted function is not compiled with jax.jit (it has no .lower)")
+        problems.append("the counted function is not compiled with jax.jit (it is not what jax.jit returns)")
 
     ran = _ran(report[1])
     if isinstance(ran, str):

@@ -9,10 +9,14 @@ code in its own kernel does need:
     code names the grading package 'perfcourse'   imports or names it (its probes, the channel)
     code iterates sys.modules                      walks or searches the loaded modules (a lookup
                                                    or `in` test with a literal name is fine), or
-                                                   the `.modules` of any module (`os.sys.modules`)
+                                                   the `.modules` of any module (`os.sys.modules`),
+                                                   or inspect.getmodule (a lookup there by the name
+                                                   any object carries: a probe's lent function's)
     code imports a computed name                   __import__ / importlib.import_module, or a
                                                    library call that imports what a string names
-                                                   (pkgutil.resolve_name, pydoc.locate, mock.patch),
+                                                   (pkgutil.resolve_name, pydoc.locate and
+                                                   safeimport, logging.config's _resolve, an
+                                                   importlib.metadata.EntryPoint, mock.patch),
                                                    of a name that is not spelled out in literals
     code changes how modules are imported          sys.meta_path, sys.path_hooks, a module's
                                                    __loader__ or __spec__, a loader's exec_module,
@@ -41,6 +45,11 @@ code in its own kernel does need:
                                                    a module's whole __dict__ or vars()), handed to
                                                    a call (where a parameter renames it) or stored
                                                    in a container or an attribute
+    code shares device memory through dlpack       __dlpack__, from_dlpack, to_dlpack: a device array
+                                                   read on the host (or a host array taken onto the
+                                                   device) without the transfer a trace records, so a
+                                                   loop can update on the host beside one device
+                                                   program a step (performance-10's fixes)
     code writes a profiler trace                   a gzip file written or compressed, or a file opened
                                                    for writing in a cell that names a trace file
                                                    (perfetto_trace, trace.json, xplane.pb, TRACE_FILE):
@@ -105,9 +114,11 @@ IMPORT_MACHINERY = "code changes how modules are imported"
 SUBCLASSES = "code walks every class"
 REPLACES = "code replaces a module's attribute"
 TRACE_WRITE = "code writes a profiler trace"
+DLPACK = "code shares device memory through dlpack"
+DLPACK_NAMES = {"__dlpack__", "from_dlpack", "to_dlpack"}
 UNSCANNED = "code could not be scanned"
 FLAGS = (UNSCANNED, PACKAGE, MODULES, COMPUTED_IMPORT, UNRESOLVED, IMPORT_MACHINERY, REPLACES, SUBCLASSES,
-         CLOSURES, GC, FRAMES, DESCRIPTORS, TRACE_WRITE)  # the order they are reported in
+         CLOSURES, GC, FRAMES, DESCRIPTORS, TRACE_WRITE, DLPACK)  # the order they are reported in
 
 # Names a notebook need not import to use: the lessons' first cell imports sys and os, and a
 # student's cell may rely on that.
@@ -116,9 +127,13 @@ PRESUMED = {"sys": "sys", "os": "os", "inspect": "inspect", "importlib": "import
 IMPORTERS = {"__import__", "import_module"}
 # Library functions that import the module a string names and hand back what it holds: importers
 # too, but only as these modules' (other libraries use the names for other things).
-NAMED_IMPORTERS = {("pkgutil", "resolve_name"), ("pydoc", "locate"),
+NAMED_IMPORTERS = {("pkgutil", "resolve_name"), ("pydoc", "locate"), ("pydoc", "safeimport"),
+                   ("logging.config", "_resolve"), ("importlib.metadata", "EntryPoint"),
                    *((mock, name) for mock in ("unittest.mock", "mock") for name in ("patch", "_importer")),
                    *((f"{mock}.patch", name) for mock in ("unittest.mock", "mock") for name in ("dict", "multiple"))}
+# Where a NAMED_IMPORTERS call takes the name it imports, when not as its first argument: an
+# EntryPoint(name, value, group) imports its `value` ("module:attribute") when loaded.
+NAME_ARGUMENTS = {("importlib.metadata", "EntryPoint"): ("value", 1)}
 GETTERS = {"getattr", "getattr_static"}             # getter(object, name), under any name bound to it
 # Calls a module may be handed to without leaving the scan's sight: they read nothing of it a
 # forger needs (a name, a type, a printout).
@@ -455,12 +470,14 @@ class _Resolver:
         relative name with its package spelled out too); None otherwise."""
         if not (isinstance(call, ast.Call) and self.importer(call.func)):
             return None
-        name = literal(_first_argument(call))
-        if name is None:
-            return None
         bound = self.notebook.imported.get(call.func.id) if isinstance(call.func, ast.Name) else None
         dunder = bound == ("builtins", "__import__")
         found = self.attribute(call.func)
+        named = NAME_ARGUMENTS.get(bound) or (found is not None
+                                               and NAME_ARGUMENTS.get((self.module(found[0]), found[1])))
+        name = literal(_keyword(call, *named) if named else _first_argument(call))
+        if name is None:
+            return None
         if bound in NAMED_IMPORTERS or found is not None and (self.module(found[0]), found[1]) in NAMED_IMPORTERS:
             return name.replace(":", ".")  # `module:attribute` or a dotted path: what it names, imported
         if _called_name(call.func) == "__import__" or dunder:
@@ -678,6 +695,10 @@ class _Cell(_Resolver):
             self.found.add(IMPORT_MACHINERY)
         if name == "__subclasses__":
             self.found.add(SUBCLASSES)
+        if module == "inspect" and name == "getmodule":
+            self.found.add(MODULES)  # sys.modules[obj.__module__]: the course's module from what it lends
+        if name in DLPACK_NAMES:  # of any module or object: jax.dlpack, numpy, an array's method
+            self.found.add(DLPACK)
 
     def visit_imported(self, module: str, name: str) -> None:
         self.visit_named(module, name)

@@ -12,6 +12,7 @@ installed (unit tests, the project's command-line checker).
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import sys
@@ -24,6 +25,33 @@ from .. import library
 # side's stand-ins (a timer's schedule among them).
 _import_module = importlib.import_module
 _here, _function, _report = os.path.dirname(os.path.abspath(__file__)), types.FunctionType, library.report
+_parse, _open, _defined = ast.parse, open, {}
+
+
+def _replaced(module, path: str, probe: str) -> list[str]:
+    """The probe and the functions and classes `path` defines at its top level that its module no
+    longer holds as defined there: a probe calls its module's helpers by name, so a helper replaced
+    on the module (reached from a function a probe lends, `inspect.getmodule(fn)`) answers for it."""
+    if path not in _defined:
+        try:
+            with _open(path, encoding="utf-8") as handle:
+                body = _parse(handle.read()).body
+            _defined[path] = [node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+        except (OSError, SyntaxError, ValueError):  # a file not there to read: the probe itself, as before
+            _defined[path] = []
+    names = []
+    for name in dict.fromkeys([probe, *_defined[path]]):
+        try:
+            value = vars(module).get(name)
+            while type(value) is not _function and not isinstance(value, type) and hasattr(value, "__wrapped__"):
+                value = value.__wrapped__  # functools.lru_cache
+            own = [f for f in vars(value).values() if type(f) is _function] if isinstance(value, type) else [value]
+            kept = all(type(f) is _function and f.__code__.co_filename == path for f in own)
+        except Exception:  # noqa: BLE001 (an object of the student's that cannot be read was put there)
+            kept = False
+        if not kept:
+            names.append(f"{module.__name__}.{name}")
+    return names
 
 
 def run(name: str, *args, **kwargs):
@@ -33,12 +61,11 @@ def run(name: str, *args, **kwargs):
     module = _import_module(f"{__name__}.{module_name}")
     if function not in getattr(module, "PROBES", ()):
         raise ValueError(f"no probe named {name!r}")
-    probe = getattr(module, function)
-    if type(probe) is not _function or probe.__code__.co_filename != os.path.join(_here, f"{module_name}.py"):
-        # Not the function the course's file defines: replaced in this kernel (however the module was
-        # reached: a computed import, an importer of its own, a pickle). Evidence, as kernel/library.py's.
-        _report([f"{__name__}.{module_name}.{function}"])
-    return probe(*args, **kwargs)
+    # A probe or a helper it calls that is not the function the course's file defines: replaced in
+    # this kernel (however the module was reached: a computed import, an importer of its own, a
+    # pickle, a lent function's module). Evidence, as kernel/library.py's.
+    _report(_replaced(module, os.path.join(_here, f"{module_name}.py"), function))
+    return getattr(module, function)(*args, **kwargs)
 
 
 # The dispatcher itself, replaced later on this package, is named after the next probe (kernel/agent.py).

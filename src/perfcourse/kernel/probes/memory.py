@@ -15,6 +15,8 @@ Nothing here judges.
 """
 from __future__ import annotations
 
+from .programs import as_jitted
+
 PROBES = ("live_memory_beside", "export_update", "export_gradients")
 
 
@@ -43,7 +45,7 @@ def export_update(make_update, shapes, params_dtype="float32"):
     params = {name: jax.ShapeDtypeStruct(leaf.shape, jnp.dtype(str(params_dtype))) for name, leaf in tree.items()}
     # A function that is not jitted yet is jitted here as it is (without donation): its export
     # then shows what the student's function asked for, which is nothing.
-    target = update if hasattr(update, "lower") and hasattr(update, "trace") else jax.jit(update)
+    target = as_jitted(update)
     return bytes(jax.export.export(target)(params, tree, jax.ShapeDtypeStruct((), jnp.float32)).serialize())
 
 

@@ -20,7 +20,7 @@ def export(fn, specs, drop_debug_callbacks=False):
     import jax
 
     structs = [jax.ShapeDtypeStruct(tuple(int(d) for d in shape), dtype) for shape, dtype in specs]
-    target = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
+    target = as_jitted(fn)
     if drop_debug_callbacks:
         from jax.extend import core
 
@@ -34,6 +34,18 @@ def export(fn, specs, drop_debug_callbacks=False):
                 return outs[0] if len(outs) == 1 else tuple(outs)
             target = jax.jit(target)
     return bytes(jax.export.export(target)(*structs).serialize())
+
+
+def as_jitted(fn):
+    """`fn` as jax.jit's own object, whose program is what calling it runs: itself if it is one, else
+    jitted here. jax.export reads a program through `fn.trace`, and jax.jit copies a function's
+    attributes onto the object it returns, so a function (or a jitted one) carrying a jitted twin's
+    `lower` or `trace` would send the twin's program: refused."""
+    import jax
+
+    if {"lower", "trace"} & set(getattr(fn, "__dict__", None) or ()):
+        raise TypeError("the function carries a `lower` or `trace` of its own: hand over the function itself")
+    return fn if isinstance(fn, type(jax.jit(abs))) else jax.jit(fn)
 
 
 def _debug_effect(effect) -> bool:

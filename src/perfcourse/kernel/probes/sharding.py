@@ -24,6 +24,8 @@ Nothing here judges.
 """
 from __future__ import annotations
 
+from .programs import as_jitted
+
 PROBES = ("devices", "mesh", "export_step", "export_gradient", "compile_setup")
 LESSON_DEVICES = 8  # the lesson's first cell: eight devices of this runtime, or the host CPU's
 NAMES = ("w", "x", "y")  # the step's arguments, in order
@@ -121,7 +123,7 @@ def export_gradient(fn, on, shapes: dict) -> dict:
     try:
         structs = [jax.ShapeDtypeStruct(tuple(int(d) for d in shapes[name]), np.float32,
                                         sharding=NamedSharding(on, specs[name])) for name in NAMES]
-        target = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
+        target = as_jitted(fn)
         return {"program": bytes(jax.export.export(target, platforms=("cpu",))(*structs).serialize())}
     except Exception as exc:
         return {"raised": f"{type(exc).__name__}: {exc}"[:500]}

@@ -306,7 +306,7 @@ def counted_jit(counted_jit, steps):
 
     steps, in order:
       {"make": NAME, "function": LABEL, "kind": KIND, "jit_kwargs": {...}}
-          -> ("made", counter is a dict, its reading, jitted has a callable .lower,
+          -> ("made", counter is a dict, its reading, jitted is what jax.jit returns,
               (names of earlier counters that are this very object), repr(counter))  or ("error", text)
       {"run": NAME, "sequence": SEQUENCE, "outputs": bool}
           -> ("ran", (outputs, if asked), ((NAME, reading), ...), ((LABEL, traces), ...))
@@ -327,8 +327,9 @@ def counted_jit(counted_jit, steps):
                 continue
             shares = tuple(name for name, (_, other) in made.items() if other is counter)
             made[step["make"]] = (jitted, counter)
+            # jax.jit's own type: a function carrying a jitted twin's `lower` is not jitted.
             results.append(("made", isinstance(counter, dict), _reading(counter),
-                            callable(getattr(jitted, "lower", None)), shares, _repr(counter)))
+                            isinstance(jitted, type(jax.jit(abs))), shares, _repr(counter)))
         else:
             if step["run"] not in made:
                 results.append(("error", "counted_jit did not return a function to call"))
