@@ -9,6 +9,8 @@ sees. Nothing here judges.
 """
 from __future__ import annotations
 
+from .programs import as_jitted
+
 PROBES = ("export_step",)
 
 
@@ -25,8 +27,7 @@ def export_step(fn, on, shapes: dict) -> dict:
 
         stacked = struct(shapes["stacked"], P(None, "fsdp", None))
         x, y = struct(shapes["x"], P("fsdp", None)), struct(shapes["y"], P("fsdp", None))
-        target = fn if hasattr(fn, "lower") and hasattr(fn, "trace") else jax.jit(fn)
-        exported = jax.export.export(target, platforms=("cpu",))(stacked, x, y)
+        exported = jax.export.export(as_jitted(fn), platforms=("cpu",))(stacked, x, y)
         return {"program": bytes(exported.serialize())}
     except Exception as exc:
         return {"raised": f"{type(exc).__name__}: {exc}"[:500]}
