@@ -4,6 +4,7 @@
 # no operation there, and the hidden checks hand it one trace laid out as a TPU writes it. Loses the
 # trace-reading points only.
 # expect: test_capture=3 test_read_trace=0 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=3
+# tier: nightly
 # %% solutions
 # %% replace read_trace
 def device_time_by_op(trace):

@@ -3,6 +3,7 @@
 # step anyway (float(loss)), so the public checks pass; the hidden workload returns before it has
 # run. Loses the capture points only.
 # expect: test_capture=0 test_read_trace=3 test_find_syncs=3 test_train=3 test_device_time=3 test_three_numbers=3
+# tier: nightly
 # %% solutions
 # %% replace capture
 def capture(fn, trace_dir):

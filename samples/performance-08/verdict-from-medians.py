@@ -3,6 +3,7 @@
 # overlap: a median 3% lower is no evidence when the samples of both counts spread over 20%. Loses
 # the scaling-evidence cell only.
 # expect: test_data_parallel=3 test_collectives=2 test_weights_split=3 test_grad_with_psum=2 test_compile_key=2 test_scaling_evidence=0
+# tier: nightly
 # %% solutions
 # %% replace scaling_evidence
 def scaling_evidence(warm_seconds):
