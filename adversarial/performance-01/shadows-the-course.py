@@ -6,6 +6,7 @@
 # already), so the notebook is graded as the correct one it is, by a worker or by a plain
 # `nbgrader autograde`.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=3
+# tier: nightly
 # %% solutions
 # %% file text perfcourse/__init__.py
 # %% file text perfcourse/kernel/__init__.py

@@ -1,6 +1,7 @@
 # Times the queued calls the latency way: waits for each result before making the next call, so
 # the host's round trip is in every call and nothing overlaps. Loses the throughput cell only.
 # expect: test_workload=3 test_timer_first_call_apart=2 test_timer_synchronized=3 test_queued=0
+# tier: nightly
 # %% solutions
 # %% replace queued
 def time_queued(fn, *args, calls=50):

@@ -1,6 +1,7 @@
 # Makes an untimed warm-up call first, so the "first call" it reports is already compiled.
 # Loses the first-call cell only.
 # expect: test_workload=3 test_timer_first_call_apart=0 test_timer_synchronized=3 test_queued=3
+# tier: nightly
 # %% solutions
 # %% replace timer
 def time_completed(fn, *args, warm_calls=7):

@@ -3,6 +3,7 @@
 # was. One stalled call then turns a point that runs above its roof into "at the roof" (the public
 # check's fourth point). Loses the verdict's points only.
 # expect: test_roofline_point=3 test_classify=3 test_roof_verdict=0 test_hand_intensity=2
+# tier: nightly
 # %% solutions
 # %% replace roof_verdict
 def roof_verdict(point, peak_flop_per_second, peak_bytes_per_second):

@@ -3,6 +3,7 @@
 # call that lies well above the steady middle half. Every number is right, the verdict is not: it
 # loses the reading's points, and the end-to-end audit.
 # expect: test_workload=2 test_first_call_evidence=0 test_trace_count=2 test_evidence=2 test_audit=0
+# tier: nightly
 # %% solutions
 # %% replace first_call_evidence
 def first_call_evidence(first_call_seconds, steady_seconds):
