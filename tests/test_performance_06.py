@@ -15,7 +15,8 @@ import pytest
 import served_agent
 from conftest import ROOT
 
-from perfcourse.checks import CheckFailed, InstrumentMissing, profiling, traces
+from perfcourse.checks import CheckFailed, InstrumentMissing, MachineBusy, profiling, traces
+from perfcourse.grading.execute import GRADER_ERRORS
 from perfcourse.course import read_notebook, source_notebook
 from perfcourse.samples import build, discover
 
@@ -646,3 +647,18 @@ def test_every_tpu_figure_in_the_text_is_the_recordings():
     if current:  # the op table as the report writes it now
         assert all("gb_per_s" not in v for k, v in report["op_rates"].items() if k.split(".")[0].endswith(
             ("-start", "-done")))
+
+
+@pytest.mark.parametrize("said, raised", [([profiling.BUSY], MachineBusy), ([profiling.UNCLEAR], MachineBusy),
+                                          (["the latency is shorter than one call"], CheckFailed)])
+def test_runs_the_machine_disturbed_every_time_are_no_verdict(monkeypatch, said, raised):
+    """Four runs that each decided nothing (the work never came out as planned, the queuing unclear) say
+    so as MachineBusy, which the grade report names, never as the student's mistake; a mistake seen in
+    disturbed runs is still the student's."""
+    runs = []
+    monkeypatch.setattr(profiling.remote, "probe", lambda *args: {})
+    monkeypatch.setattr(profiling, "three_numbers_problems", lambda report, run: runs.append(run) or (said, False))
+    with pytest.raises(raised) as caught:
+        profiling.check_three_numbers(lambda *a, **k: None, rng=np.random.default_rng(0))
+    assert len(runs) == profiling.THREE_RUNS and type(caught.value) is raised
+    assert (raised is MachineBusy) == (GRADER_ERRORS.count(raised.__name__) == 1)

@@ -19,6 +19,13 @@ class InstrumentMissing(RuntimeError):
     The grade report names it where a grade cell raised it (grading.execute.GRADER_ERRORS)."""
 
 
+class MachineBusy(RuntimeError):
+    """A check whose every run the grading machine disturbed (its instrument's work never came out as
+    planned against its holds): nothing was decided about the submission, so never a CheckFailed. The
+    cell scores nothing, as any error does, and the grade report names it where a grade cell raised it
+    (grading.execute.GRADER_ERRORS): grade that notebook again on a quieter worker."""
+
+
 # Every exception class whose message feedback may show: CheckFailed and its kinds
 # (checks.audit.AuditFailure, checks.trusted.UntrustedResult). The grade cells run in the trusted
 # kernel, and nothing raised by student code crosses the channel as one of these (only builtin

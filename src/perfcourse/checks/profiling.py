@@ -133,7 +133,7 @@ import time
 
 import numpy as np
 
-from . import CheckFailed, InstrumentMissing, numerics, remote
+from . import CheckFailed, InstrumentMissing, MachineBusy, numerics, remote
 from ..kernel.probes.profiling import SYNC_CALLS, TRACE_FILE, function_name  # noqa: F401 (re-exported)
 from .student_calls import counts, numbers
 from .trace_writer import HOST_PROCESS, TPU_PROCESS, TraceWriter
@@ -1022,5 +1022,7 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
         for problem in problems:  # what disturbed runs said, counted: the function's own mistake recurs
             if problem not in (BUSY, UNCLEAR):
                 seen[problem] = seen.get(problem, 0) + 1
+    if problems and not decided and not seen:  # every run disturbed: nothing was decided about the function
+        raise MachineBusy(f"three_numbers could not be judged in {THREE_RUNS} runs: {problems[0]}")
     if problems:
         raise CheckFailed(problems[0] if decided or not seen else max(seen, key=seen.get))

@@ -67,10 +67,11 @@ from .output_limits import (CAPPED_MESSAGES, MESSAGE_FACTOR, OutputBudget, copie
 from . import recount  # recount (issue 51): performance-04's measure run apart from the notebook
 from .sanitize import sanitize_html
 
-# Errors the grader itself writes into a notebook, and a check's verdict that the course cannot
-# grade on this JAX (checks.InstrumentMissing): the grade report names them.
+# Errors the grader itself writes into a notebook, a check's verdict that the course cannot grade
+# on this JAX (checks.InstrumentMissing) and one the machine's load kept it from (checks.MachineBusy):
+# the grade report names them.
 GRADER_ERRORS = ("NotRun", "KernelDied", "CellTimeoutError", "NotServing", "SubmissionRefused", "InstrumentMissing",
-                 "OutputTimeout")
+                 "MachineBusy", "OutputTimeout")
 # notebook metadata: the trusted side's share of the grading time, the submission's digest
 TIMING_KEY = "perfcourse_grading"
 SERVE_LINE = "__import__('perfcourse.kernel.agent').kernel.agent.serve()"
