@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import time
 
 import numpy as np
 import pytest
@@ -71,7 +70,7 @@ def test_a_device_time_from_the_wall_clock_misses_the_trace():
     assert decided and "device time is not" in problems[0]
 
 
-def test_a_device_time_from_each_traced_calls_wait_finds_the_work_done():
+def test_a_device_time_from_each_traced_calls_wait_finds_the_work_done(monkeypatch):
     """adversarial/performance-06/device-time-from-each-wait.py: each traced call is held here again once its
     program is dispatched, longer than its work, so the wait left once the call comes back is near nothing;
     the latency's and the throughput's calls are not held again (their spans are judged as before)."""
@@ -88,19 +87,25 @@ def test_a_device_time_from_each_traced_calls_wait_finds_the_work_done():
     starts = [(k + 1) * (hold + 0.001) * 1e6 + 50.0 for k in range(run["calls"])]
     honest = dict(latency=hold + work, throughput=hold + 0.001 + profiling.LAST_WORK * work / run["calls"], device=work)
     assert profiling.three_numbers_problems(three_report(run, starts, work * 1e6, **honest), dict(run)) == ([], True)
+    # ... when every traced call was held after its dispatch: calls made around the probe's word decide a failure
+    after = {"after": [0.0, 0.05, 0.05], "held_after": [1, 2]}
+    assert profiling.three_numbers_problems(three_report(run, starts, work * 1e6, **honest), {**run, **after}) == (
+        [], True)
+    assert profiling.three_numbers_problems(three_report(run, starts, work * 1e6, **honest),
+                                            {**run, **after, "held_after": [1]}) == (
+        ["the calls did not run as the instrument dispatches them: call fn itself"], True)
     for device in (0.001, profiling.AFTER_DISPATCH[0] * work):
         problems, decided = profiling.three_numbers_problems(
             three_report(run, starts, work * 1e6, **{**honest, "device": device}), dict(run))
         assert decided and "device time is not" in problems[0]
     # held here, after the probe's word, for the call that last asked; the others return at once
     held = profiling.Calls([1, 1, 1], [0.0, 0.0, 0.0], [0.0, 0.03, 0.0])
-    spent = []
+    slept = []
+    monkeypatch.setattr(profiling.time, "sleep", slept.append)  # what is held, not how long a loaded machine took
     for _ in range(3):
         held.next_call()
-        began = time.monotonic()
         held.dispatched()
-        spent.append(time.monotonic() - began)
-    assert spent[0] < 0.01 and spent[1] >= 0.03 and spent[2] < 0.01
+    assert [pause for pause in slept if pause] == [0.03] and held._held_after == {1}
 
 
 def test_a_fraction_capped_at_one_fails_the_classification():

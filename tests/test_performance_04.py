@@ -883,7 +883,8 @@ def test_what_the_grader_writes_for_each_end_of_the_recount():
         outcome = outcome_of(clean, text, status, 9, stalled)
         assert outcome["error"] == outcome["flag"] and "fallback" not in outcome, outcome
     assert "did not finish within 3 s" in outcome_of(clean, "", None, 9, stalled)["error"]
-    assert outcome_of(clean, "", None, 9, starved) == {"fallback": starved[0]}  # not theirs: the probe's word
+    # Not theirs, yet not the probe's word either (a cell can lower its own priority and look starved): no verdict.
+    assert outcome_of(clean, "", None, 9, starved) == {"undecided": starved[0]}
     assert outcome_of(clean, said({"counts": [3, 4]}), None, 9, starved) == {"seed": 9, "counts": [3, 4]}
     assert "count (bound)" in outcome_of(lacking, forged, 0, 9)["fallback"]  # it lacked a name apart: not theirs
     assert outcome_of(lacking, said({"counts": [3, 4]}), 0, 9) == {"seed": 9, "counts": [3, 4]}
@@ -1008,7 +1009,7 @@ def test_a_measure_cell_that_stalls_apart_loses_the_point_flagged(tmp_path):
 
 
 @pytest.mark.nightly
-def test_a_correct_measure_cell_starved_of_cpu_by_load_falls_back_flagged(tmp_path, monkeypatch):
+def test_a_correct_measure_cell_starved_of_cpu_by_load_is_undecided_flagged(tmp_path, monkeypatch):
     """The recount of a correct measure cell, starved once the lesson's cells ran (each of its threads
     pinned to one CPU at the idle priority, beside a spinner of normal priority there): it passes
     the wall limit having used little CPU and waited most of it, so it is the worker's load, not the
@@ -1059,9 +1060,8 @@ def test_a_correct_measure_cell_starved_of_cpu_by_load_falls_back_flagged(tmp_pa
         for process in load:
             process.kill()
             process.wait()
-    assert "the worker's load starved it of CPU" in run.written.get("fallback", ""), run.written
-    assert loops.recount_problem(run.written) is None  # the probe's word stands
-    assert run.finish() == [recount.FLAG.format(run.written["fallback"])]
+    assert "the worker's load starved it of CPU" in run.written.get("undecided", ""), run.written
+    assert run.finish() == [recount.UNDECIDED_FLAG.format(run.written["undecided"])]
 
 
 def test_every_growth_run_holds_a_flat_sweep_whose_extremes_are_twice_apart():
@@ -1074,3 +1074,15 @@ def test_every_growth_run_holds_a_flat_sweep_whose_extremes_are_twice_apart():
         return {**read, "verdict": loops.GROWTH_VERDICTS[grows[0], grows[1]]}
     for seed in range(20):
         assert loops.loop_growth_problems(extremes, np.random.default_rng(seed)), seed
+
+
+def test_a_recount_nobody_can_judge_is_machine_busy_never_the_probes_word(monkeypatch):
+    """A run stalled where the grader cannot tell whose stall it was scores nothing and says so (the grade
+    report names MachineBusy); it never lets the probe's count stand, as a fallback would."""
+    from perfcourse.checks import MachineBusy
+
+    monkeypatch.setattr(loops, "_recount_result", lambda: {"undecided": "the worker's load starved it of CPU"})
+    with pytest.raises(MachineBusy, match="could not be judged: the worker's load starved it"):
+        loops.check_recount()
+    monkeypatch.setattr(loops, "_recount_result", lambda: {"fallback": "it did not start"})
+    loops.check_recount()  # the probe's word, flagged by the grader

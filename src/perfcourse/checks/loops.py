@@ -80,7 +80,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import CheckFailed, numerics, programs, remote, trusted
+from . import CheckFailed, MachineBusy, numerics, programs, remote, trusted
 from .student_calls import call_student, number
 
 HOLD_FACTOR = (1.5, 2.5)     # each stage's hold, in calibrated compilations (drawn per stage and run)
@@ -351,8 +351,13 @@ def recount_problem(result: dict | None) -> str | None:
 
 
 def check_recount() -> None:
-    """measure's count, verified on the grader's run of the measure cell alone (kernel/recount.py)."""
-    problem = recount_problem(_recount_result())
+    """measure's count, verified on the grader's run of the measure cell alone (kernel/recount.py);
+    a run the grader could not judge (grading/recount.py's "undecided") is MachineBusy, never a verdict."""
+    result = _recount_result()
+    if result is not None and "undecided" in result:
+        raise MachineBusy(f"measure, run by the grader apart from the notebook, could not be judged: "
+                          f"{str(result['undecided'])[:300]}")
+    problem = recount_problem(result)
     if problem:
         raise CheckFailed(problem)
 

@@ -104,7 +104,9 @@ Per cell:
   work and for a time drawn per call (`AFTER_DISPATCH`), so the wait left once a traced call comes
   back, even with every traced call waited for on its own, is near nothing, not its work; the latency at least a hold
   and half the work (each call waited for; one synchronous call is neither held nor given work, so
-  the fastest sample falls short of it) and no longer than the synchronous calls' spans; the
+  the fastest sample falls short of it) and no more than half a hold and a work above the median of
+  the synchronous calls' spans (one of them held a call's worth per call longer: a mean is that far
+  above); the
   throughput at least a hold, its run no longer than this side saw the queued calls take (plus half
   the work), its calls not each waited for (their work alternates long and short: what a long
   queued call costs beyond its hold, as this side measured the hold, may not exceed what every
@@ -117,7 +119,8 @@ Per cell:
   out outside a quarter to four fifths of the hold, or in which this side saw the executions or one
   run's calls vary by more than half the work (another process stalled them), or whose long and
   short queued calls it could not tell apart, decides nothing and is run again (up to THREE_RUNS; a
-  function that fails every run fails). *Evidence only*: the file is data the student's process writes, as for
+  mistake seen in two disturbed runs or more is the function's; otherwise MachineBusy, which the
+  grade report names: nothing was decided). *Evidence only*: the file is data the student's process writes, as for
   test_capture; an emulation of the profiler that times its own calls is not told apart.
 
 `trace_instrument()` runs the course's own loop under the course's own probe in this kernel (with
@@ -853,6 +856,11 @@ def three_numbers_problems(report, run: dict):
     trace, why = parse_trace_file(report)
     if trace is None:
         return [why], True
+    # Every traced call held after its dispatch, as the probe says it dispatches: a call made around the
+    # probe's word (the instrument reached through its closure) would leave its wait its work again.
+    planned = [k for k, pause in enumerate(run.get("after") or []) if pause > 0]
+    if "held_after" in run and run["held_after"] != planned:
+        return ["the calls did not run as the instrument dispatches them: call fn itself"], True
     runs = executions(trace, module)
     if len(runs) != calls:
         return [f"the trace holds {len(runs)} execution(s) of {module}, not {calls}: trace the {calls} queued calls "
@@ -944,6 +952,7 @@ class Calls:
 
         self._schedule = timing.Schedule(iterations, holds)
         self._after = list(after or [])  # each call's second hold, once dispatched (0: none)
+        self._held_after: set[int] = set()  # the calls whose second hold was made (the probe said so)
         self._finished: float | None = None
         self._held: list[float] = []  # how long each call was held, as it came out (a sleep wakes late)
 
@@ -958,7 +967,8 @@ class Calls:
         """The probe's word that the last call's program is dispatched: that call is held here again for
         the time planned after its dispatch (never told), while its work runs."""
         index = len(self._schedule._served) - 1
-        if 0 <= index < len(self._after) and self._after[index] > 0:
+        if 0 <= index < len(self._after) and self._after[index] > 0 and index not in self._held_after:
+            self._held_after.add(index)
             time.sleep(self._after[index])
 
     def finished(self) -> None:
@@ -1014,6 +1024,7 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
         report = remote.probe("profiling.three_numbers_run", three_numbers, run["name"], calls, run["calls"])
         run["returned"] = calls._finished if calls._finished is not None else time.monotonic()
         run["asked"], run["held"] = list(calls._schedule._asked), list(calls._held)
+        run["held_after"] = sorted(calls._held_after)
         problems, decided = three_numbers_problems(report, run)
         if not problems or decided:
             break
@@ -1022,7 +1033,7 @@ def check_three_numbers(three_numbers, rng: np.random.Generator | None = None) -
         for problem in problems:  # what disturbed runs said, counted: the function's own mistake recurs
             if problem not in (BUSY, UNCLEAR):
                 seen[problem] = seen.get(problem, 0) + 1
-    if problems and not decided and not seen:  # every run disturbed: nothing was decided about the function
+    if problems and not decided and max(seen.values(), default=0) < 2:  # no mistake recurred: nothing decided
         raise MachineBusy(f"three_numbers could not be judged in {THREE_RUNS} runs: {problems[0]}")
     if problems:
         raise CheckFailed(problems[0] if decided or not seen else max(seen, key=seen.get))

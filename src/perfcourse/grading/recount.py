@@ -25,9 +25,13 @@ them itself. The file holds one of
   cells ran, the cell lacking nothing apart: the check fails with that reason (with "flag", the
   notebook is flagged too, where it stalled or ended without an answer);
 - {"fallback"}: the recount could not stand for the notebook (it did not get to the student's
-  cells: launch, lesson's cells, time; the worker's load starved it of CPU; or the cell lacked
-  something apart, a name another cell binds at its top level, say, and then failed): the check
-  keeps the probe's count, as evidence only, and `Recount.finish` flags the notebook for a human.
+  cells: launch, lesson's cells, time; or the cell lacked something apart, a name another cell binds
+  at its top level, say, and then failed): the check keeps the probe's count, as evidence only, and
+  `Recount.finish` flags the notebook for a human;
+- {"undecided"}: the student's cells ran and then the run stalled where the grader cannot tell whose
+  stall it was (starved of CPU by load, or no way to tell here): the check decides nothing and raises
+  MachineBusy (the cell scores nothing, the grade report names it: grade again on a quieter worker).
+  Never the probe's count: a measure cell can lower its own priority beside a busy CPU and look starved.
 
 A stall is judged by CPU time, not wall time (`stall_of`, grading/cpu_watch.py): a run that used
 its CPU limit, or slept past the wall ceiling, is the student's; one that a loaded worker starved
@@ -70,6 +74,8 @@ PRIVATE_BYTES = 1 << 14                # what is read of the private pipe's file
 RUNTIME, PRIVATE = "recount", "recount.private"  # in the notebook's grading folder, removed with it
 FLAG = ("performance-04's measure could not be checked apart from the notebook ({}): its equation count is the "
         "probe's word")
+UNDECIDED_FLAG = ("performance-04's measure, run apart from the notebook by the grader, could not be judged ({}): "
+                  "the equation check scored nothing; grade this notebook again on a quieter worker")
 FAILED_FLAG = ("performance-04's measure, run apart from the notebook by the grader, failed ({}): the equation "
                "check fails; read the measure cell")
 
@@ -201,6 +207,8 @@ class Recount:
         written = self.written or {"fallback": "it had not finished when the notebook ended"}
         if "fallback" in written:
             return [FLAG.format(str(written["fallback"])[:300])]
+        if "undecided" in written:
+            return [UNDECIDED_FLAG.format(str(written["undecided"])[:300])]
         return [FAILED_FLAG.format(str(written["flag"])[:300])] if "flag" in written else []
 
 
@@ -235,8 +243,9 @@ def stall_of(ending: cpu_watch.Ending, ceiling: float) -> tuple[str, bool] | Non
     None where it ended by itself. Its CPU limit used, or the wall ceiling passed while it mostly did
     not run (it slept, stopped, or waited on itself: student code does that), is the student's stall.
     Starved (one of its threads queued for a CPU half the ceiling or more: only other processes' load
-    makes a thread wait longer than its tree's CPU limit) is the worker's: the grader falls back,
-    flagged, rather than fail a correct cell on a loaded worker; so it does where Linux does not say."""
+    makes a thread wait longer than its tree's CPU limit, or the tree itself, at an idle priority
+    beside a busy CPU) decides nothing, rather than fail a correct cell on a loaded worker; nor does
+    a stall where Linux does not say."""
     if ending.status is not None:
         return None
     usage = ending.usage
@@ -279,7 +288,7 @@ def outcome_of(private: str, said: str, status: int | None, seed: int,
     if isinstance(counts, list) and len(counts) == child.FUNCTIONS and all(type(c) is int for c in counts):
         return {"seed": seed, "counts": counts}
     if status is None and not stall[1]:
-        return {"fallback": stall[0]}
+        return {"undecided": stall[0]}
     if status is None:
         failure, flag = stall[0], True
     elif "error" in reply:
