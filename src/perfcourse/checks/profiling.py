@@ -895,6 +895,10 @@ def three_numbers_problems(report, run: dict):
         # give or take the channel; the held call adds a hold and a work to the samples' mean at any load
         problems.append("the latency is longer than the synchronous calls the grader timed: the median of "
                         "calls samples, one per call, each its own call")
+    elif latency < float(np.median(sync)) - SEPARATION * work:  # the unheld call pulls a mean without the
+        # slowest sample this far below the median
+        problems.append("the latency is shorter than the synchronous calls the grader timed: the median of "
+                        "calls samples, not a mean of some of them")
     # What a call costs beyond its hold, as this side sees it: the way back to the student's process, the
     # dispatch (and the work, if the student waits for it) and the way to the next call here. On a busy
     # machine the ways themselves take milliseconds, so the rules compare runs of calls with each other.
