@@ -2,6 +2,7 @@
 # count. The counter starts at zero but JAX's cache does not: whatever an earlier count compiled
 # is a hit now, so later counts come out too low.
 # expect: test_counted_jit=3 test_count_traces=0 test_count_traces_isolated=0 test_count_traces_and_compiles=3
+# tier: nightly
 # %% solutions
 # %% replace count_traces
 counted_functions = {}

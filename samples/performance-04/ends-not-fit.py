@@ -3,6 +3,7 @@
 # a line, but one slow compile at either end moves it all, which is why the lesson asks for a
 # least-squares line through every sample. Everything else is right: it loses the reading's points only.
 # expect: test_scanned_result=3 test_scanned_size=2 test_measure_equations=1 test_measure_compile_apart=2 test_loop_growth=0
+# tier: nightly
 # %% solutions
 # %% replace loop_growth
 def loop_growth(lengths, equations, compile_seconds):

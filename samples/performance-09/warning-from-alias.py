@@ -2,6 +2,7 @@
 # the public checks' sum, wrong where XLA drops a donation silently (a bfloat16 result of a float32
 # argument: no warning) and where one of two donated buffers is used. Loses the evidence points only.
 # expect: test_memory_breakdown=3 test_live_memory=2 test_donated_update=2 test_donation_evidence=0 test_transfer_sweep=3 test_transfer_fit=2 test_cache_settings=2 test_cache_invalidation=2 test_remat_policies=2
+# tier: nightly
 # %% solutions
 # %% replace donation_evidence
 def donation_evidence(fn, args, donate_argnums):

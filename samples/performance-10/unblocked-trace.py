@@ -2,6 +2,7 @@
 # then anyway, so every public check passes, but a loop whose steps are still queued when the trace
 # stops loses their executions from the trace. Loses the tracing points only.
 # expect: test_trace_steps=0 test_step_evidence=3 test_diagnose=3 test_fix_a=2 test_fix_b=2 test_fix_c=2
+# tier: nightly
 # %% solutions
 # %% replace trace_steps
 def trace_steps(step, params, steps, trace_dir):
