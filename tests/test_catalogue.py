@@ -124,3 +124,18 @@ def test_the_dispatcher_names_a_helper_of_a_probe_replaced_on_its_module(monkeyp
     monkeypatch.setattr(helpers.CompileEvents, "__enter__", lambda self: self)
     assert probes.run("tracing.count_traces", None, []) == ()
     assert named == ["perfcourse.kernel.probes.tracing.CompileEvents", "perfcourse.kernel.probes.tracing._each_step"]
+
+
+def test_the_dispatcher_names_a_helper_a_probe_imports_from_a_sibling_when_replaced(monkeypatch):
+    """A probe's helper imported from another probe module (`from .programs import as_jitted` in fsdp,
+    memory and sharding) replaced on the probe's module is named too; the sibling's constants are not code."""
+    import os
+
+    from perfcourse.kernel import probes
+    from perfcourse.kernel.probes import fsdp, profiling
+
+    path = os.path.join(probes._here, "fsdp.py")
+    assert probes._replaced(fsdp, path, "export_step") == []
+    assert probes._replaced(profiling, os.path.join(probes._here, "profiling.py"), "three_numbers_run") == []
+    monkeypatch.setattr(fsdp, "as_jitted", lambda fn: fn)
+    assert probes._replaced(fsdp, path, "export_step") == ["perfcourse.kernel.probes.fsdp.as_jitted"]

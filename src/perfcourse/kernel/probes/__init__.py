@@ -28,25 +28,39 @@ _here, _function, _report = os.path.dirname(os.path.abspath(__file__)), types.Fu
 _parse, _open, _defined = ast.parse, open, {}
 
 
+def _top_level(path: str) -> list:
+    with _open(path, encoding="utf-8") as handle:
+        return _parse(handle.read()).body
+
+
 def _replaced(module, path: str, probe: str) -> list[str]:
     """The probe and the functions and classes `path` defines at its top level that its module no
-    longer holds as defined there: a probe calls its module's helpers by name, so a helper replaced
-    on the module (reached from a function a probe lends, `inspect.getmodule(fn)`) answers for it."""
+    longer holds as defined there, and the names it imports from a sibling probe module (`from .programs
+    import as_jitted`) that no longer hold a function of this folder: a probe calls its module's helpers
+    by name, so a helper replaced on the module (reached from a function a probe lends,
+    `inspect.getmodule(fn)`) answers for it."""
     if path not in _defined:
         try:
-            with _open(path, encoding="utf-8") as handle:
-                body = _parse(handle.read()).body
-            _defined[path] = [node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+            body = _top_level(path)
+            _defined[path] = [(node.name, path) for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+            for node in body:  # a sibling's functions and classes imported by name (its constants are not code)
+                if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                    sibling = {n.name for n in _top_level(os.path.join(_here, f"{node.module}.py"))
+                               if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+                    _defined[path] += [(a.asname or a.name, None) for a in node.names if a.name in sibling]
         except (OSError, SyntaxError, ValueError):  # a file not there to read: the probe itself, as before
             _defined[path] = []
+    homes = dict(_defined[path])
     names = []
-    for name in dict.fromkeys([probe, *_defined[path]]):
+    for name in dict.fromkeys([probe, *homes]):
+        home = homes.get(name, path)
         try:
             value = vars(module).get(name)
             while type(value) is not _function and not isinstance(value, type) and hasattr(value, "__wrapped__"):
                 value = value.__wrapped__  # functools.lru_cache
             own = [f for f in vars(value).values() if type(f) is _function] if isinstance(value, type) else [value]
-            kept = all(type(f) is _function and f.__code__.co_filename == path for f in own)
+            kept = all(type(f) is _function and (f.__code__.co_filename == home if home else
+                                                  os.path.dirname(f.__code__.co_filename) == _here) for f in own)
         except Exception:  # noqa: BLE001 (an object of the student's that cannot be read was put there)
             kept = False
         if not kept:
