@@ -73,5 +73,5 @@ def test_a_sleeper_and_a_spinner_stall_and_a_run_starved_by_load_does_not():
     assert sleeper.usage.cpu < 0.5 and starved.usage.cpu < 0.5 and spinner.usage.cpu >= 0.3, endings
     assert recount.stall_of(sleeper, 2.0)[1] is True, endings      # it slept: the student's
     assert recount.stall_of(spinner, 2.0)[1] is True, endings      # its CPU limit used: the student's
-    assert recount.stall_of(starved, 2.0)[1] is False, endings     # load starved it: the grader falls back
+    assert recount.stall_of(starved, 2.0)[1] is False, endings     # load starved it: not the student's
     assert starved.usage.waited >= 1.0 > sleeper.usage.waited, endings

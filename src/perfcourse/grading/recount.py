@@ -264,8 +264,9 @@ def outcome_of(private: str, said: str, status: int | None, seed: int,
                stall: tuple[str, bool] = ("it did not finish in time", True)) -> dict:
     """The file's content. Whose failure a run without counts was is decided by the private pipe
     (`private`: written before any student code ran): the launch or the lesson's cells failing is
-    the grader's (fallback), so is any failure of a measure cell that lacked something apart, and a
-    run the worker's load starved (`stall`, `stall_of`'s words where `status` is None); any other
+    the grader's (fallback), so is any failure of a measure cell that lacked something apart; a run
+    stalled where whose stall it was cannot be told (`stall`, `stall_of`'s words where `status` is None)
+    is undecided; any other
     is the student's, a stall or an end without an answer flagged. Of `said` (the process's output,
     theirs) only the reply is read: counts, which the check verifies, or an error."""
     prepared, lesson = _private(private)
